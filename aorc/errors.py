@@ -1,0 +1,80 @@
+"""The exceptions aorc raises.
+
+Every error aorc raises on purpose is an :class:`AorcError`::
+
+    AorcError
+    ├── FormatError              the bytes are not a valid ORC file (also a ValueError)
+    │   ├── CorruptFileError     a structure is damaged: bad lengths, truncated streams, ...
+    │   └── UnsupportedVersionError   a future format version that aorc refuses to guess at
+    ├── UnsupportedFeatureError  valid ORC that aorc cannot handle (e.g. encrypted columns
+    │                            without keys, an unknown codec)
+    ├── SchemaError              a user-supplied schema, column name or option is wrong
+    │                            (also a ValueError)
+    └── StoreError               reading or writing the store failed (also an OSError)
+        ├── ObjectNotFoundError  the file/object does not exist (also FileNotFoundError)
+        ├── AccessDeniedError    the store refused access (also PermissionError)
+        ├── ObjectChangedError   the object was replaced while it was being read
+        └── RetriesExhaustedError  transient failures persisted through every retry
+
+Errors carry where they happened (path, stripe, column, stream) when it is known.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AccessDeniedError",
+    "AorcError",
+    "CorruptFileError",
+    "FormatError",
+    "ObjectChangedError",
+    "ObjectNotFoundError",
+    "RetriesExhaustedError",
+    "SchemaError",
+    "StoreError",
+    "UnsupportedFeatureError",
+    "UnsupportedVersionError",
+]
+
+
+class AorcError(Exception):
+    """Root of every error aorc raises on purpose."""
+
+
+class FormatError(AorcError, ValueError):
+    """The data is not a valid ORC file."""
+
+
+class CorruptFileError(FormatError):
+    """A structure inside the file is damaged or inconsistent."""
+
+
+class UnsupportedVersionError(FormatError):
+    """The file declares a format version aorc does not read."""
+
+
+class UnsupportedFeatureError(AorcError):
+    """The file is valid ORC but uses a feature aorc does not support."""
+
+
+class SchemaError(AorcError, ValueError):
+    """A schema, column selection or option given by the caller is wrong."""
+
+
+class StoreError(AorcError, OSError):
+    """Reading from or writing to a store failed."""
+
+
+class ObjectNotFoundError(StoreError, FileNotFoundError):
+    """The file or object does not exist."""
+
+
+class AccessDeniedError(StoreError, PermissionError):
+    """The store refused access to the file or object."""
+
+
+class ObjectChangedError(StoreError):
+    """The object changed (new version or ETag) while it was being read."""
+
+
+class RetriesExhaustedError(StoreError):
+    """Transient store failures persisted through every configured retry."""
