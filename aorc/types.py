@@ -191,10 +191,13 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
         if cid >= len(flat):
             raise CorruptFileError(f"type {cid} referenced but footer has {len(flat)} types")
         p = flat[cid]
+        if not p.HasField("kind"):
+            raise CorruptFileError(f"column {cid} has no type kind")
         try:
             kind = TypeKind(p.kind)
         except ValueError as exc:
             raise CorruptFileError(f"column {cid} has unknown type kind {p.kind}") from exc
+        names = tuple(_text(n, cid) for n in p.fieldNames)
         expected = cid + 1
         children = []
         for sub in p.subtypes:
@@ -204,18 +207,25 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
             child = build(sub, depth + 1)
             children.append(child)
             expected = child.max_column_id + 1
-        _check_arity(cid, kind, len(children), len(p.fieldNames))
+        _check_arity(cid, kind, len(children), len(names))
         return OrcType(
-            kind, cid, tuple(children), tuple(p.fieldNames),
+            kind, cid, tuple(children), names,
             p.maximumLength if p.HasField("maximumLength") else None,
             p.precision if p.HasField("precision") else None,
             p.scale if p.HasField("scale") else None,
-            tuple((a.key, a.value) for a in p.attributes),
+            tuple((_text(a.key, cid), _text(a.value, cid)) for a in p.attributes),
             expected - 1,
         )
 
     root = build(0, 0)
     return root
+
+
+def _text(value: str | bytes, cid: int) -> str:
+    """protobuf hands back invalid UTF-8 strings as bytes; ORC names must be text."""
+    if isinstance(value, bytes):
+        raise CorruptFileError(f"column {cid}: name or attribute is not valid UTF-8")
+    return value
 
 
 def _check_arity(cid: int, kind: TypeKind, n_children: int, n_names: int) -> None:

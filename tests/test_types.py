@@ -1,0 +1,121 @@
+"""ORC type tree: type strings, protobuf and Arrow mappings, column selection."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+import pyarrow.orc as po
+import pytest
+
+from aorc.errors import CorruptFileError, SchemaError
+from aorc.types import (
+    ORC_TYPE_METADATA_KEY,
+    TypeKind,
+    from_arrow_schema,
+    parse_type_string,
+    select_columns,
+    to_arrow_schema,
+    to_proto,
+    type_string,
+    types_from_proto,
+)
+
+pyorc = pytest.importorskip("pyorc")
+
+TYPE_STRINGS = [
+    "struct<a:int>",
+    "struct<a:boolean,b:tinyint,c:smallint,d:int,e:bigint,f:float,g:double,h:string,"
+    "i:binary,j:timestamp,k:date,l:decimal(38,18),m:char(5),n:varchar(10)>",
+    "struct<a:array<struct<x:int,y:map<string,array<double>>>>,b:uniontype<int,string>>",
+    "struct<ts:timestamp with local time zone>",
+    "bigint",
+    "struct<>",
+]
+
+
+@pytest.mark.parametrize("text", TYPE_STRINGS)
+def test_type_string_round_trip_agrees_with_pyorc(text: str) -> None:
+    t = parse_type_string(text)
+    assert type_string(t) == str(pyorc.TypeDescription.from_string(text))
+    assert types_from_proto(to_proto(t)) == t
+
+
+def test_column_ids_are_preorder() -> None:
+    t = parse_type_string("struct<a:int,b:map<string,struct<c:int>>,d:array<int>>")
+    assert [n.column_id for n in t.walk()] == list(range(8))
+    assert pyorc.TypeDescription.from_string(type_string(t)).find_column_id("d") == 6
+    assert t.max_column_id == 7
+
+
+def test_arrow_schema_matches_pyarrow_orc() -> None:
+    """The Arrow schema aorc derives for a file equals what pyarrow.orc reads."""
+    table = pa.table({
+        "b": pa.array([True]), "i8": pa.array([1], pa.int8()), "i16": pa.array([1], pa.int16()),
+        "i32": pa.array([1], pa.int32()), "i64": pa.array([1], pa.int64()),
+        "f": pa.array([1.0], pa.float32()), "d": pa.array([1.0]), "s": pa.array(["x"]),
+        "bin": pa.array([b"x"]), "ts": pa.array([1], pa.timestamp("ns")),
+        "date": pa.array([1], pa.date32()), "dec": pa.array([1], pa.decimal128(20, 3)),
+        "l": pa.array([[1]]), "st": pa.array([{"x": 1, "y": "a"}]),
+        "m": pa.array([[("k", 1)]], pa.map_(pa.string(), pa.int64())),
+    })
+    buf = io.BytesIO()
+    po.write_table(table, buf)
+    buf.seek(0)
+    ours = to_arrow_schema(from_arrow_schema(table.schema))
+    theirs = po.ORCFile(buf).schema
+    assert ours.remove_metadata().equals(theirs.remove_metadata(), check_metadata=False)
+    # The ORC type aorc would write equals what pyarrow (ORC C++) wrote.
+    buf.seek(0)
+    assert type_string(from_arrow_schema(table.schema)) == str(pyorc.Reader(buf).schema)
+
+
+def test_char_varchar_keep_orc_type_in_metadata() -> None:
+    t = parse_type_string("struct<c:char(3),v:varchar(7)>")
+    schema = to_arrow_schema(t)
+    assert schema.field("c").metadata[ORC_TYPE_METADATA_KEY] == b"char(3)"
+    assert schema.field("v").type == pa.string()
+    assert type_string(from_arrow_schema(schema)) == "struct<c:char(3),v:varchar(7)>"
+
+
+def test_legacy_decimal() -> None:
+    t = parse_type_string("struct<d:decimal(0,0)>")
+    assert t.children[0].is_legacy_decimal
+    assert to_arrow_schema(t).field("d").type == pa.decimal128(38, 10)
+
+
+def test_non_struct_root_is_one_column() -> None:
+    schema = to_arrow_schema(parse_type_string("timestamp"))
+    assert schema.names == ["_col0"]
+
+
+@pytest.mark.parametrize("bad", ["struct<a:int", "struct<a>", "foo", "decimal(50,2)",
+                                 "map<int>", "struct<a:int>x", "array<>"])
+def test_bad_type_strings(bad: str) -> None:
+    with pytest.raises(SchemaError):
+        parse_type_string(bad)
+
+
+def test_corrupt_proto_types() -> None:
+    protos = to_proto(parse_type_string("struct<a:int,b:int>"))
+    protos[0].subtypes[1] = 5
+    with pytest.raises(CorruptFileError):
+        types_from_proto(protos)
+    with pytest.raises(CorruptFileError):
+        types_from_proto([])
+    protos = to_proto(parse_type_string("struct<a:int>"))
+    protos[1].kind = TypeKind.LIST  # a list without its child
+    with pytest.raises(CorruptFileError):
+        types_from_proto(protos)
+
+
+def test_select_columns() -> None:
+    t = parse_type_string("struct<a:int,b:map<string,struct<q:int,r:int>>,c:array<struct<x:int,y:int>>>")
+    assert select_columns(t, ["a"]) == {0, 1}
+    assert select_columns(t, ["b.value.r"]) == {0, 2, 3, 4, 6}
+    assert select_columns(t, ["c.x"]) == {0, 7, 8, 9}
+    assert select_columns(t, None) == set(range(11))
+    with pytest.raises(SchemaError):
+        select_columns(t, ["nope"])
+    with pytest.raises(SchemaError):
+        select_columns(t, "a")
