@@ -1,0 +1,68 @@
+"""aorc: an asyncio-native reader (and soon writer) of Apache ORC files.
+
+Read a whole file::
+
+    table = await aorc.read_table("data.orc", columns=["a", "b.c"])
+
+or stream it::
+
+    async with aorc.open_reader("data.orc") as reader:
+        async for batch in reader.iter_batches(batch_size=10_000):
+            ...
+
+Errors are :class:`AorcError` subclasses (see :mod:`aorc.errors`).
+"""
+
+from aorc.errors import (
+    AccessDeniedError,
+    AorcError,
+    CorruptFileError,
+    FormatError,
+    ObjectChangedError,
+    ObjectNotFoundError,
+    RetriesExhaustedError,
+    SchemaError,
+    StoreError,
+    UnsupportedFeatureError,
+    UnsupportedVersionError,
+)
+from aorc.io import IOStats, Store, open_store
+from aorc.reader import (
+    ColumnEncodingInfo,
+    OrcReader,
+    StreamDescription,
+    StripeFooterInfo,
+    StripeMetadata,
+    WriterInfo,
+    open_reader,
+    read_table,
+)
+from aorc.stats import ColumnStatistics
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccessDeniedError",
+    "AorcError",
+    "ColumnEncodingInfo",
+    "ColumnStatistics",
+    "CorruptFileError",
+    "FormatError",
+    "IOStats",
+    "ObjectChangedError",
+    "ObjectNotFoundError",
+    "OrcReader",
+    "RetriesExhaustedError",
+    "SchemaError",
+    "Store",
+    "StoreError",
+    "StreamDescription",
+    "StripeFooterInfo",
+    "StripeMetadata",
+    "UnsupportedFeatureError",
+    "UnsupportedVersionError",
+    "WriterInfo",
+    "open_reader",
+    "open_store",
+    "read_table",
+]

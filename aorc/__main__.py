@@ -1,0 +1,5 @@
+"""``python -m aorc``: the ``aorc`` command."""
+
+from aorc.cli import main
+
+raise SystemExit(main())

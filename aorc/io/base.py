@@ -1,0 +1,279 @@
+"""The store protocol that the drivers read through, and the logic all stores share.
+
+A store is one open object (a local file, an S3 object, a buffer). It answers three kinds of
+reads: the tail of the object (one request that also reveals the object's size, so a reader
+can start without a separate size lookup), one byte range, and a batch of byte ranges, which
+it coalesces (see :mod:`aorc.io.coalesce`) and fetches with bounded concurrency.
+
+Concrete stores subclass :class:`BaseStore` and implement ``_open``, ``_read_tail``,
+``_fetch`` and ``_close``; the base class counts requests in :class:`IOStats`, checks
+arguments, turns short reads into errors and runs batches of requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from aorc.errors import CorruptFileError, SchemaError, StoreError
+from aorc.io.coalesce import DEFAULT_MAX_MERGE_DISTANCE, DEFAULT_MAX_REQUEST_SIZE, plan_ranges
+
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "BaseStore",
+    "IOStats",
+    "Store",
+    "StoreOptions",
+]
+
+T = TypeVar("T")
+
+#: Requests in flight at once per store (object_store's default).
+DEFAULT_MAX_CONCURRENCY = 10
+
+
+@dataclass
+class IOStats:
+    """Counters of the I/O a store performed.
+
+    Attributes:
+        requests: read requests issued to the underlying file or object.
+        bytes: bytes received, including the gaps read to merge nearby ranges.
+        retries: requests repeated after a transient failure.
+    """
+
+    requests: int = 0
+    bytes: int = 0
+    retries: int = 0
+
+    def snapshot(self) -> IOStats:
+        """A copy of the current counts."""
+        return dataclasses.replace(self)
+
+    def __sub__(self, other: IOStats) -> IOStats:
+        return IOStats(self.requests - other.requests, self.bytes - other.bytes,
+                       self.retries - other.retries)
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """Tuning shared by all stores; built from ``storage_options``.
+
+    Attributes:
+        max_merge_distance: ranges closer than this many bytes are fetched by one request.
+        max_request_size: no single request is longer than this many bytes.
+        max_concurrency: at most this many requests are in flight at once.
+    """
+
+    max_merge_distance: int = DEFAULT_MAX_MERGE_DISTANCE
+    max_request_size: int = DEFAULT_MAX_REQUEST_SIZE
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+
+    def __post_init__(self) -> None:
+        for name in ("max_request_size", "max_concurrency"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise SchemaError(f"storage option {name} must be a positive integer, "
+                                  f"got {value!r}")
+        if not isinstance(self.max_merge_distance, int):
+            raise SchemaError("storage option max_merge_distance must be an integer, "
+                              f"got {self.max_merge_distance!r}")
+
+    @classmethod
+    def pop_from(cls, options: dict[str, Any]) -> StoreOptions:
+        """Take this class's keys out of ``options`` (a mutable copy) and build the options."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{name: options.pop(name) for name in names if name in options})
+
+
+def check_no_options_left(options: Mapping[str, Any], store: str) -> None:
+    """Raise SchemaError naming the storage options a store did not understand."""
+    if options:
+        unknown = ", ".join(sorted(map(str, options)))
+        raise SchemaError(f"unknown storage option(s) for {store}: {unknown}")
+
+
+async def gather_or_cancel(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run coroutines concurrently and return their results in order.
+
+    Unlike :func:`asyncio.gather`, the first failure cancels the others (and waits for them)
+    before it is raised, so no request outlives the call and no exception goes unretrieved.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except BaseException:  # cancelled from outside
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    if pending:
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    errors = [e for t in tasks if t.done() and not t.cancelled()
+              and (e := t.exception()) is not None]
+    if errors:  # the first failure in request order; the others are retrieved and dropped
+        raise errors[0]
+    return [t.result() for t in tasks]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """One open object that aorc reads from.
+
+    Attributes:
+        path: a printable name of the object, used in error messages.
+        stats: counters of the I/O performed so far.
+    """
+
+    path: str
+    stats: IOStats
+
+    async def read_tail(self, n: int) -> tuple[bytes, int]:
+        """Return the last ``n`` bytes (all of them if the object is shorter) and the
+        object's size, with one request."""
+        ...
+
+    async def read_range(self, offset: int, length: int) -> bytes:
+        """Return ``length`` bytes starting at ``offset``."""
+        ...
+
+    async def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Return the bytes of each ``(offset, length)`` range, in order; nearby ranges are
+        fetched together and requests run concurrently."""
+        ...
+
+    async def close(self) -> None:
+        """Release the object; further reads fail."""
+        ...
+
+
+class BaseStore:
+    """Shared behaviour of the concrete stores: counting, checking, coalescing, concurrency.
+
+    Subclasses implement :meth:`_open`, :meth:`_read_tail`, :meth:`_fetch` and
+    :meth:`_close`. The object is opened lazily by the first read (or ``async with``).
+    """
+
+    def __init__(self, path: str, options: StoreOptions | None = None) -> None:
+        self.path = path
+        self.options = options or StoreOptions()
+        self.stats = IOStats()
+        self.size: int | None = None
+        self._semaphore = asyncio.Semaphore(self.options.max_concurrency)
+        self._open_lock = asyncio.Lock()
+        self._opened = False
+        self._closed = False
+
+    # ----------------------------------------------------------------- subclass hooks
+
+    async def _open(self) -> None:
+        """Open the underlying object; raise StoreError subclasses on failure."""
+
+    async def _read_tail(self, n: int) -> tuple[bytes, int]:
+        """One request returning the last ``min(n, size)`` bytes and the size."""
+        raise NotImplementedError
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        """One request for ``[offset, offset + length)``; may return fewer bytes at the end."""
+        raise NotImplementedError
+
+    async def _close(self) -> None:
+        """Release the underlying object."""
+
+    # ----------------------------------------------------------------- public API
+
+    async def __aenter__(self) -> BaseStore:
+        await self._ensure_open()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.close()
+
+    async def _ensure_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self.path}: the store is closed")
+        if self._opened:
+            return
+        async with self._open_lock:
+            if not self._opened:
+                await self._open()
+                self._opened = True
+
+    async def read_tail(self, n: int) -> tuple[bytes, int]:
+        """Return the last ``n`` bytes of the object (all if shorter) and its size.
+
+        This is a single request. Raises StoreError subclasses on store failures.
+        """
+        if n < 0:
+            raise ValueError(f"tail length must not be negative, got {n}")
+        await self._ensure_open()
+        async with self._semaphore:
+            data, size = await self._read_tail(n)
+        self.size = size
+        self.stats.requests += 1
+        self.stats.bytes += len(data)
+        return data, size
+
+    async def read_range(self, offset: int, length: int) -> bytes:
+        """Return exactly ``length`` bytes at ``offset``, as one request.
+
+        Raises:
+            CorruptFileError: when the object ends before the range does (a truncated file
+                or metadata pointing past its end).
+        """
+        if offset < 0 or length < 0:
+            raise ValueError(f"invalid byte range: offset {offset}, length {length}")
+        if length == 0:
+            return b""
+        await self._ensure_open()
+        async with self._semaphore:
+            data = await self._fetch(offset, length)
+        self.stats.requests += 1
+        self.stats.bytes += len(data)
+        if len(data) != length:
+            raise CorruptFileError(
+                f"{self.path}: reading bytes [{offset}, {offset + length}) returned only "
+                f"{len(data)} bytes; the file is shorter than its metadata says"
+                + (f" ({self.size} bytes)" if self.size is not None else ""))
+        return data
+
+    async def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Return the bytes of each ``(offset, length)`` range, in the order given.
+
+        Ranges closer than ``max_merge_distance`` are fetched by one request (see
+        :func:`aorc.io.coalesce.plan_ranges`); at most ``max_concurrency`` requests are in
+        flight. If one request fails the others are cancelled and the error is raised.
+        """
+        plan = plan_ranges(ranges, max_merge_distance=self.options.max_merge_distance,
+                           max_request_size=self.options.max_request_size)
+        if not plan.requests:
+            return [b"" for _ in plan.ranges]
+        if len(plan.requests) == 1:
+            responses = [await self.read_range(*plan.requests[0])]
+        else:
+            responses = await gather_or_cancel(
+                [self.read_range(o, n) for o, n in plan.requests])
+        return plan.split(responses)
+
+    async def close(self) -> None:
+        """Release the object. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._opened:
+            await self._close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.path!r}>"

@@ -1,0 +1,198 @@
+"""Local and memory stores, open_store, and the shared concurrency logic."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import pathlib
+import warnings
+
+import pytest
+
+from aorc.errors import (
+    AccessDeniedError,
+    CorruptFileError,
+    ObjectNotFoundError,
+    SchemaError,
+    StoreError,
+    UnsupportedFeatureError,
+)
+from aorc.io import BaseStore, LocalStore, MemoryStore, Store, StoreOptions, open_store
+
+DATA = bytes(i * 31 % 256 for i in range(100_000))
+
+
+@pytest.fixture
+def data_file(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "data.bin"
+    path.write_bytes(DATA)
+    return path
+
+
+async def test_tail_is_one_request(data_file: pathlib.Path) -> None:
+    async with open_store(data_file) as store:
+        tail, size = await store.read_tail(16 * 1024)
+        assert size == len(DATA)
+        assert tail == DATA[-16 * 1024:]
+        assert store.stats.requests == 1
+        assert store.stats.bytes == 16 * 1024
+
+
+async def test_tail_longer_than_file_returns_whole_file(data_file: pathlib.Path) -> None:
+    async with open_store(str(data_file)) as store:
+        assert await store.read_tail(10**9) == (DATA, len(DATA))
+        assert await store.read_tail(0) == (b"", len(DATA))
+
+
+async def test_read_range_and_past_end(data_file: pathlib.Path) -> None:
+    async with open_store(data_file) as store:
+        assert await store.read_range(1000, 123) == DATA[1000:1123]
+        assert await store.read_range(5, 0) == b""
+        with pytest.raises(CorruptFileError, match="shorter"):
+            await store.read_range(len(DATA) - 10, 20)
+        with pytest.raises(ValueError):
+            await store.read_range(-1, 5)
+
+
+async def test_read_ranges_coalesces(data_file: pathlib.Path) -> None:
+    ranges = [(90_000, 100), (0, 10), (50, 10), (40_000, 5)]
+    opts = {"max_merge_distance": 1000}
+    async with open_store(data_file, opts) as store:
+        got = await store.read_ranges(ranges)
+        assert got == [DATA[o:o + n] for o, n in ranges]
+        assert store.stats.requests == 3  # [0, 60) merged
+        assert store.stats.bytes == 60 + 5 + 100
+
+
+@pytest.mark.parametrize("kind", ["str", "pathlike", "uri"])
+async def test_missing_file(tmp_path: pathlib.Path, kind: str) -> None:
+    path = tmp_path / "missing.orc"
+    source = {"str": str(path), "pathlike": path, "uri": path.as_uri()}[kind]
+    store = open_store(source)
+    with pytest.raises(ObjectNotFoundError, match="missing.orc") as info:
+        await store.read_tail(100)
+    assert isinstance(info.value, FileNotFoundError)
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+    await store.close()
+
+
+async def test_directory_is_a_store_error(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(StoreError, match="directory"):
+        async with open_store(tmp_path):
+            pass
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="needs file permissions that apply to this user")
+async def test_permission_denied(data_file: pathlib.Path) -> None:
+    data_file.chmod(0)
+    with pytest.raises(AccessDeniedError) as info:
+        async with open_store(data_file):
+            pass
+    assert isinstance(info.value, PermissionError)
+
+
+async def test_file_uri(data_file: pathlib.Path) -> None:
+    async with open_store(data_file.as_uri()) as store:
+        assert isinstance(store, LocalStore)
+        assert await store.read_range(0, 4) == DATA[:4]
+
+
+def test_open_store_rejections() -> None:
+    with pytest.raises(UnsupportedFeatureError, match="s3 support is not installed"):
+        open_store("s3://bucket/key.orc")
+    with pytest.raises(UnsupportedFeatureError, match="gs"):
+        open_store("gs://bucket/key.orc")
+    with pytest.raises(SchemaError, match="bogus"):
+        open_store("x.orc", {"bogus": 1})
+    with pytest.raises(SchemaError, match="max_concurrency"):
+        open_store("x.orc", {"max_concurrency": 0})
+    with pytest.raises(SchemaError):
+        open_store(12345)  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedFeatureError):
+        open_store("x.orc", mode="w")
+
+
+async def test_memory_store_and_passthrough() -> None:
+    store = open_store(memoryview(DATA))
+    assert isinstance(store, MemoryStore)
+    assert isinstance(store, Store)
+    assert open_store(store) is store
+    assert await store.read_tail(3) == (DATA[-3:], len(DATA))
+    assert await store.read_ranges([(5, 3), (0, 2)]) == [DATA[5:8], DATA[:2]]
+    await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await store.read_range(0, 1)
+    await store.close()  # twice is fine
+
+
+class SlowStore(BaseStore):
+    """A store whose requests take a while, recording how many run at once."""
+
+    def __init__(self, data: bytes, options: StoreOptions, fail_at: int | None = None) -> None:
+        super().__init__("<slow>", options)
+        self.data = data
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.cancelled = 0
+        self.fail_at = fail_at
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.05 if offset != self.fail_at else 0.01)
+            if offset == self.fail_at:
+                raise StoreError("injected failure")
+            return self.data[offset:offset + length]
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        finally:
+            self.in_flight -= 1
+
+
+async def test_read_ranges_concurrency_is_bounded() -> None:
+    store = SlowStore(DATA, StoreOptions(max_merge_distance=0, max_concurrency=3))
+    ranges = [(i * 5000, 100) for i in range(12)]
+    got = await store.read_ranges(ranges)
+    assert got == [DATA[o:o + n] for o, n in ranges]
+    assert store.max_in_flight == 3
+    assert store.stats.requests == 12
+
+
+async def test_read_ranges_failure_cancels_the_rest() -> None:
+    store = SlowStore(DATA, StoreOptions(max_merge_distance=0, max_concurrency=4),
+                      fail_at=10_000)
+    ranges = [(i * 5000, 100) for i in range(8)]
+    with pytest.raises(StoreError, match="injected"):  # the error itself, not a group
+        await store.read_ranges(ranges)
+    assert store.in_flight == 0
+    assert store.cancelled >= 1
+
+
+def _resource_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+async def _use_store(path: pathlib.Path, close: bool) -> None:
+    store = open_store(path)
+    await store.read_tail(10)
+    await store.read_ranges([(0, 10), (50_000, 10)])
+    if close:
+        await store.close()
+
+
+async def test_close_leaves_no_resource_warning(data_file: pathlib.Path) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await _use_store(data_file, close=True)
+        gc.collect()
+    assert _resource_warnings(caught) == []
+    # The check can fail: a store that is never closed leaks its file.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await _use_store(data_file, close=False)
+        gc.collect()
+    assert _resource_warnings(caught) != []

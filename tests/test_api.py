@@ -1,0 +1,54 @@
+"""The public API: ``aorc.__all__`` is complete, sorted and documented."""
+
+from __future__ import annotations
+
+import inspect
+import pathlib
+import tomllib
+import types
+
+import aorc
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def public_names() -> set[str]:
+    """Names bound in aorc/__init__ that are not private and not submodules."""
+    return {name for name, value in vars(aorc).items()
+            if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert aorc.__all__ == sorted(set(aorc.__all__))
+
+
+def test_all_is_complete() -> None:
+    assert set(aorc.__all__) == public_names()
+    # `annotations` from `from __future__ import annotations` must not leak either.
+    assert "annotations" not in vars(aorc)
+
+
+def test_every_exported_name_exists_and_is_documented() -> None:
+    for name in aorc.__all__:
+        obj = getattr(aorc, name)
+        assert inspect.getdoc(obj), f"aorc.{name} has no docstring"
+
+
+def test_errors_are_all_exported() -> None:
+    import aorc.errors
+    assert set(aorc.errors.__all__) <= set(aorc.__all__)
+
+
+def test_version_matches_pyproject() -> None:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        project = tomllib.load(f)["project"]
+    assert aorc.__version__ == project["version"]
+
+
+def test_entry_point_is_the_cli_main() -> None:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        scripts = tomllib.load(f)["project"]["scripts"]
+    module, _, func = scripts["aorc"].partition(":")
+    assert module == "aorc.cli"
+    import aorc.cli
+    assert callable(getattr(aorc.cli, func))
