@@ -1,0 +1,30 @@
+"""Shared pytest setup: make ``aorc`` and ``tests/helpers`` importable; expose the corpus."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+# tests/ for `helpers`; the repository root so that an uninstalled checkout imports `aorc`.
+for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().parent):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from helpers.corpus import corpus_root  # noqa: E402
+from helpers.readers import READER_ENV, reader_name  # noqa: E402
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which reader the conformance and differential tests exercise."""
+    return f"reader under test: {reader_name()} (set {READER_ENV}=pyarrow to check the harness)"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The ORC conformance corpus folder; skips the test when it is absent."""
+    root = corpus_root()
+    if root is None:
+        pytest.skip("ORC conformance corpus (../shared/orc-conformance) absent")
+    return root
