@@ -530,9 +530,11 @@ def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
         node = _resolve(root, name)
         selected.update(t.column_id for t in node.walk())
         selected.update(_ancestors(root, node.column_id))
-    for t in root.walk():  # a map cannot be built without its keys
+    for t in root.walk():  # an Arrow map needs its keys, and some values
         if t.kind == TypeKind.MAP and t.column_id in selected:
             selected.update(k.column_id for k in t.children[0].walk())
+            if t.children[1].column_id not in selected:
+                selected.update(v.column_id for v in t.children[1].walk())
     return selected
 
 
