@@ -1,4 +1,4 @@
-"""aorc: an asyncio-native reader (and soon writer) of Apache ORC files.
+"""aorc: an asyncio-native reader and writer of Apache ORC files.
 
 Read a whole file::
 
@@ -38,6 +38,7 @@ from aorc.reader import (
     read_table,
 )
 from aorc.stats import ColumnStatistics
+from aorc.writer import OrcWriter, WriteOptions, open_writer, write_table
 
 __version__ = "0.1.0"
 
@@ -52,6 +53,7 @@ __all__ = [
     "ObjectChangedError",
     "ObjectNotFoundError",
     "OrcReader",
+    "OrcWriter",
     "RetriesExhaustedError",
     "SchemaError",
     "Store",
@@ -61,8 +63,11 @@ __all__ = [
     "StripeMetadata",
     "UnsupportedFeatureError",
     "UnsupportedVersionError",
+    "WriteOptions",
     "WriterInfo",
     "open_reader",
     "open_store",
+    "open_writer",
     "read_table",
+    "write_table",
 ]

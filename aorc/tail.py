@@ -65,7 +65,7 @@ V0_12 = (0, 12)
 UNSTABLE_PRE_2_0 = (1, 9999)
 SUPPORTED_VERSIONS = frozenset({V0_11, V0_12, UNSTABLE_PRE_2_0})
 
-_WRITERS = {0: "Java", 1: "C++", 2: "Presto", 3: "Go", 4: "Trino", 5: "cuDF"}
+_WRITERS = {0: "Java", 1: "C++", 2: "Presto", 3: "Go", 4: "Trino", 5: "cuDF", 7: "aorc"}
 _JAVA_WRITER_VERSIONS = (
     "original", "HIVE-8732", "HIVE-4243", "HIVE-12055", "HIVE-13083",
     "ORC-101", "ORC-135", "ORC-517", "ORC-203", "ORC-14",

@@ -23,6 +23,7 @@ __all__ = [
     "from_arrow_schema",
     "from_arrow_type",
     "parse_type_string",
+    "resolve_column",
     "select_columns",
     "to_arrow_schema",
     "to_arrow_type",
@@ -536,6 +537,15 @@ def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
             if t.children[1].column_id not in selected:
                 selected.update(v.column_id for v in t.children[1].walk())
     return selected
+
+
+def resolve_column(root: OrcType, name: str) -> OrcType:
+    """The node a top-level name or dotted path names (see :func:`select_columns`).
+
+    Raises:
+        SchemaError: for a name that is not in the schema.
+    """
+    return _resolve(root, name)
 
 
 def _resolve(root: OrcType, name: str) -> OrcType:

@@ -105,7 +105,8 @@ class LocalSink(_SinkState):
     The temporary file is created by the first :meth:`write` (so a writer that fails before
     writing anything leaves no trace). Disk work runs in worker threads; a write that was
     cancelled keeps running in its thread, and :meth:`abort` waits for it before it removes
-    the temporary file.
+    the temporary file. A cancellation that arrives while :meth:`complete` renames the file
+    cannot undo the rename: the file is then complete and :meth:`abort` leaves it.
 
     Args:
         path: the target file's path. Its directory must exist.
@@ -116,7 +117,7 @@ class LocalSink(_SinkState):
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
         super().__init__(os.fspath(path))
         directory, name = os.path.split(os.path.abspath(self.path))
-        if not name:
+        if not name or self.path.endswith((os.sep, os.altsep or os.sep)):
             raise SchemaError(f"cannot write to {self.path!r}: it names a directory")
         self.temp_path = os.path.join(
             directory, f".{name}{TEMP_MARKER}{secrets.token_hex(6)}")
@@ -136,6 +137,7 @@ class LocalSink(_SinkState):
         if self._file is None:
             self._file = self._open_sync()
         self._file.write(data)
+        self._file.flush()  # the bytes reach the file as they come (a large file streams)
 
     def _complete_sync(self) -> None:
         if self._file is None:
@@ -206,6 +208,21 @@ class LocalSink(_SinkState):
         except OSError as exc:
             await self.abort()
             raise _write_error(exc, self.path, "write") from exc
+        except asyncio.CancelledError:
+            await self._finish_cancelled_complete()
+            raise
+        self._completed = True
+
+    async def _finish_cancelled_complete(self) -> None:
+        """A cancellation cannot stop a rename under way: wait for it so that the sink's
+        state says whether the file became visible (then :meth:`abort` leaves it)."""
+        busy, self._busy = self._busy, None
+        if busy is None:  # pragma: no cover - _run always sets it
+            return
+        try:
+            await busy
+        except Exception:  # noqa: BLE001 - failed: abort() removes the temporary file
+            return
         self._completed = True
 
     async def abort(self) -> None:
@@ -278,7 +295,9 @@ def open_sink(dest: Destination, storage_options: Mapping[str, Any] | None = Non
             flush to disk before the final rename).
 
     Raises:
-        UnsupportedFeatureError: for ``s3://`` and other URL schemes not supported yet.
+        UnsupportedFeatureError: for URL schemes other than ``file://`` and ``s3://``
+            (``s3://bucket/key`` gives an :class:`aorc.io.s3.S3Sink`; its storage options
+            are described in :mod:`aorc.io.s3_config`).
         SchemaError: for an unknown storage option or destination type.
     """
     options = dict(storage_options or {})
@@ -295,7 +314,8 @@ def open_sink(dest: Destination, storage_options: Mapping[str, Any] | None = Non
         parsed = urllib.parse.urlsplit(dest)
         scheme = parsed.scheme.lower()
         if scheme in ("s3", "s3a"):
-            raise UnsupportedFeatureError("writing to s3 is not supported yet")
+            from aorc.io.s3 import S3Sink
+            return S3Sink.from_url(dest, storage_options)
         if scheme != "file":
             raise UnsupportedFeatureError(f"unsupported URL scheme {scheme!r} in {dest}")
         if parsed.netloc not in ("", "localhost"):

@@ -1,0 +1,220 @@
+"""Sinks: atomic local files, memory, open_sink."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import threading
+import time
+
+import pytest
+
+from aorc.errors import (
+    AccessDeniedError,
+    ObjectNotFoundError,
+    SchemaError,
+    StoreError,
+    UnsupportedFeatureError,
+)
+from aorc.io.sink import TEMP_MARKER, LocalSink, MemorySink, Sink, open_sink
+
+
+def listing(directory: pathlib.Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+def temp_files(directory: pathlib.Path) -> list[str]:
+    return [n for n in listing(directory) if TEMP_MARKER in n]
+
+
+async def test_local_sink_is_invisible_until_complete(tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "out.orc"
+    sink = LocalSink(target)
+    assert listing(tmp_path) == []  # nothing is created before the first write
+    await sink.write(b"ORC")
+    await sink.write(memoryview(b"-stripe-"))
+    await sink.write(bytearray(b"tail"))
+    names = listing(tmp_path)
+    assert names == [f".out.orc{TEMP_MARKER}{names[0].rsplit('-', 1)[1]}"]
+    assert not target.exists()
+    assert (tmp_path / names[0]).read_bytes() == b"ORC-stripe-tail"
+    await sink.complete()
+    assert listing(tmp_path) == ["out.orc"]
+    assert target.read_bytes() == b"ORC-stripe-tail"
+    assert sink.bytes_written == len(b"ORC-stripe-tail")
+
+
+async def test_complete_replaces_an_existing_file(tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "out.orc"
+    target.write_bytes(b"old contents")
+    sink = LocalSink(target, fsync=False)
+    await sink.write(b"new")
+    assert target.read_bytes() == b"old contents"
+    await sink.complete()
+    assert target.read_bytes() == b"new"
+    assert listing(tmp_path) == ["out.orc"]
+
+
+async def test_abort_removes_the_temporary_file_and_keeps_the_target(
+        tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "out.orc"
+    target.write_bytes(b"old contents")
+    sink = LocalSink(target)
+    await sink.write(b"partial")
+    assert len(temp_files(tmp_path)) == 1
+    await sink.abort()
+    await sink.abort()  # idempotent
+    assert listing(tmp_path) == ["out.orc"]
+    assert target.read_bytes() == b"old contents"
+    with pytest.raises(StoreError, match="aborted"):
+        await sink.write(b"more")
+    with pytest.raises(StoreError, match="aborted"):
+        await sink.complete()
+
+
+async def test_abort_before_any_write_leaves_nothing(tmp_path: pathlib.Path) -> None:
+    sink = LocalSink(tmp_path / "out.orc")
+    await sink.abort()
+    assert listing(tmp_path) == []
+
+
+async def test_complete_without_writes_creates_an_empty_file(tmp_path: pathlib.Path) -> None:
+    sink = LocalSink(tmp_path / "out.orc")
+    await sink.complete()
+    assert (tmp_path / "out.orc").read_bytes() == b""
+    await sink.abort()  # after completion: nothing to do
+    assert listing(tmp_path) == ["out.orc"]
+    with pytest.raises(StoreError, match="complete"):
+        await sink.write(b"x")
+
+
+async def test_missing_directory(tmp_path: pathlib.Path) -> None:
+    sink = LocalSink(tmp_path / "missing" / "out.orc")
+    with pytest.raises(ObjectNotFoundError, match="directory does not exist") as info:
+        await sink.write(b"ORC")
+    assert isinstance(info.value, FileNotFoundError)
+    await sink.abort()
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root ignores directory permissions")
+async def test_read_only_directory(tmp_path: pathlib.Path) -> None:  # pragma: no cover
+    tmp_path.chmod(0o500)
+    try:
+        with pytest.raises(AccessDeniedError):
+            await LocalSink(tmp_path / "out.orc").write(b"ORC")
+    finally:
+        tmp_path.chmod(0o700)
+
+
+async def test_target_is_a_directory(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "dir.orc").mkdir()
+    sink = LocalSink(tmp_path / "dir.orc")
+    with pytest.raises(StoreError, match="dir.orc"):
+        await sink.write(b"ORC")
+    await sink.abort()
+    assert listing(tmp_path) == ["dir.orc"]
+    with pytest.raises(SchemaError, match="directory"):
+        LocalSink(str(tmp_path) + os.sep)
+
+
+async def test_abort_waits_for_a_cancelled_write(tmp_path: pathlib.Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write cancelled while its thread runs must not recreate or leave the temp file."""
+    started = threading.Event()
+    original = LocalSink._write_sync
+
+    def slow_write(self: LocalSink, data: bytes) -> None:
+        started.set()
+        time.sleep(0.2)
+        original(self, data)
+
+    monkeypatch.setattr(LocalSink, "_write_sync", slow_write)
+    sink = LocalSink(tmp_path / "out.orc")
+    task = asyncio.ensure_future(sink.write(b"data"))
+    while not started.is_set():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await sink.abort()
+    assert listing(tmp_path) == []
+
+
+async def test_memory_sink() -> None:
+    sink = MemorySink()
+    await sink.write(b"ab")
+    await sink.write(memoryview(b"cd"))
+    assert sink.bytes_written == 4
+    with pytest.raises(StoreError, match="not complete"):
+        sink.getvalue()
+    await sink.complete()
+    assert sink.completed
+    assert sink.getvalue() == b"abcd"
+    with pytest.raises(StoreError):
+        await sink.write(b"x")
+
+    aborted = MemorySink()
+    await aborted.write(b"ab")
+    await aborted.abort()
+    assert aborted.bytes_written == 0
+    with pytest.raises(StoreError, match="aborted"):
+        aborted.getvalue()
+
+
+def test_sinks_implement_the_protocol(tmp_path: pathlib.Path) -> None:
+    assert isinstance(MemorySink(), Sink)
+    assert isinstance(LocalSink(tmp_path / "x.orc"), Sink)
+
+
+def test_open_sink_destinations(tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "out.orc"
+    for dest in (str(target), target, target.as_uri(), "file://localhost" + str(target)):
+        sink = open_sink(dest)
+        assert isinstance(sink, LocalSink)
+        assert os.path.abspath(sink.path) == str(target)
+    memory = MemorySink()
+    assert open_sink(memory) is memory
+    assert open_sink(str(target), {"fsync": False})._fsync is False  # type: ignore[attr-defined]
+
+
+def test_open_sink_refusals(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="scheme"):
+        open_sink("http://example.com/x.orc")
+    with pytest.raises(UnsupportedFeatureError, match="another host"):
+        open_sink("file://elsewhere/x.orc")
+    with pytest.raises(SchemaError, match="unknown storage option"):
+        open_sink(str(tmp_path / "x.orc"), {"region": "x"})
+    with pytest.raises(SchemaError, match="fsync"):
+        open_sink(str(tmp_path / "x.orc"), {"fsync": "yes"})
+    with pytest.raises(SchemaError, match="existing sink"):
+        open_sink(MemorySink(), {"fsync": False})
+    with pytest.raises(SchemaError, match="cannot write to a int"):
+        open_sink(42)  # type: ignore[arg-type]
+
+
+async def test_cancelled_complete_reports_the_outcome(tmp_path: pathlib.Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rename under way finishes despite a cancellation; the sink then counts as complete
+    and abort leaves the file, so its state matches the disk."""
+    started = threading.Event()
+    original = LocalSink._complete_sync
+
+    def slow_complete(self: LocalSink) -> None:
+        started.set()
+        time.sleep(0.2)
+        original(self)
+
+    monkeypatch.setattr(LocalSink, "_complete_sync", slow_complete)
+    sink = LocalSink(tmp_path / "out.orc")
+    await sink.write(b"data")
+    task = asyncio.ensure_future(sink.complete())
+    while not started.is_set():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await sink.abort()
+    assert listing(tmp_path) == ["out.orc"]
+    assert (tmp_path / "out.orc").read_bytes() == b"data"
