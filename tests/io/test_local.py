@@ -100,8 +100,6 @@ async def test_file_uri(data_file: pathlib.Path) -> None:
 
 
 def test_open_store_rejections() -> None:
-    with pytest.raises(UnsupportedFeatureError, match="s3 support is not installed"):
-        open_store("s3://bucket/key.orc")
     with pytest.raises(UnsupportedFeatureError, match="gs"):
         open_store("gs://bucket/key.orc")
     with pytest.raises(SchemaError, match="bogus"):
