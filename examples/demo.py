@@ -45,6 +45,10 @@ async def main(rows: int, out: pathlib.Path) -> None:
         back = await reader.read()
     assert back.equals(table), "read-back differs from what was written"
     print("read back: identical to the written table")
+    from pyarrow import orc as pyarrow_orc  # a second, independent ORC reader (ORC C++)
+
+    assert pyarrow_orc.read_table(str(out)).equals(table), "pyarrow.orc reads it differently"
+    print("pyarrow.orc (ORC C++) reads the same table")
 
     us = await aorc.read_table(out, columns=["country", "amount"])
     totals: dict[str, float] = {}
