@@ -94,8 +94,16 @@ _NAMES: dict[TypeKind, str] = {
     TypeKind.TIMESTAMP_INSTANT: "timestamp with local time zone",
 }
 _BY_NAME = {name: kind for kind, name in _NAMES.items()}
-_BY_NAME.update({"list": TypeKind.LIST, "union": TypeKind.UNION, "byte": TypeKind.BYTE,
-                 "short": TypeKind.SHORT, "long": TypeKind.LONG, "integer": TypeKind.INT})
+_BY_NAME.update(
+    {
+        "list": TypeKind.LIST,
+        "union": TypeKind.UNION,
+        "byte": TypeKind.BYTE,
+        "short": TypeKind.SHORT,
+        "long": TypeKind.LONG,
+        "integer": TypeKind.INT,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -159,21 +167,45 @@ def _renumber(t: OrcType, start: int) -> OrcType:
         c = _renumber(child, next_id)
         children.append(c)
         next_id = c.max_column_id + 1
-    return OrcType(t.kind, start, tuple(children), t.field_names, t.max_length, t.precision,
-                   t.scale, t.attributes, next_id - 1)
+    return OrcType(
+        t.kind,
+        start,
+        tuple(children),
+        t.field_names,
+        t.max_length,
+        t.precision,
+        t.scale,
+        t.attributes,
+        next_id - 1,
+    )
 
 
-def make_type(kind: TypeKind, children: Iterable[OrcType] = (), field_names: Iterable[str] = (),
-              *, max_length: int | None = None, precision: int | None = None,
-              scale: int | None = None,
-              attributes: Iterable[tuple[str, str]] = ()) -> OrcType:
+def make_type(
+    kind: TypeKind,
+    children: Iterable[OrcType] = (),
+    field_names: Iterable[str] = (),
+    *,
+    max_length: int | None = None,
+    precision: int | None = None,
+    scale: int | None = None,
+    attributes: Iterable[tuple[str, str]] = (),
+) -> OrcType:
     """Build a type tree node; column ids are assigned from 0 for the new root."""
-    t = OrcType(TypeKind(kind), 0, tuple(children), tuple(field_names), max_length, precision,
-                scale, tuple(attributes))
+    t = OrcType(
+        TypeKind(kind),
+        0,
+        tuple(children),
+        tuple(field_names),
+        max_length,
+        precision,
+        scale,
+        tuple(attributes),
+    )
     return _renumber(t, 0)
 
 
 # --------------------------------------------------------------------------- protobuf
+
 
 def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
     """Build the type tree from a footer's flat list of types.
@@ -204,13 +236,17 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
         for sub in p.subtypes:
             if sub != expected:
                 raise CorruptFileError(
-                    f"column {cid}: subtype {sub} is not in pre-order (expected {expected})")
+                    f"column {cid}: subtype {sub} is not in pre-order (expected {expected})"
+                )
             child = build(sub, depth + 1)
             children.append(child)
             expected = child.max_column_id + 1
         _check_arity(cid, kind, len(children), len(names))
         return OrcType(
-            kind, cid, tuple(children), names,
+            kind,
+            cid,
+            tuple(children),
+            names,
             p.maximumLength if p.HasField("maximumLength") else None,
             p.precision if p.HasField("precision") else None,
             p.scale if p.HasField("scale") else None,
@@ -232,10 +268,13 @@ def _text(value: str | bytes, cid: int) -> str:
 def _check_arity(cid: int, kind: TypeKind, n_children: int, n_names: int) -> None:
     wanted = {TypeKind.LIST: 1, TypeKind.MAP: 2}.get(kind)
     if wanted is not None and n_children != wanted:
-        raise CorruptFileError(f"column {cid}: {kind.name} needs {wanted} children, has {n_children}")
+        raise CorruptFileError(
+            f"column {cid}: {kind.name} needs {wanted} children, has {n_children}"
+        )
     if kind == TypeKind.STRUCT and n_names != n_children:
         raise CorruptFileError(
-            f"column {cid}: struct has {n_children} children but {n_names} field names")
+            f"column {cid}: struct has {n_children} children but {n_names} field names"
+        )
     if kind == TypeKind.UNION and not 0 < n_children <= 256:
         raise CorruptFileError(f"column {cid}: union has {n_children} branches")
     if not kind.is_compound and n_children:
@@ -246,7 +285,7 @@ def to_proto(root: OrcType) -> list[pb.Type]:
     """Flatten the tree into a footer's list of types (pre-order)."""
     out = []
     for t in root.walk():
-        p = pb.Type(kind=int(t.kind))
+        p = pb.Type(kind=t.kind.name)
         p.subtypes.extend(c.column_id for c in t.children)
         p.fieldNames.extend(t.field_names)
         if t.max_length is not None:
@@ -274,7 +313,9 @@ def type_string(t: OrcType) -> str:
     """Render the ORC type string, e.g. ``struct<a:int,b:map<string,decimal(10,2)>>``."""
     k = t.kind
     if k == TypeKind.STRUCT:
-        inner = ",".join(f"{_quote(n)}:{type_string(c)}" for n, c in zip(t.field_names, t.children))
+        inner = ",".join(
+            f"{_quote(n)}:{type_string(c)}" for n, c in zip(t.field_names, t.children, strict=True)
+        )
         return f"struct<{inner}>"
     if k in (TypeKind.LIST, TypeKind.MAP, TypeKind.UNION):
         return f"{_NAMES[k]}<{','.join(type_string(c) for c in t.children)}>"
@@ -322,7 +363,7 @@ class _Parser:
                 end = self.text.find("`", self.pos)
                 if end < 0:
                     raise self.error("unterminated quoted name")
-                out.append(self.text[self.pos:end])
+                out.append(self.text[self.pos : end])
                 self.pos = end + 1
                 if self.text.startswith("`", self.pos):
                     out.append("`")
@@ -339,7 +380,7 @@ class _Parser:
 
     def parse(self) -> OrcType:
         name = self.word().lower()
-        if name == "timestamp" and self.text[self.pos:].lower().lstrip().startswith("with"):
+        if name == "timestamp" and self.text[self.pos :].lower().lstrip().startswith("with"):
             for part in ("with", "local", "time", "zone"):
                 if self.word().lower() != part:
                     raise self.error("expected 'timestamp with local time zone'")
@@ -403,6 +444,7 @@ def parse_type_string(text: str) -> OrcType:
 
 # --------------------------------------------------------------------------- Arrow
 
+
 def to_arrow_type(t: OrcType) -> pa.DataType:
     """The Arrow type aorc reads this ORC type as (see docs/internals.md)."""
     k = t.kind
@@ -419,7 +461,9 @@ def to_arrow_type(t: OrcType) -> pa.DataType:
         key = to_arrow_field("key", t.children[0]).with_nullable(False)
         return pa.map_(key, to_arrow_field("value", t.children[1]))
     if k == TypeKind.STRUCT:
-        return pa.struct([to_arrow_field(n, c) for n, c in zip(t.field_names, t.children)])
+        return pa.struct(
+            [to_arrow_field(n, c) for n, c in zip(t.field_names, t.children, strict=True)]
+        )
     if k == TypeKind.UNION:
         fields = [to_arrow_field(f"_union_{i}", c) for i, c in enumerate(t.children)]
         return pa.dense_union(fields, list(range(len(fields))))
@@ -456,7 +500,9 @@ def to_arrow_schema(root: OrcType) -> pa.Schema:
     """The Arrow schema of a file: struct fields become columns; any other root is one
     column named ``_col0``."""
     if root.kind == TypeKind.STRUCT:
-        return pa.schema([to_arrow_field(n, c) for n, c in zip(root.field_names, root.children)])
+        return pa.schema(
+            [to_arrow_field(n, c) for n, c in zip(root.field_names, root.children, strict=True)]
+        )
     return pa.schema([to_arrow_field("_col0", root)])
 
 
@@ -469,13 +515,22 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
     if pa.types.is_dictionary(dt):
         return from_arrow_type(dt.value_type, metadata)
     for kind, arrow in _ARROW_SIMPLE.items():
-        if kind in (TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_INSTANT):
+        if kind in (
+            TypeKind.VARCHAR,
+            TypeKind.CHAR,
+            TypeKind.TIMESTAMP,
+            TypeKind.TIMESTAMP_INSTANT,
+        ):
             continue
         if dt == arrow:
             return OrcType(kind)
     if pa.types.is_large_string(dt) or pa.types.is_string_view(dt):
         return OrcType(TypeKind.STRING)
-    if pa.types.is_large_binary(dt) or pa.types.is_binary_view(dt) or pa.types.is_fixed_size_binary(dt):
+    if (
+        pa.types.is_large_binary(dt)
+        or pa.types.is_binary_view(dt)
+        or pa.types.is_fixed_size_binary(dt)
+    ):
         return OrcType(TypeKind.BINARY)
     if pa.types.is_timestamp(dt):
         return OrcType(TypeKind.TIMESTAMP_INSTANT if dt.tz is not None else TypeKind.TIMESTAMP)
@@ -486,17 +541,22 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
             raise SchemaError(f"ORC decimals hold at most 38 digits, got {dt}")
         return OrcType(TypeKind.DECIMAL, precision=dt.precision, scale=dt.scale)
     if pa.types.is_map(dt):
-        return OrcType(TypeKind.MAP, children=(from_arrow_type(dt.key_type),
-                                               _from_field(dt.item_field)))
+        return OrcType(
+            TypeKind.MAP, children=(from_arrow_type(dt.key_type), _from_field(dt.item_field))
+        )
     if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
         return OrcType(TypeKind.LIST, children=(_from_field(dt.value_field),))
     if pa.types.is_struct(dt):
         fields = [dt.field(i) for i in range(dt.num_fields)]
-        return OrcType(TypeKind.STRUCT, children=tuple(_from_field(f) for f in fields),
-                       field_names=tuple(f.name for f in fields))
+        return OrcType(
+            TypeKind.STRUCT,
+            children=tuple(_from_field(f) for f in fields),
+            field_names=tuple(f.name for f in fields),
+        )
     if pa.types.is_union(dt):
-        return OrcType(TypeKind.UNION, children=tuple(_from_field(dt.field(i))
-                                                       for i in range(dt.num_fields)))
+        return OrcType(
+            TypeKind.UNION, children=tuple(_from_field(dt.field(i)) for i in range(dt.num_fields))
+        )
     raise SchemaError(f"aorc cannot write Arrow type {dt} to ORC")
 
 
@@ -506,12 +566,16 @@ def _from_field(f: pa.Field) -> OrcType:
 
 def from_arrow_schema(schema: pa.Schema) -> OrcType:
     """The ORC struct type for an Arrow schema, with column ids assigned."""
-    root = OrcType(TypeKind.STRUCT, children=tuple(_from_field(f) for f in schema),
-                   field_names=tuple(schema.names))
+    root = OrcType(
+        TypeKind.STRUCT,
+        children=tuple(_from_field(f) for f in schema),
+        field_names=tuple(schema.names),
+    )
     return _renumber(root, 0)
 
 
 # --------------------------------------------------------------------------- projection
+
 
 def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
     """Column ids to read for a selection of top-level names or dotted nested paths.

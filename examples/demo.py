@@ -21,20 +21,27 @@ def sample_table(rows: int, seed: int = 7) -> pa.Table:
     """A small table with the kinds of columns an event pipeline produces."""
     rng = np.random.default_rng(seed)
     start = np.datetime64("2026-11-22T00:00:00", "ns")
-    return pa.table({
-        "id": pa.array(np.arange(rows, dtype=np.int64)),
-        "ts": pa.array(start + rng.integers(0, 86_400 * 10**9, rows).astype("timedelta64[ns]")),
-        "country": pa.array(rng.choice(["DE", "FR", "US", "JP", "BR"], rows)),
-        "amount": pa.array(np.round(rng.gamma(2.0, 30.0, rows), 2)),
-        "ok": pa.array(rng.random(rows) > 0.1),
-        "tags": pa.array([["a", "b"][: i % 3] for i in range(rows)], pa.list_(pa.string())),
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(rows, dtype=np.int64)),
+            "ts": pa.array(start + rng.integers(0, 86_400 * 10**9, rows).astype("timedelta64[ns]")),
+            "country": pa.array(rng.choice(["DE", "FR", "US", "JP", "BR"], rows)),
+            "amount": pa.array(np.round(rng.gamma(2.0, 30.0, rows), 2)),
+            "ok": pa.array(rng.random(rows) > 0.1),
+            "tags": pa.array([["a", "b"][: i % 3] for i in range(rows)], pa.list_(pa.string())),
+        }
+    )
 
 
 async def main(rows: int, out: pathlib.Path) -> None:
     table = sample_table(rows)
-    await aorc.write_table(table, out, compression="zstd", bloom_filter_columns=["country"],
-                           metadata={"source": "aorc demo"})
+    await aorc.write_table(
+        table,
+        out,
+        compression="zstd",
+        bloom_filter_columns=["country"],
+        metadata={"source": "aorc demo"},
+    )
     print(f"wrote {out} ({out.stat().st_size:,} bytes, {rows:,} rows)")
 
     async with aorc.open_reader(out) as reader:
@@ -52,11 +59,12 @@ async def main(rows: int, out: pathlib.Path) -> None:
 
     us = await aorc.read_table(out, columns=["country", "amount"])
     totals: dict[str, float] = {}
-    for country, amount in zip(us.column("country").to_pylist(), us.column("amount").to_pylist()):
+    countries, amounts = us.column("country").to_pylist(), us.column("amount").to_pylist()
+    for country, amount in zip(countries, amounts, strict=True):
         totals[country] = totals.get(country, 0.0) + amount
     for country, total in sorted(totals.items()):
         print(f"  {country}: {total:12,.2f}")
-    print(f"done at {dt.datetime.now(dt.timezone.utc):%H:%M:%S} UTC")
+    print(f"done at {dt.datetime.now(dt.UTC):%H:%M:%S} UTC")
 
 
 if __name__ == "__main__":

@@ -50,15 +50,25 @@ def test_column_ids_are_preorder() -> None:
 
 def test_arrow_schema_matches_pyarrow_orc() -> None:
     """The Arrow schema aorc derives for a file equals what pyarrow.orc reads."""
-    table = pa.table({
-        "b": pa.array([True]), "i8": pa.array([1], pa.int8()), "i16": pa.array([1], pa.int16()),
-        "i32": pa.array([1], pa.int32()), "i64": pa.array([1], pa.int64()),
-        "f": pa.array([1.0], pa.float32()), "d": pa.array([1.0]), "s": pa.array(["x"]),
-        "bin": pa.array([b"x"]), "ts": pa.array([1], pa.timestamp("ns")),
-        "date": pa.array([1], pa.date32()), "dec": pa.array([1], pa.decimal128(20, 3)),
-        "l": pa.array([[1]]), "st": pa.array([{"x": 1, "y": "a"}]),
-        "m": pa.array([[("k", 1)]], pa.map_(pa.string(), pa.int64())),
-    })
+    table = pa.table(
+        {
+            "b": pa.array([True]),
+            "i8": pa.array([1], pa.int8()),
+            "i16": pa.array([1], pa.int16()),
+            "i32": pa.array([1], pa.int32()),
+            "i64": pa.array([1], pa.int64()),
+            "f": pa.array([1.0], pa.float32()),
+            "d": pa.array([1.0]),
+            "s": pa.array(["x"]),
+            "bin": pa.array([b"x"]),
+            "ts": pa.array([1], pa.timestamp("ns")),
+            "date": pa.array([1], pa.date32()),
+            "dec": pa.array([1], pa.decimal128(20, 3)),
+            "l": pa.array([[1]]),
+            "st": pa.array([{"x": 1, "y": "a"}]),
+            "m": pa.array([[("k", 1)]], pa.map_(pa.string(), pa.int64())),
+        }
+    )
     buf = io.BytesIO()
     po.write_table(table, buf)
     buf.seek(0)
@@ -89,8 +99,10 @@ def test_non_struct_root_is_one_column() -> None:
     assert schema.names == ["_col0"]
 
 
-@pytest.mark.parametrize("bad", ["struct<a:int", "struct<a>", "foo", "decimal(50,2)",
-                                 "map<int>", "struct<a:int>x", "array<>"])
+@pytest.mark.parametrize(
+    "bad",
+    ["struct<a:int", "struct<a>", "foo", "decimal(50,2)", "map<int>", "struct<a:int>x", "array<>"],
+)
 def test_bad_type_strings(bad: str) -> None:
     with pytest.raises(SchemaError):
         parse_type_string(bad)
@@ -110,7 +122,9 @@ def test_corrupt_proto_types() -> None:
 
 
 def test_select_columns() -> None:
-    t = parse_type_string("struct<a:int,b:map<string,struct<q:int,r:int>>,c:array<struct<x:int,y:int>>>")
+    t = parse_type_string(
+        "struct<a:int,b:map<string,struct<q:int,r:int>>,c:array<struct<x:int,y:int>>>"
+    )
     assert select_columns(t, ["a"]) == {0, 1}
     assert select_columns(t, ["b.value.r"]) == {0, 2, 3, 4, 6}
     assert select_columns(t, ["c.x"]) == {0, 7, 8, 9}
