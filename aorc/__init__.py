@@ -30,6 +30,7 @@ from aorc.io import IOStats, Store, open_store
 from aorc.reader import (
     ColumnEncodingInfo,
     OrcReader,
+    ScanStats,
     StreamDescription,
     StripeFooterInfo,
     StripeMetadata,
@@ -55,6 +56,7 @@ __all__ = [
     "OrcReader",
     "OrcWriter",
     "RetriesExhaustedError",
+    "ScanStats",
     "SchemaError",
     "Store",
     "StoreError",

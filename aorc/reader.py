@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import struct
 import zlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
@@ -45,6 +46,8 @@ from aorc.errors import (
 )
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
+from aorc.predicate import Predicate, parse_filters
+from aorc.pushdown import ScanStats
 from aorc.stats import ColumnStatistics
 from aorc.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.tail import TAIL_READ_SIZE, FileTail, NeedBytes, StripeInfo, parse_tail
@@ -53,6 +56,7 @@ from aorc.types import OrcType, TypeKind, select_columns, to_arrow_schema, type_
 __all__ = [
     "ColumnEncodingInfo",
     "OrcReader",
+    "ScanStats",
     "StreamDescription",
     "StripeFooterInfo",
     "StripeMetadata",
@@ -277,6 +281,7 @@ class OrcReader:
         self._closed = False
         self.path = store.path
         self._decode_options = DecodeOptions.from_tail(tail)
+        self._scan_stats = ScanStats()
 
     # ------------------------------------------------------------------ file information
     @property
@@ -363,6 +368,14 @@ class OrcReader:
     def io_stats(self) -> IOStats:
         """Requests and bytes read so far (a live counter; use ``snapshot()`` to keep one)."""
         return self._store.stats
+
+    @property
+    def scan_stats(self) -> ScanStats:
+        """What filtered reads (``filters=``) through this reader pruned and read so far:
+        stripes and row groups in total, pruned by statistics and by bloom filters, rows
+        decoded and returned, and the store's requests and bytes (a snapshot)."""
+        io = self._store.stats
+        return dataclasses.replace(self._scan_stats, requests=io.requests, bytes=io.bytes)
 
     def column_names(self) -> list[str]:
         """A dotted path name per column id (root ``""``), as ``columns=`` accepts them:
@@ -504,8 +517,8 @@ class OrcReader:
         )
 
     # ------------------------------------------------------------------ reading rows
-    def iter_batches(self, columns: Sequence[str] | None = None,
-                     batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+    def iter_batches(self, columns: Sequence[str] | None = None, batch_size: int = 65536,
+                     filters: Any = None) -> AsyncGenerator[pa.RecordBatch, None]:
         """Iterate over the rows as Arrow record batches of at most ``batch_size`` rows.
 
         Batches never span stripes. The next stripes' bytes are fetched while the current
@@ -516,10 +529,17 @@ class OrcReader:
             columns: names of the columns to read: top-level names or dotted paths into
                 nested structs (``"a.b"``); ``None`` reads every column.
             batch_size: the largest number of rows per batch.
+            filters: only rows matching these, in pyarrow.parquet's form: a list of
+                ``(column, op, value)`` tuples (AND) or a list of such lists (OR of ANDs);
+                ops ``==``, ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``,
+                ``is null``, ``is not null`` (see :mod:`aorc.predicate`). Stripes and row
+                groups that cannot match are skipped using statistics and bloom filters,
+                and only the surviving row groups' bytes are read; :attr:`scan_stats` says
+                what was skipped. Filtered columns need not be among ``columns``.
 
         Raises:
-            SchemaError: for an unknown column name or a batch size below 1 (raised here,
-                before iteration starts).
+            SchemaError: for an unknown column name, malformed filters or a batch size below
+                1 (raised here, before iteration starts).
             CorruptFileError: (during iteration) when the file is damaged; the message names
                 the file and the stripe.
         """
@@ -527,17 +547,30 @@ class OrcReader:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
         selected = select_columns(self._tail.schema, columns)
+        predicate = parse_filters(filters, self._tail.schema)
+        if predicate is not None:
+            return self._filtered(selected, predicate, batch_size)
         return self._batches(selected, batch_size)
 
-    async def read(self, columns: Sequence[str] | None = None) -> pa.Table:
-        """Read the whole file (or the selected columns) into an Arrow table.
+    def _filtered(self, selected: set[int], predicate: Predicate,
+                  batch_size: int | None) -> AsyncGenerator[pa.RecordBatch, None]:
+        from aorc.scan import filtered_batches  # the filtered path of this driver
+        return filtered_batches(self, selected, predicate, batch_size)
+
+    async def read(self, columns: Sequence[str] | None = None, filters: Any = None) -> pa.Table:
+        """Read the whole file (or the selected columns, or the matching rows) into an Arrow
+        table.
 
         Args:
             columns: as for :meth:`iter_batches`.
+            filters: as for :meth:`iter_batches`.
         """
         self._check_open()
         selected = select_columns(self._tail.schema, columns)
-        batches = [b async for b in self._batches(selected, None)]
+        predicate = parse_filters(filters, self._tail.schema)
+        source = (self._batches(selected, None) if predicate is None
+                  else self._filtered(selected, predicate, None))
+        batches = [b async for b in source]
         if batches:
             return pa.Table.from_batches(batches, schema=batches[0].schema)
         return pa.Table.from_batches([], schema=self._projected_schema(selected))
@@ -741,13 +774,16 @@ def open_reader(source: Source, *,
 
 
 async def read_table(source: Source, *, columns: Sequence[str] | None = None,
+                     filters: Any = None,
                      storage_options: Mapping[str, Any] | None = None) -> pa.Table:
-    """Read a whole ORC file (or some of its columns) into an Arrow table.
+    """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
+    an Arrow table.
 
     Args:
         source: as for :func:`open_reader`.
         columns: top-level column names or dotted nested paths; ``None`` reads all.
+        filters: as for :meth:`OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``.
         storage_options: as for :func:`open_reader`.
     """
     async with open_reader(source, storage_options=storage_options) as reader:
-        return await reader.read(columns)
+        return await reader.read(columns, filters=filters)

@@ -35,6 +35,7 @@ __all__ = [
     "arrow_type",
     "decode_column",
     "decode_stripe",
+    "values_to_skip",
 ]
 
 Buffer = bytes | bytearray | memoryview
@@ -69,6 +70,18 @@ class StripeStreams(Protocol):
     def encoding(self, column: int) -> pb.ColumnEncoding:
         """The column's encoding from the stripe footer."""
         ...
+
+
+def values_to_skip(streams: StripeStreams, column: int, kind: int) -> int:
+    """How many values (bits for boolean streams) to skip at the start of a stream.
+
+    A stripe read from a row group onward hands the decoders each stream from the run that
+    holds the row group's first value; the row index says how far into that run the value
+    is. Implementations of :class:`StripeStreams` that start mid-stream provide a method
+    ``skip(column, kind) -> int``; whole streams need none (0).
+    """
+    skip = getattr(streams, "skip", None)
+    return 0 if skip is None else int(skip(column, kind))
 
 
 @dataclass
@@ -254,17 +267,23 @@ class Context:
         """A stream's bytes, or ``None`` when absent."""
         return self.streams.stream(t.column_id, kind)
 
-    def require(self, t: OrcType, kind: int, count: int, ratio: int) -> Buffer:
-        """A stream that must describe ``count`` values at most ``ratio`` per byte.
+    def skip(self, t: OrcType, kind: int) -> int:
+        """Values (bits for boolean streams) to skip at the start of a stream (see
+        :func:`values_to_skip`)."""
+        return values_to_skip(self.streams, t.column_id, kind)
+
+    def require(self, t: OrcType, kind: int, count: int, ratio: int, skip: int = 0) -> Buffer:
+        """A stream that must describe ``skip + count`` values at most ``ratio`` per byte.
 
         Raises:
-            CorruptFileError: the stream is missing or too short for ``count`` values.
+            CorruptFileError: the stream is missing or too short for the values.
         """
         data = self.streams.stream(t.column_id, kind)
         if data is None:
             if count == 0:
                 return b""
             raise column_error(t, kind, f"stream is missing but {count} values are needed")
+        count += skip
         if count > ratio * len(data):
             raise column_error(
                 t, kind, f"{len(data)} bytes cannot hold the {count} values needed")
@@ -287,11 +306,12 @@ class Context:
     def ints(self, t: OrcType, kind: int, count: int, signed: bool) -> npt.NDArray[np.int64]:
         """Decode ``count`` integers of an RLE stream (v1 or v2 as the encoding says)."""
         version = self.rle_version(t)
-        data = self.require(t, kind, count, INT_RLE_RATIO)
+        skip = self.skip(t, kind)
+        data = self.require(t, kind, count, INT_RLE_RATIO, skip)
         if count == 0:
             return np.zeros(0, np.int64)
         with self.reading(t, kind):
-            return rle.decode_ints(data, count, signed, version)
+            return rle.decode_ints(data, count, signed, version, 0, skip)
 
     def lengths(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.int64]:
         """Decode ``count`` unsigned lengths; a negative (over 2**63) length is corrupt."""
@@ -302,19 +322,21 @@ class Context:
 
     def bools(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.bool_]:
         """Decode ``count`` booleans of a bit-packed byte-RLE stream."""
-        data = self.require(t, kind, count, BOOL_RLE_RATIO)
+        skip = self.skip(t, kind)
+        data = self.require(t, kind, count, BOOL_RLE_RATIO, skip)
         if count == 0:
             return np.zeros(0, np.bool_)
         with self.reading(t, kind):
-            return rle.read_bool_rle(data, count)
+            return rle.read_bool_rle(data, count, 0, skip)
 
     def bytes_rle(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.int8]:
         """Decode ``count`` bytes of a byte-RLE stream."""
-        data = self.require(t, kind, count, BYTE_RLE_RATIO)
+        skip = self.skip(t, kind)
+        data = self.require(t, kind, count, BYTE_RLE_RATIO, skip)
         if count == 0:
             return np.zeros(0, np.int8)
         with self.reading(t, kind):
-            return rle.read_byte_rle(data, count)
+            return rle.read_byte_rle(data, count, 0, skip)
 
     def slots(self, t: OrcType, level: Level) -> Slots:
         """Apply the column's PRESENT stream to its level."""

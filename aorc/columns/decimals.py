@@ -90,11 +90,12 @@ def _too_wide(words: npt.NDArray[np.uint64], precision: int,
 
 
 def _decimal64(t: OrcType, ctx: Context, count: int) -> npt.NDArray[np.int64]:
-    data = ctx.require(t, pb.Stream.DATA, count, 128)
+    skip = ctx.skip(t, pb.Stream.DATA)
+    data = ctx.require(t, pb.Stream.DATA, count, 128, skip)
     if count == 0:
         return np.zeros(0, np.int64)
     with ctx.reading(t, pb.Stream.DATA):
-        return rle.read_int_rle_v2(data, count, True)
+        return rle.read_int_rle_v2(data, count, True, 0, skip)
 
 
 def _build(dt: pa.DataType, slots: Slots, words: npt.NDArray[np.uint64]) -> pa.Array:
