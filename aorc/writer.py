@@ -569,7 +569,8 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType, *,
     """A writer of one ORC file, to use with ``async with``.
 
     Args:
-        dest: a local path, a ``file://`` URI or a :class:`aorc.io.sink.Sink`.
+        dest: a local path, a ``file://`` URI, an ``s3://bucket/key`` URI or a
+            :class:`aorc.io.sink.Sink`.
         schema: a pyarrow schema, or an ORC type string (``"struct<a:int,b:string>"``).
         storage_options: settings of the destination store.
         **options: as pyarrow.orc names them: ``compression`` ("zstd" (default), "zlib",
@@ -584,7 +585,7 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType, *,
 
     Raises:
         SchemaError: an unknown option, a bad option value or a schema ORC cannot hold.
-        UnsupportedFeatureError: a destination aorc cannot write to yet (s3://).
+        UnsupportedFeatureError: a URL scheme aorc cannot write to (e.g. gs://).
     """
     return OrcWriter(dest, schema, storage_options=storage_options, **options)
 
@@ -596,7 +597,8 @@ async def write_table(table: Data | Any, dest: Destination, *,
 
     Args:
         table: the data; its schema becomes the file's schema.
-        dest: a local path, a ``file://`` URI or a :class:`aorc.io.sink.Sink`.
+        dest: a local path, a ``file://`` URI, an ``s3://bucket/key`` URI or a
+            :class:`aorc.io.sink.Sink`.
         storage_options: settings of the destination store.
         **options: the options of :func:`open_writer`.
 

@@ -1,4 +1,4 @@
-"""Sinks: where the writer's bytes go (local files, memory; S3 later).
+"""Sinks: where the writer's bytes go (local files, memory, S3 via aorc.io.s3).
 
 A sink receives a file's bytes in order with :meth:`Sink.write` and makes them visible only
 when :meth:`Sink.complete` is called; :meth:`Sink.abort` drops everything written so far.
