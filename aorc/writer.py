@@ -43,6 +43,7 @@ from aorc.codec.compression import MAX_BLOCK_SIZE, CompressionKind
 from aorc.columns.encode import WriteOptions, encode_column
 from aorc.errors import AorcError, SchemaError
 from aorc.file_writer import FileAssembler
+from aorc.io.base import IOStats
 from aorc.io.sink import Destination, Sink, open_sink
 from aorc.stripe_writer import assemble_stripe
 from aorc.types import (
@@ -358,6 +359,13 @@ class OrcWriter:
     def path(self) -> str:
         """The destination's printable name."""
         return self._sink.path
+
+    @property
+    def io_stats(self) -> IOStats | None:
+        """Requests, bytes, retries and parts the destination store has seen (object stores);
+        None for sinks that do not count them (local files, memory)."""
+        stats = getattr(self._sink, "stats", None)
+        return stats if isinstance(stats, IOStats) else None
 
     @property
     def num_stripes(self) -> int:

@@ -1,4 +1,4 @@
-"""Stores: where ORC bytes come from (local files, buffers; S3 later).
+"""Stores: where ORC bytes come from (local files, buffers, S3 and S3-compatible stores).
 
 :func:`open_store` picks the store for a source. All stores implement :class:`Store`:
 a one-request tail read that also reveals the size, ranged reads, and coalesced concurrent
@@ -18,6 +18,9 @@ from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_optio
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
+from aorc.io.s3 import S3Sink, S3Store
+from aorc.io.s3_clients import close_clients
+from aorc.io.s3_config import S3Config, is_s3_url
 
 __all__ = [
     "BaseStore",
@@ -25,9 +28,13 @@ __all__ = [
     "LocalStore",
     "MemoryStore",
     "RangePlan",
+    "S3Config",
+    "S3Sink",
+    "S3Store",
     "Source",
     "Store",
     "StoreOptions",
+    "close_clients",
     "open_store",
     "plan_ranges",
     "source_name",
@@ -56,14 +63,17 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
     ``async with`` on the store. Close it with ``await store.close()``.
 
     Args:
-        source: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, a bytes-like
-            object holding a whole ORC file, or an existing :class:`Store` (returned as is).
+        source: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, an
+            ``s3://bucket/key`` URL, a bytes-like object holding a whole ORC file, or an
+            existing :class:`Store` (returned as is).
         storage_options: store tuning: ``max_merge_distance`` (bytes, default 1 MiB),
-            ``max_request_size`` (default 64 MiB) and ``max_concurrency`` (default 10).
+            ``max_request_size`` (default 64 MiB; 8 MiB for S3) and ``max_concurrency``
+            (default 10; 8 for S3); for S3 also the connection settings of
+            :mod:`aorc.io.s3_config`.
         mode: ``"r"``; writing is not implemented yet.
 
     Raises:
-        UnsupportedFeatureError: for ``s3://`` and other URL schemes not supported yet.
+        UnsupportedFeatureError: for URL schemes other than ``file://`` and ``s3://``.
         SchemaError: for an unknown storage option, mode or source type.
     """
     if mode != "r":
@@ -74,6 +84,8 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
         if storage_options:
             raise SchemaError("storage_options cannot be applied to an already open store")
         return source
+    if is_s3_url(source):
+        return S3Store.from_url(str(source), storage_options)
     options = dict(storage_options or {})
     tuning = StoreOptions.pop_from(options)
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -99,6 +111,4 @@ def _open_url(url: str, options: dict[str, Any], tuning: StoreOptions) -> Store:
                                           f"{url}")
         check_no_options_left(options, "local files")
         return LocalStore(urllib.request.url2pathname(parsed.path), tuning)
-    if scheme in ("s3", "s3a"):
-        raise UnsupportedFeatureError("s3 support is not installed yet")
     raise UnsupportedFeatureError(f"unsupported URL scheme {scheme!r} in {url}")

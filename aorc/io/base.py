@@ -41,14 +41,18 @@ class IOStats:
     """Counters of the I/O a store performed.
 
     Attributes:
-        requests: read requests issued to the underlying file or object.
-        bytes: bytes received, including the gaps read to merge nearby ranges.
+        requests: requests issued to the underlying file or object (for an S3 upload:
+            every API call, parts included).
+        bytes: bytes received (reads, including the gaps read to merge nearby ranges) or
+            sent (writes).
         retries: requests repeated after a transient failure.
+        parts: multipart upload parts sent (writes to object stores).
     """
 
     requests: int = 0
     bytes: int = 0
     retries: int = 0
+    parts: int = 0
 
     def snapshot(self) -> IOStats:
         """A copy of the current counts."""
@@ -56,7 +60,7 @@ class IOStats:
 
     def __sub__(self, other: IOStats) -> IOStats:
         return IOStats(self.requests - other.requests, self.bytes - other.bytes,
-                       self.retries - other.retries)
+                       self.retries - other.retries, self.parts - other.parts)
 
 
 @dataclass(frozen=True)

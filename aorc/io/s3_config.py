@@ -1,0 +1,328 @@
+"""Settings of S3 (and S3-compatible) stores: ``s3://`` URLs and ``storage_options``.
+
+Connection settings follow the standard AWS configuration chain: whatever is not given in
+``storage_options`` comes from the environment (``AWS_ENDPOINT_URL``, ``AWS_REGION``,
+``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ``AWS_RETRY_MODE``, ``AWS_MAX_ATTEMPTS``, ...), the
+shared config and credentials files and their profiles, as botocore resolves them.
+
+``storage_options`` keys understood for ``s3://`` sources and destinations:
+
+Connection (passed to botocore):
+    ``endpoint_url``; ``region`` (or ``region_name``); ``aws_access_key_id`` (or ``key``),
+    ``aws_secret_access_key`` (or ``secret``), ``aws_session_token`` (or ``token``);
+    ``profile`` (or ``profile_name``); ``anon`` (bool: unsigned requests, for public
+    buckets); ``verify`` (bool or a CA bundle path); ``config``: a ``botocore.config.Config``
+    or a dict of its keyword arguments; and shortcuts into that config: ``retry_mode``
+    (``"standard"`` or ``"adaptive"``; ``"legacy"`` also works), ``max_attempts`` (total
+    attempts, first one included), ``retries`` (botocore's dict), ``max_pool_connections``,
+    ``connect_timeout``, ``read_timeout``, ``addressing_style`` (``"path"``/``"virtual"``).
+
+Reading (aorc):
+    ``max_merge_distance`` (1 MiB), ``max_request_size`` (8 MiB: longer ranges are split
+    into parallel requests), ``max_concurrency`` (requests in flight per open file, 8).
+
+Writing (aorc):
+    ``part_size`` (8 MiB, at least 5 MiB: S3's smallest part), ``max_concurrency`` (part
+    uploads in flight, 8), ``memory_budget`` (bytes buffered plus in flight before
+    ``write`` waits; default ``(max_concurrency + 1) * part_size``), ``checksum_algorithm``
+    (``"CRC32"`` (default), ``"CRC32C"``, ``"SHA1"``, ``"SHA256"``, or ``None`` to send no
+    additional checksum).
+
+Both sets are accepted on reads and on writes, so one dict can serve both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aorc.errors import SchemaError
+from aorc.io.base import StoreOptions
+
+__all__ = [
+    "DEFAULT_PART_SIZE",
+    "DEFAULT_S3_CONCURRENCY",
+    "DEFAULT_S3_REQUEST_SIZE",
+    "MAX_PART_SIZE",
+    "MAX_PARTS",
+    "MIN_PART_SIZE",
+    "S3Config",
+    "is_s3_url",
+    "parse_s3_url",
+]
+
+#: Requests (reads) or part uploads (writes) in flight at once, per file.
+DEFAULT_S3_CONCURRENCY = 8
+#: Longest ranged GET: larger ranges (a whole big stripe) are split into pieces of this size
+#: fetched in parallel, as one S3 connection alone transfers well below the network's speed.
+DEFAULT_S3_REQUEST_SIZE = 8 * 1024 * 1024
+#: Size of a multipart upload's parts (the last one may be shorter).
+DEFAULT_PART_SIZE = 8 * 1024 * 1024
+#: S3's smallest part (except the last one of an upload).
+MIN_PART_SIZE = 5 * 1024 * 1024
+#: S3's largest part.
+MAX_PART_SIZE = 5 * 1024 * 1024 * 1024
+#: S3's largest number of parts in one upload.
+MAX_PARTS = 10_000
+#: Connections per client (shared by every file read or written with the same settings).
+DEFAULT_POOL_CONNECTIONS = 32
+#: Checksums S3 accepts on uploads.
+CHECKSUM_ALGORITHMS = ("CRC32", "CRC32C", "SHA1", "SHA256", "CRC64NVME")
+
+_SCHEMES = ("s3://", "s3a://")
+
+# storage option name -> S3Config field name
+_ALIASES = {
+    "endpoint_url": "endpoint_url",
+    "region": "region", "region_name": "region",
+    "aws_access_key_id": "access_key_id", "key": "access_key_id",
+    "aws_secret_access_key": "secret_access_key", "secret": "secret_access_key",
+    "aws_session_token": "session_token", "token": "session_token",
+    "profile": "profile", "profile_name": "profile",
+    "anon": "anon", "verify": "verify",
+    "part_size": "part_size", "memory_budget": "memory_budget",
+    "checksum_algorithm": "checksum_algorithm",
+}
+# storage option name -> botocore Config keyword (shortcuts)
+_CONFIG_SHORTCUTS = ("max_pool_connections", "connect_timeout", "read_timeout", "retries")
+
+
+def is_s3_url(source: object) -> bool:
+    """Whether ``source`` is a string naming an S3 object (``s3://`` or ``s3a://``)."""
+    return isinstance(source, str) and source[:6].lower().startswith(_SCHEMES)
+
+
+def parse_s3_url(url: str) -> tuple[str, str]:
+    """Split ``s3://bucket/key`` into bucket and key.
+
+    The key is taken verbatim (no percent-decoding; ``?`` and ``#`` are part of it).
+
+    Raises:
+        SchemaError: not an s3:// URL, or the bucket or key is missing.
+    """
+    if not is_s3_url(url):
+        raise SchemaError(f"not an s3:// URL: {url!r}")
+    rest = url.split("://", 1)[1]
+    bucket, _, key = rest.partition("/")
+    if not bucket or not key or key.endswith("/"):
+        raise SchemaError(f"an S3 URL must name a bucket and an object key "
+                          f"(s3://bucket/path/file.orc), got {url!r}")
+    return bucket, key
+
+
+def _positive_int(name: str, value: Any, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise SchemaError(f"storage option {name} must be an integer of at least {low}, "
+                          f"got {value!r}")
+    return value
+
+
+def _optional_str(name: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise SchemaError(f"storage option {name} must be a string, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class S3Config:
+    """Everything needed to reach S3 objects and to tune reads and writes.
+
+    Build it with :meth:`from_options`; fields left ``None`` come from the AWS chain.
+
+    Attributes:
+        endpoint_url: the service's URL (e.g. a MinIO or moto server).
+        region: the region name.
+        access_key_id: explicit credentials (all three or none).
+        secret_access_key: explicit credentials.
+        session_token: explicit credentials.
+        profile: a profile of the shared AWS config files.
+        anon: send unsigned requests.
+        verify: TLS verification: ``False`` or a CA bundle path (``None``: botocore's).
+        client_config: botocore ``Config`` keyword arguments.
+        store: read tuning (coalescing, concurrency).
+        part_size: bytes per uploaded part.
+        memory_budget: most bytes a writer holds buffered plus in flight.
+        checksum_algorithm: checksum sent with uploads, or ``None``.
+    """
+
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+    profile: str | None = None
+    anon: bool = False
+    verify: bool | str | None = None
+    client_config: tuple[tuple[str, Any], ...] = ()
+    store: StoreOptions = dataclasses.field(default_factory=lambda: StoreOptions(
+        max_concurrency=DEFAULT_S3_CONCURRENCY, max_request_size=DEFAULT_S3_REQUEST_SIZE))
+    part_size: int = DEFAULT_PART_SIZE
+    memory_budget: int | None = None
+    checksum_algorithm: str | None = "CRC32"
+
+    def __post_init__(self) -> None:
+        for name in ("endpoint_url", "region", "access_key_id", "secret_access_key",
+                     "session_token", "profile"):
+            _optional_str(name, getattr(self, name))
+        if not isinstance(self.anon, bool):
+            raise SchemaError(f"storage option anon must be a bool, got {self.anon!r}")
+        if self.verify is not None and not isinstance(self.verify, (bool, str)):
+            raise SchemaError(f"storage option verify must be a bool or a path, "
+                              f"got {self.verify!r}")
+        if (self.access_key_id is None) != (self.secret_access_key is None):
+            raise SchemaError("storage options aws_access_key_id and aws_secret_access_key "
+                              "must be given together")
+        _positive_int("part_size", self.part_size, MIN_PART_SIZE)
+        if self.part_size > MAX_PART_SIZE:
+            raise SchemaError(f"storage option part_size must be at most {MAX_PART_SIZE} "
+                              f"(5 GiB), got {self.part_size}")
+        if self.memory_budget is not None:
+            _positive_int("memory_budget", self.memory_budget)
+        if self.checksum_algorithm is not None and (
+                not isinstance(self.checksum_algorithm, str)
+                or self.checksum_algorithm.upper() not in CHECKSUM_ALGORITHMS):
+            raise SchemaError(f"storage option checksum_algorithm must be one of "
+                              f"{', '.join(CHECKSUM_ALGORITHMS)} or None, "
+                              f"got {self.checksum_algorithm!r}")
+
+    @classmethod
+    def from_options(cls, storage_options: Mapping[str, Any] | None) -> S3Config:
+        """Check ``storage_options`` (see the module docstring) and build the settings.
+
+        Raises:
+            SchemaError: an unknown option or a bad value.
+        """
+        options = dict(storage_options or {})
+        options.setdefault("max_concurrency", DEFAULT_S3_CONCURRENCY)
+        options.setdefault("max_request_size", DEFAULT_S3_REQUEST_SIZE)
+        store = StoreOptions.pop_from(options)
+        fields: dict[str, Any] = {"store": store}
+        for name in list(options):
+            if name in _ALIASES:
+                field = _ALIASES[name]
+                if field in fields:
+                    raise SchemaError(f"storage option {name} is given twice (under two "
+                                      "names)")
+                fields[field] = options.pop(name)
+        config = _client_config(options)
+        if options:
+            unknown = ", ".join(sorted(map(str, options)))
+            raise SchemaError(f"unknown storage option(s) for s3: {unknown}")
+        if isinstance(fields.get("checksum_algorithm"), str):
+            fields["checksum_algorithm"] = fields["checksum_algorithm"].upper()
+        return cls(client_config=tuple(sorted(config.items())), **fields)
+
+    @property
+    def effective_memory_budget(self) -> int:
+        """The writer's memory budget: the option, or enough for every upload slot plus
+        one part being filled."""
+        if self.memory_budget is not None:
+            return self.memory_budget
+        return (self.store.max_concurrency + 1) * self.part_size
+
+    def botocore_config_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``botocore.config.Config`` (aiobotocore's ``AioConfig``)."""
+        kwargs: dict[str, Any] = {"max_pool_connections": DEFAULT_POOL_CONNECTIONS,
+                                  "user_agent_extra": "aorc"}
+        kwargs.update(_thaw(dict(self.client_config)))
+        if self.checksum_algorithm is None:  # no automatic CRC32 either
+            kwargs.setdefault("request_checksum_calculation", "when_required")
+        if self.anon:
+            from botocore import UNSIGNED
+            kwargs["signature_version"] = UNSIGNED
+        return kwargs
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of ``create_client`` other than ``config``."""
+        kwargs: dict[str, Any] = {}
+        if self.endpoint_url is not None:
+            kwargs["endpoint_url"] = self.endpoint_url
+        if self.region is not None:
+            kwargs["region_name"] = self.region
+        if self.access_key_id is not None:
+            kwargs["aws_access_key_id"] = self.access_key_id
+            kwargs["aws_secret_access_key"] = self.secret_access_key
+            kwargs["aws_session_token"] = self.session_token
+        if self.verify is not None:
+            kwargs["verify"] = self.verify
+        return kwargs
+
+    def client_key(self) -> str:
+        """A digest of everything that shapes a client: the connection settings and the
+        ``AWS_*`` environment (so a changed environment gets a new client). Secrets are
+        hashed, never stored in clear in the key."""
+        parts = (self.endpoint_url, self.region, self.access_key_id, self.secret_access_key,
+                 self.session_token, self.profile, self.anon, self.verify,
+                 self.client_config, self.checksum_algorithm is None,
+                 tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))))
+        return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+    def __repr__(self) -> str:  # never print secrets
+        hidden = {"secret_access_key", "session_token"}
+        shown = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            shown.append(f"{f.name}={'***' if f.name in hidden and value else repr(value)}")
+        return f"S3Config({', '.join(shown)})"
+
+
+def _client_config(options: dict[str, Any]) -> dict[str, Any]:
+    """Take the botocore client config (``config`` and its shortcuts) out of ``options``."""
+    raw = options.pop("config", None)
+    config: dict[str, Any]
+    if raw is None:
+        config = {}
+    elif isinstance(raw, Mapping):
+        config = dict(raw)
+    elif type(raw).__name__ in ("Config", "AioConfig"):
+        config = {k: v for k, v in raw._user_provided_options.items()}
+    else:
+        raise SchemaError(f"storage option config must be a botocore Config or a dict, "
+                          f"got {type(raw).__name__}")
+    for name in _CONFIG_SHORTCUTS:
+        if name in options:
+            config[name] = options.pop(name)
+    retries = dict(config.get("retries") or {})
+    if "retry_mode" in options:
+        retries["mode"] = options.pop("retry_mode")
+    if "max_attempts" in options:
+        retries["total_max_attempts"] = _positive_int("max_attempts",
+                                                      options.pop("max_attempts"))
+        retries.pop("max_attempts", None)
+    if retries:
+        mode = retries.get("mode")
+        if mode is not None and mode not in ("standard", "adaptive", "legacy"):
+            raise SchemaError(f"retry mode must be 'standard' or 'adaptive' (or 'legacy'), "
+                              f"got {mode!r}")
+        config["retries"] = retries
+    if "addressing_style" in options:
+        style = options.pop("addressing_style")
+        if style not in ("auto", "path", "virtual"):
+            raise SchemaError(f"addressing_style must be 'auto', 'path' or 'virtual', "
+                              f"got {style!r}")
+        config["s3"] = {**dict(config.get("s3") or {}), "addressing_style": style}
+    try:
+        from botocore.config import Config
+        Config(**config)  # validates the names and values now, not at the first request
+    except Exception as exc:  # noqa: BLE001 - TypeError or botocore's configuration errors
+        raise SchemaError(f"invalid botocore client config {config!r}: {exc}") from exc
+    frozen: dict[str, Any] = _freeze(config)
+    return frozen
+
+
+def _freeze(value: Any) -> Any:
+    """Dicts as sorted tuples of pairs, lists as tuples: hashable and stable for keys."""
+    if isinstance(value, Mapping):
+        return {k: _freeze(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(config: dict[str, Any]) -> dict[str, Any]:
+    """Copies of the nested dicts, so botocore may modify them."""
+    return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in config.items()}
