@@ -392,8 +392,9 @@ async def test_event_loop_stays_responsive(heavy_file: tuple[pathlib.Path, pa.Ta
         done.set()
         await tick
     assert got.equals(table)
-    # Decoding in the loop's thread gives gaps near 0.3 s here; worker threads, about 0.02 s.
-    assert max(gaps) < 0.1, f"event loop blocked for {max(gaps):.3f} s"
+    # Decoding in the loop's thread gives gaps near 0.3 s here; worker threads, about 0.02 s
+    # (more on a loaded machine, whose scheduler also delays the loop's thread).
+    assert max(gaps) < 0.2, f"event loop blocked for {max(gaps):.3f} s"
     assert len(gaps) > 10  # the read took long enough for the check to mean something
 
 
