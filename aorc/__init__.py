@@ -38,6 +38,7 @@ from aorc.reader import (
     open_reader,
     read_table,
 )
+from aorc.sink import RollingSink, SinkCommit, SinkFile
 from aorc.stats import ColumnStatistics
 from aorc.writer import OrcWriter, WriteOptions, open_writer, write_table
 
@@ -56,8 +57,11 @@ __all__ = [
     "OrcReader",
     "OrcWriter",
     "RetriesExhaustedError",
+    "RollingSink",
     "ScanStats",
     "SchemaError",
+    "SinkCommit",
+    "SinkFile",
     "Store",
     "StoreError",
     "StreamDescription",

@@ -3,9 +3,16 @@
 ``aorc meta FILE [--json]`` describes a file: format, writer, compression, stripes (with
 their column encodings), schema, user metadata, column statistics and bloom filters.
 ``aorc head FILE [-n 10] [--columns a,b]`` prints the first rows as JSON lines.
+``aorc cat FILE [--format jsonl|csv] [--columns a,b]`` prints every row.
+``aorc convert IN OUT [--from csv|jsonl|parquet|orc] [--compression zstd] ...`` writes an ORC
+file from a CSV, JSON lines, Parquet or ORC file (see :mod:`aorc.cli_convert`), with a
+progress bar on standard error when it is a terminal.
 
-Errors aorc raises on purpose are printed as one line (``aorc: error: ...``) with exit
-status 1.
+Files are local paths, ``file://`` URLs or ``s3://`` URLs; S3 settings come from the AWS
+environment, ``--endpoint-url`` and ``--storage-option KEY=VALUE``.
+
+Errors (bad or missing files, bad options, store failures) are printed as one line
+(``aorc: error: ...``) with exit status 1, never as a traceback.
 """
 
 from __future__ import annotations
@@ -16,17 +23,21 @@ import base64
 import contextlib
 import datetime
 import decimal
+import io
 import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from aorc import __version__
-from aorc.errors import AorcError
+from aorc.cli_convert import FORMATS, arrow_error, convert
+from aorc.errors import AorcError, SchemaError
 from aorc.reader import OrcReader, StripeFooterInfo, open_reader
 
 __all__ = ["main"]
@@ -131,8 +142,9 @@ def print_meta(info: dict[str, Any], out: TextIO) -> None:
     out.write("\n".join(lines) + "\n")
 
 
-async def _meta(path: str, as_json: bool, out: TextIO) -> None:
-    async with open_reader(path) as reader:
+async def _meta(path: str, as_json: bool, out: TextIO,
+                storage_options: Mapping[str, Any] | None = None) -> None:
+    async with open_reader(path, storage_options=storage_options) as reader:
         info = await describe(reader)
     if as_json:
         json.dump(info, out, indent=2, default=_json_default)
@@ -169,17 +181,61 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _column_values(col: pa.Array) -> list[Any]:
+    """A column's values made JSON-friendly (as :func:`_plain` and :func:`_json_default`
+    would), with fast paths for flat columns."""
+    t = col.type
+    if pa.types.is_nested(t) or pa.types.is_union(t) or pa.types.is_dictionary(t):
+        return [_plain(v) for v in col.to_pylist()]
+    if pa.types.is_timestamp(t) and t.tz in (None, "UTC", "+00:00"):
+        return _timestamp_texts(col)
+    values: list[Any] = col.to_pylist()
+    if pa.types.is_floating(t):
+        finite = pc.all(pc.is_finite(col.fill_null(0.0))).as_py()
+        return values if finite in (True, None) else [_plain(v) for v in values]
+    if (pa.types.is_temporal(t) or pa.types.is_decimal(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)):
+        return [None if v is None else _json_default(v) for v in values]
+    return values
+
+
+_UNITS = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def _timestamp_texts(col: pa.Array) -> list[Any]:
+    """ISO texts of timestamps, as ``isoformat`` gives them (fraction only when not zero:
+    6 digits, or 9 with nanoseconds; ``+00:00`` for UTC), computed column-wise."""
+    per_second = _UNITS[col.type.unit]
+    ticks = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    seconds, rest = np.divmod(ticks, per_second)
+    whole = pc.strftime(pa.array(seconds, pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
+    nanos = rest * (1_000_000_000 // per_second)
+    suffix = "+00:00" if col.type.tz else ""
+    out: list[Any] = []
+    for text, n, valid in zip(whole.to_pylist(), nanos.tolist(),
+                              col.is_valid().to_pylist(), strict=True):
+        if not valid:
+            out.append(None)
+        elif not n:
+            out.append(text + suffix)
+        elif n % 1000:
+            out.append(f"{text}.{n:09d}{suffix}")
+        else:
+            out.append(f"{text}.{n // 1000:06d}{suffix}")
+    return out
+
+
 def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-    columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+    columns = [_column_values(batch.column(i)) for i in range(batch.num_columns)]
     names = batch.schema.names
-    return [{n: _plain(col[r]) for n, col in zip(names, columns, strict=True)}
-            for r in range(batch.num_rows)]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-async def _head(path: str, n: int, columns: list[str] | None, out: TextIO) -> None:
+async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
+                storage_options: Mapping[str, Any] | None = None) -> None:
     if n <= 0:
         return
-    async with open_reader(path) as reader:
+    async with open_reader(path, storage_options=storage_options) as reader:
         left = n
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n)) as batches:
             async for batch in batches:
@@ -190,20 +246,184 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO) -> No
                     break
 
 
+# =========================================================================== cat
+
+def _csv_column(arr: pa.Array) -> pa.Array:
+    """A column as pyarrow's CSV writer can write it: nested values as JSON text, binary as
+    base64 (as ``head`` prints them)."""
+    t = arr.type
+    if pa.types.is_nested(t) or pa.types.is_union(t):
+        return pa.array([None if v is None else json.dumps(_plain(v), default=_json_default)
+                         for v in arr.to_pylist()], pa.string())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.array([None if v is None else base64.b64encode(v).decode("ascii")
+                         for v in arr.to_pylist()], pa.string())
+    return arr
+
+
+def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
+    from pyarrow import csv
+
+    table = pa.table([_csv_column(c) for c in batch.columns], names=batch.schema.names)
+    buffer = io.BytesIO()
+    csv.write_csv(table, buffer, csv.WriteOptions(include_header=header,
+                                                  quoting_style="needed"))
+    return buffer.getvalue().decode("utf-8")
+
+
+async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
+               storage_options: Mapping[str, Any] | None = None) -> None:
+    async with open_reader(path, storage_options=storage_options) as reader:
+        header = fmt == "csv"
+        async with contextlib.aclosing(reader.iter_batches(columns)) as batches:
+            async for batch in batches:
+                if fmt == "csv":
+                    out.write(_csv_text(batch, header))
+                    header = False
+                    continue
+                out.write("".join(json.dumps(row, default=_json_default) + "\n"
+                                  for row in _rows(batch)))
+        if header:  # no rows: the header alone
+            schema = (await reader.read(columns)).schema
+            out.write(_csv_text(pa.RecordBatch.from_pylist([], schema=schema), True))
+
+
+# =========================================================================== options
+
+def _size(text: str) -> int:
+    """A byte size: ``65536``, ``64M``, ``1MiB``, ``256k``."""
+    units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    value = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = value[-1:] if value[-1:] in units and value[-1:] else ""
+    number = value[:-1] if unit else value
+    try:
+        return int(float(number) * units[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
+
+
+def _pairs(items: Sequence[str] | None, what: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SchemaError(f"{what} must be KEY=VALUE, got {item!r}")
+        out[key] = value
+    return out
+
+
+def _storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    options: dict[str, Any] = {}
+    for key, value in _pairs(args.storage_option, "--storage-option").items():
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    if args.endpoint_url:
+        options["endpoint_url"] = args.endpoint_url
+    return options or None
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def _write_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for name in ("compression", "stripe_size", "compression_block_size", "row_index_stride",
+                 "bloom_filter_fpp", "dictionary_key_size_threshold", "timezone"):
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = value
+    if args.bloom_filter_columns:
+        options["bloom_filter_columns"] = _names(args.bloom_filter_columns)
+    if args.metadata:
+        options["metadata"] = _pairs(args.metadata, "--metadata")
+    return options
+
+
 # =========================================================================== main
+
+def _store_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("storage")
+    group.add_argument("--endpoint-url", help="S3 endpoint (e.g. a MinIO server)")
+    group.add_argument("-S", "--storage-option", action="append", metavar="KEY=VALUE",
+                       help="a storage option (JSON value or text); repeatable")
+    return parent
+
+
+def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
+    conv = sub.add_parser("convert", parents=[parent],
+                          help="write an ORC file from CSV, JSON lines, Parquet or ORC")
+    conv.add_argument("input", help="input file: path or s3:// URL")
+    conv.add_argument("output", help="ORC output: path or s3:// URL")
+    conv.add_argument("--from", dest="fmt", choices=list(FORMATS),
+                      help="input format (default: from the extension)")
+    conv.add_argument("--schema", help="ORC type of the output, e.g. struct<a:int,b:string>")
+    conv.add_argument("--delimiter", default=",", help="CSV field delimiter (,)")
+    conv.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
+    conv.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
+    conv.add_argument("--compression-block-size", type=_size, help="e.g. 256k")
+    conv.add_argument("--row-index-stride", type=int, help="rows per row group (0: none)")
+    conv.add_argument("--bloom-filter-columns", help="comma-separated column names")
+    conv.add_argument("--bloom-filter-fpp", type=float, help="false positive rate (0.01)")
+    conv.add_argument("--dictionary-key-size-threshold", type=float)
+    conv.add_argument("--timezone", help="zone of naive timestamps (UTC)")
+    conv.add_argument("--metadata", action="append", metavar="KEY=VALUE",
+                      help="user metadata; repeatable")
+    bar = conv.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="always show the progress bar")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never show the progress bar")
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aorc", description="Look inside Apache ORC files.")
     parser.add_argument("--version", action="version", version=f"aorc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    meta = sub.add_parser("meta", help="describe a file: schema, stripes, statistics")
-    meta.add_argument("file", help="path or file:// URL of an ORC file")
+    parent = _store_parent()
+    where = "path, file:// or s3:// URL of an ORC file"
+    meta = sub.add_parser("meta", parents=[parent],
+                          help="describe a file: schema, stripes, statistics")
+    meta.add_argument("file", help=where)
     meta.add_argument("--json", action="store_true", help="print JSON")
-    head = sub.add_parser("head", help="print the first rows as JSON lines")
-    head.add_argument("file", help="path or file:// URL of an ORC file")
+    head = sub.add_parser("head", parents=[parent], help="print the first rows as JSON lines")
+    head.add_argument("file", help=where)
     head.add_argument("-n", "--rows", type=int, default=10, help="rows to print (10)")
     head.add_argument("--columns", help="comma-separated column names or dotted paths")
+    cat = sub.add_parser("cat", parents=[parent], help="print every row (JSON lines or CSV)")
+    cat.add_argument("file", help=where)
+    cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
+                     help="output format (jsonl)")
+    cat.add_argument("--columns", help="comma-separated column names or dotted paths")
+    _add_convert(sub, parent)
     return parser
+
+
+async def _run(args: argparse.Namespace, out: TextIO) -> None:
+    options = _storage_options(args)
+    if args.command == "meta":
+        await _meta(args.file, args.json, out, options)
+    elif args.command == "head":
+        await _head(args.file, args.rows, _names(args.columns), out, options)
+    elif args.command == "cat":
+        await _cat(args.file, args.format, _names(args.columns), out, options)
+    else:
+        await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
+                      delimiter=args.delimiter, storage_options=options,
+                      progress=args.progress, **_write_options(args))
+
+
+def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
+    name = str(getattr(args, "input", None) or getattr(args, "file", ""))
+    if isinstance(exc, pa.ArrowException):
+        exc = arrow_error(exc, name)
+    elif isinstance(exc, OSError) and not isinstance(exc, AorcError):
+        where = exc.filename if exc.filename is not None else name
+        return f"{where}: {exc.strerror or exc}"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,21 +431,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     out = sys.stdout
     try:
-        if args.command == "meta":
-            asyncio.run(_meta(args.file, args.json, out))
-        else:
-            columns = ([c.strip() for c in args.columns.split(",") if c.strip()]
-                       if args.columns else None)
-            asyncio.run(_head(args.file, args.rows, columns, out))
+        asyncio.run(_run(args, out))
         out.flush()
-    except AorcError as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"aorc: error: {message}", file=sys.stderr)
-        return 1
     except BrokenPipeError:  # e.g. `aorc head big.orc | head -1`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except (AorcError, OSError, pa.ArrowException, UnicodeError) as exc:
+        print(f"aorc: error: {_error_text(exc, args)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     return 0

@@ -1,0 +1,382 @@
+"""Planning for :mod:`aorc.sink` (pure, no I/O): partition folders, file names, per-row
+size estimates and where a stream must be cut.
+
+Cut decisions (:func:`roll_point`) depend only on the rows of the stream since its last cut
+and on the open files' counters, so a replay of the same records cuts at the same records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from aorc.errors import SchemaError
+from aorc.io.s3_config import is_s3_url
+
+__all__ = [
+    "DEFAULT_TIME_PARTITIONING",
+    "HIVE_DEFAULT_PARTITION",
+    "Layout",
+    "Limits",
+    "OpenFile",
+    "Partitioner",
+    "Piece",
+    "StreamState",
+    "check_offsets",
+    "file_name",
+    "held_bytes",
+    "join_uri",
+    "make_limits",
+    "partition_segment",
+    "positive",
+    "roll_point",
+    "row_sizes",
+]
+
+#: Partition folders of ``event_time``: one per UTC hour.
+DEFAULT_TIME_PARTITIONING = "dt=%Y-%m-%d/hour=%H"
+#: The folder value of a null partition value (as Hive and Spark write it).
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+#: Bytes counted for the Python objects of each piece of rows held (batch, arrays, buffers).
+PIECE_OVERHEAD = 1024
+
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+# Characters Hive escapes in partition folder names (FileUtils.escapePathName), plus '+'
+# which separates the parts of a file name.
+_ESCAPED = set('"#%\'*/:=?\\\x7f{}[]^+') | {chr(c) for c in range(0x20)}
+
+
+# =========================================================================== naming
+
+def partition_segment(name: str, value: Any) -> str:
+    """A Hive partition folder ``name=value``, escaped as Hive escapes it.
+
+    ``None`` becomes :data:`HIVE_DEFAULT_PARTITION`; booleans ``true``/``false``; dates and
+    times ISO format.
+    """
+    if value is None:
+        text = HIVE_DEFAULT_PARTITION
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        text = value.isoformat(sep=" ") if isinstance(value, datetime.datetime) \
+            else value.isoformat()
+    elif isinstance(value, bytes):
+        text = value.decode("utf-8", "backslashreplace")
+    else:
+        text = str(value)
+    return f"{_escape(name)}={_escape(text)}"
+
+
+def _escape(text: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+
+
+def file_name(topic: str, partition: int, first_offset: int) -> str:
+    """The name of the file of a stream whose first row has ``first_offset``."""
+    return f"{_escape(topic)}+{partition}+{first_offset:020d}.orc"
+
+
+def join_uri(prefix: str, *parts: str) -> str:
+    parts = tuple(p for p in parts if p)
+    if is_s3_url(prefix):
+        return "/".join([prefix.rstrip("/"), *parts])
+    return os.path.join(prefix, *parts)
+
+
+# =========================================================================== layout
+
+@dataclass
+class Layout:
+    """Where the rows of a batch go: ``groups[i]`` indexes ``paths``; per-row size
+    estimates; event times in nanoseconds (``None`` without ``max_event_span``)."""
+
+    groups: np.ndarray
+    paths: list[str]
+    sizes: np.ndarray
+    times: np.ndarray | None
+
+
+def row_sizes(batch: pa.RecordBatch) -> np.ndarray:
+    """Estimated Arrow bytes of each row: fixed widths plus the length of string and binary
+    values; a nested column counts its average bytes per row in this batch."""
+    n = batch.num_rows
+    sizes = np.zeros(n, dtype=np.int64)
+    for col in batch.columns:
+        t = col.type
+        if pa.types.is_boolean(t) or pa.types.is_null(t):
+            sizes += 1
+        elif pa.types.is_dictionary(t):
+            sizes += max(1, t.index_type.bit_width // 8)
+        elif _is_fixed(t):
+            sizes += max(1, t.bit_width // 8)
+        elif pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
+                or pa.types.is_large_binary(t):
+            lengths = pc.binary_length(col).fill_null(0).to_numpy(zero_copy_only=False)
+            sizes += lengths.astype(np.int64) + 4
+        elif n:
+            sizes += math.ceil(col.nbytes / n)
+    return sizes
+
+
+def held_bytes(batch: pa.RecordBatch) -> int:
+    """The bytes Arrow allocated for ``batch``'s buffers (each padded to 64 bytes, as Arrow's
+    memory pools allocate them), plus :data:`PIECE_OVERHEAD` for the Python objects."""
+    total = PIECE_OVERHEAD
+    for col in batch.columns:
+        for buf in col.buffers():
+            if buf is not None:
+                total += -(-buf.size // 64) * 64
+    return total
+
+
+def _is_fixed(t: pa.DataType) -> bool:
+    try:
+        return t.bit_width > 0 and not pa.types.is_nested(t)
+    except ValueError:
+        return False
+
+
+class Partitioner:
+    """Computes the partition folder of each row (pure, no I/O)."""
+
+    def __init__(self, schema: pa.Schema, partition_by: Sequence[str], event_time: str | None,
+                 time_partitioning: str | None, time_zone: str, need_times: bool) -> None:
+        for name in [*partition_by, *([event_time] if event_time else [])]:
+            if name not in schema.names:
+                raise SchemaError(f"RollingSink: no column {name!r} in the schema "
+                                  f"{schema.names}")
+        self.partition_by = tuple(partition_by)
+        self.event_time = event_time
+        self.time_zone = time_zone
+        self.template = time_partitioning if event_time else None
+        self.need_times = need_times
+        self.null_time_path = ""
+        if self.template is not None:
+            segments = self.template.split("/")
+            if not all("=" in s and s.split("=", 1)[0] for s in segments):
+                raise SchemaError(f"time_partitioning must be folders like 'dt=%Y-%m-%d', "
+                                  f"got {self.template!r}")
+            self.null_time_path = "/".join(f"{s.split('=', 1)[0]}={HIVE_DEFAULT_PARTITION}"
+                                           for s in segments)
+        if event_time is not None:
+            t = schema.field(event_time).type
+            if not (pa.types.is_timestamp(t) or pa.types.is_date(t)):
+                raise SchemaError(f"event_time column {event_time!r} must be a timestamp or "
+                                  f"a date, got {t}")
+
+    def _timestamps(self, batch: pa.RecordBatch) -> pa.Array:
+        col = batch.column(self.event_time)
+        if pa.types.is_date(col.type):
+            col = col.cast(pa.timestamp("s"))
+        return col.cast(pa.timestamp(col.type.unit, self.time_zone))
+
+    def _parts(self, batch: pa.RecordBatch) -> list[tuple[np.ndarray, list[str]]]:
+        parts = []
+        for name in self.partition_by:
+            encoded = pc.dictionary_encode(batch.column(name), null_encoding="encode")
+            labels = [partition_segment(name, v) for v in encoded.dictionary.to_pylist()]
+            parts.append((encoded.indices.to_numpy(zero_copy_only=False), labels))
+        if self.template is not None:
+            text = pc.strftime(self._timestamps(batch), format=self.template)
+            encoded = pc.dictionary_encode(text, null_encoding="encode")
+            labels = [self.null_time_path if v is None else v
+                      for v in encoded.dictionary.to_pylist()]
+            parts.append((encoded.indices.to_numpy(zero_copy_only=False), labels))
+        return parts
+
+    def layout(self, batch: pa.RecordBatch) -> Layout:
+        """The layout of ``batch``'s rows."""
+        n = batch.num_rows
+        parts = self._parts(batch)
+        if not parts:
+            groups, paths = np.zeros(n, dtype=np.int64), [""]
+        else:
+            code = np.zeros(n, dtype=np.int64)
+            for indices, labels in parts:
+                code = code * len(labels) + indices.astype(np.int64)
+            unique, groups = np.unique(code, return_inverse=True)
+            paths = []
+            for value in unique.tolist():
+                names = []
+                for _, labels in reversed(parts):
+                    value, index = divmod(value, len(labels))
+                    names.append(labels[index])
+                paths.append("/".join(reversed(names)))
+        times = None
+        if self.need_times:
+            ts = self._timestamps(batch).cast(pa.timestamp("ns", self.time_zone))
+            times = ts.cast(pa.int64()).fill_null(INT64_MIN).to_numpy(zero_copy_only=False)
+        return Layout(groups.astype(np.int64), paths, row_sizes(batch), times)
+
+
+# =========================================================================== state
+
+@dataclass
+class OpenFile:
+    """An open file: its folder, its id in the stream's current epoch and its counters."""
+
+    path: str
+    id: int
+    first: int = -1
+    last: int = -1
+    rows: int = 0
+    est_bytes: int = 0     # per-row estimates (roll decisions)
+    tmin: int = INT64_MAX
+    tmax: int = INT64_MIN
+
+
+@dataclass
+class Piece:
+    """Rows of a stream since its last cut: ``batch`` sorted by file id, ``fids`` the file
+    id of each row, ``nbytes`` what holding them costs."""
+
+    batch: pa.RecordBatch
+    fids: np.ndarray
+    nbytes: int
+
+    def slices(self) -> list[tuple[int, pa.RecordBatch]]:
+        """(file id, rows) for each file with rows here."""
+        ids, starts = np.unique(self.fids, return_index=True)
+        stops = np.r_[starts[1:], len(self.fids)]
+        return [(int(i), self.batch.slice(int(a), int(b - a)))
+                for i, a, b in zip(ids, starts, stops, strict=True)]
+
+
+@dataclass
+class StreamState:
+    """A stream's open files (since its last cut) and the rows they hold."""
+
+    topic: str
+    partition: int
+    files: dict[str, OpenFile] = field(default_factory=dict)
+    staged: list[Piece] = field(default_factory=list)
+    mem_bytes: int = 0
+    epoch: int = 0           # sequence number of the first row since the last cut
+    last_offset: int | None = None
+    opened_at: float | None = None
+    chain: asyncio.Task[None] | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_rows: int | None
+    max_bytes: int | None
+    max_span: int | None   # nanoseconds
+
+
+def roll_point(limits: Limits, stream: StreamState, layout: Layout,
+                pos: int, end: int) -> tuple[int, str]:
+    """The first row in ``pos:end`` before which the stream must be cut, and why; ``end``
+    when none. A file always takes at least one row."""
+    g = layout.groups[pos:end]
+    order = np.argsort(g, kind="stable")
+    sg = g[order]
+    starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
+    rank = np.arange(len(sg)) - np.repeat(starts, np.diff(np.r_[starts, len(sg)]))
+    present = sg[starts]
+    state = [stream.files.get(layout.paths[k]) for k in present.tolist()]
+    have_rows = np.array([f.rows if f else 0 for f in state], dtype=np.int64)
+    per_row_rows = np.repeat(have_rows, np.diff(np.r_[starts, len(sg)]))
+    best, why = end, ""
+    if limits.max_rows is not None:
+        over = np.flatnonzero(per_row_rows + rank >= limits.max_rows)
+        if len(over):
+            best, why = pos + int(order[over].min()), "rows"
+    if limits.max_bytes is not None:
+        sizes = layout.sizes[pos:end][order]
+        cum = np.cumsum(sizes)
+        base = np.repeat(cum[starts] - sizes[starts], np.diff(np.r_[starts, len(sg)]))
+        have = np.repeat(np.array([f.est_bytes if f else 0 for f in state], dtype=np.int64),
+                         np.diff(np.r_[starts, len(sg)]))
+        over = (have + cum - base > limits.max_bytes) & ((per_row_rows + rank) > 0)
+        hit = np.flatnonzero(over)
+        if len(hit) and pos + int(order[hit].min()) < best:
+            best, why = pos + int(order[hit].min()), "bytes"
+    if limits.max_span is not None and layout.times is not None:
+        at = _span_point(limits.max_span, layout.times[pos:end][order], starts, state, order)
+        if at is not None and pos + at < best:
+            best, why = pos + at, "event_time"
+    return best, why
+
+
+def _span_point(span: int, times: np.ndarray, starts: np.ndarray,
+                state: list[OpenFile | None], order: np.ndarray) -> int | None:
+    """The first row (relative) at which a file's event times would span ``span`` or more."""
+    bounds = np.r_[starts, len(times)]
+    best: int | None = None
+    for k, f in enumerate(state):
+        t = times[bounds[k]:bounds[k + 1]]
+        valid = t != INT64_MIN
+        lo = np.minimum.accumulate(np.where(valid, t, INT64_MAX))
+        hi = np.maximum.accumulate(np.where(valid, t, INT64_MIN))
+        if f is not None:
+            lo, hi = np.minimum(lo, f.tmin), np.maximum(hi, f.tmax)
+        has = hi >= lo
+        wide = np.flatnonzero(has & ((hi - np.where(has, lo, 0)) >= span))
+        if f is None or f.rows == 0:
+            wide = wide[wide > 0]
+        if len(wide):
+            row = int(order[bounds[k] + wide[0]])
+            best = row if best is None else min(best, row)
+    return best
+
+
+# =========================================================================== helpers
+
+def positive(name: str, value: Any, kind: type) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer)) or \
+            (kind is int and not isinstance(value, (int, np.integer))) or value <= 0:
+        raise SchemaError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+    return kind(value)
+
+
+def make_limits(max_rows: Any, max_bytes: Any, span: Any) -> Limits:
+    if span is not None and not isinstance(span, datetime.timedelta):
+        raise SchemaError(f"max_event_span must be a datetime.timedelta, got {span!r}")
+    nanos = None
+    if span is not None:
+        nanos = (span.days * 86_400 + span.seconds) * 10**9 + span.microseconds * 1000
+        if nanos <= 0:
+            raise SchemaError(f"max_event_span must be positive, got {span}")
+    return Limits(positive("max_rows", max_rows, int), positive("max_bytes", max_bytes, int),
+                   nanos)
+
+
+def check_offsets(offsets: Any, n: int, batches: list[pa.RecordBatch]) -> np.ndarray:
+    """The offsets of ``n`` rows as int64, checked to increase strictly."""
+    if isinstance(offsets, str):
+        if not batches or offsets not in batches[0].schema.names:
+            raise SchemaError(f"offsets: no column {offsets!r}")
+        values = np.concatenate([b.column(offsets).to_numpy(zero_copy_only=False)
+                                 for b in batches]) if n else np.zeros(0, np.int64)
+    elif isinstance(offsets, (int, np.integer)) and not isinstance(offsets, bool):
+        values = np.arange(int(offsets), int(offsets) + n, dtype=np.int64)
+    elif isinstance(offsets, (pa.Array, pa.ChunkedArray)):
+        if offsets.null_count:
+            raise SchemaError("offsets must not be null")
+        values = offsets.to_numpy(zero_copy_only=False)
+    else:
+        values = np.asarray(offsets)
+    if values.dtype.kind not in "iu" or values.ndim != 1:
+        raise SchemaError(f"offsets must be integers, got {values.dtype}")
+    values = values.astype(np.int64)
+    if len(values) != n:
+        raise SchemaError(f"got {len(values)} offsets for {n} rows")
+    if n and (values[0] < 0 or np.any(np.diff(values) <= 0)):
+        raise SchemaError("offsets must be non-negative and strictly increasing")
+    return values
+
