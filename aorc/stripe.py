@@ -88,6 +88,9 @@ def parse_stripe_footer(data: bytes | memoryview, tail: FileTail,
     where = f"{_where(tail, stripe)}: stripe footer"
     raw = decompress(data, tail.compression, tail.block_size, where)
     footer = parse_message(pb.StripeFooter, raw, where)
+    zone = footer.writerTimezone
+    if isinstance(zone, bytes):  # not UTF-8 (protobuf hands it out as bytes): repair as Java
+        footer.writerTimezone = zone.decode("utf-8", errors="replace")
     if len(footer.columns) != tail.num_columns:
         raise CorruptFileError(f"{where}: {len(footer.columns)} column encodings for a "
                                f"schema of {tail.num_columns} columns")

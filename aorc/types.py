@@ -39,6 +39,8 @@ ORC_TYPE_METADATA_KEY = b"ORC:type"
 #: Precision and scale given to legacy unbounded decimals (Hive 0.11 ``decimal(0,0)``).
 LEGACY_DECIMAL_PRECISION = 38
 LEGACY_DECIMAL_SCALE = 10
+#: Largest decimal precision ORC (and Arrow's decimal128) can hold.
+MAX_DECIMAL_PRECISION = 38
 
 
 class TypeKind(enum.IntEnum):
@@ -242,6 +244,8 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
             children.append(child)
             expected = child.max_column_id + 1
         _check_arity(cid, kind, len(children), len(names))
+        if kind == TypeKind.DECIMAL:
+            _check_decimal(cid, p)
         return OrcType(
             kind,
             cid,
@@ -279,6 +283,16 @@ def _check_arity(cid: int, kind: TypeKind, n_children: int, n_names: int) -> Non
         raise CorruptFileError(f"column {cid}: union has {n_children} branches")
     if not kind.is_compound and n_children:
         raise CorruptFileError(f"column {cid}: {kind.name} cannot have children")
+
+
+def _check_decimal(cid: int, p: pb.Type) -> None:
+    """Precision 1..38 and scale <= precision, as ORC Java requires (precision 0 or absent is
+    a legacy unbounded decimal, whose scale is per value)."""
+    precision = p.precision if p.HasField("precision") else 0
+    scale = p.scale if p.HasField("scale") else 0
+    if precision > MAX_DECIMAL_PRECISION or 0 < precision < scale:
+        raise CorruptFileError(f"column {cid}: invalid decimal precision {precision} and "
+                               f"scale {scale}")
 
 
 def to_proto(root: OrcType) -> list[pb.Type]:

@@ -292,3 +292,14 @@ def test_fuzz_stripe_structures(blob: bytes) -> None:
 
 def test_stream_info_end() -> None:
     assert StreamInfo(1, K.DATA, 10, 5).end == 15
+
+
+def test_writer_timezone_that_is_not_utf8_is_repaired() -> None:
+    """protobuf hands out a string field that is not UTF-8 as bytes; the footer must still
+    give text (with replacement characters, as ORC Java decodes it) so that zone lookups
+    fail cleanly instead of with a TypeError."""
+    footer = _footer([])
+    footer.writerTimezone = "Europe/Paris"
+    raw = footer.SerializeToString().replace(b"Paris", b"Par\xffs")
+    parsed = parse_stripe_footer(raw, _tail())
+    assert parsed.writerTimezone == "Europe/Par\ufffds"

@@ -133,3 +133,15 @@ def test_select_columns() -> None:
         select_columns(t, ["nope"])
     with pytest.raises(SchemaError):
         select_columns(t, "a")
+
+
+@pytest.mark.parametrize(("precision", "scale"), [(39, 0), (1 << 31, 2), (5, 6), (38, 39)])
+def test_corrupt_decimal_precision(precision: int, scale: int) -> None:
+    """Precision over 38 (more than Arrow's decimal128 holds) or a scale above the precision
+    is refused, as ORC Java refuses it, instead of failing later in pyarrow."""
+    protos = to_proto(parse_type_string("struct<d:decimal(10,2)>"))
+    protos[1].precision, protos[1].scale = precision, scale
+    with pytest.raises(CorruptFileError, match="decimal precision"):
+        types_from_proto(protos)
+    protos[1].precision, protos[1].scale = 38, 38  # the largest valid one still reads
+    assert types_from_proto(protos).children[0].precision == 38

@@ -164,7 +164,7 @@ def _resolve(name: str | None) -> tuple[tzinfo, bytes | None]:
             continue
         try:
             zone = ZoneInfo(candidate)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: e.g. name too long
             continue
         return zone, _tzif_bytes(candidate)
     raise CorruptFileError(f"unknown time zone {name!r}")

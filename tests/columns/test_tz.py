@@ -73,3 +73,11 @@ def test_to_wall_uses_one_offset_when_possible() -> None:
 def test_unknown_zone() -> None:
     with pytest.raises(CorruptFileError, match="Nowhere/Special"):
         zone_offsets("Nowhere/Special")
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "Europe", "America"])
+def test_zone_names_the_file_system_rejects(name: str) -> None:
+    """A writer time zone that is too long for a file name, or names a folder of the zone
+    database, is an unknown zone (zoneinfo raises OSError for those)."""
+    with pytest.raises(CorruptFileError, match="unknown time zone"):
+        zone_offsets(name)
