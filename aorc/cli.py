@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc import __version__
-from aorc.cli_convert import FORMATS, arrow_error, convert
+from aorc.cli_convert import FORMATS, Progress, arrow_error, convert, isatty
 from aorc.errors import AorcError, SchemaError
 from aorc.reader import OrcReader, StripeFooterInfo, open_reader
 
@@ -272,17 +272,23 @@ def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
 
 
 async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
-               storage_options: Mapping[str, Any] | None = None) -> None:
+               storage_options: Mapping[str, Any] | None = None,
+               progress: bool | None = None) -> None:
     async with open_reader(path, storage_options=storage_options) as reader:
         header = fmt == "csv"
+        if progress is None:  # a bar on the terminal only when the rows go elsewhere
+            progress = isatty(sys.stderr) and not isatty(out)
+        bar = Progress(f"reading {path}", reader.num_rows, "rows", enabled=progress)
         async with contextlib.aclosing(reader.iter_batches(columns)) as batches:
             async for batch in batches:
                 if fmt == "csv":
                     out.write(_csv_text(batch, header))
                     header = False
-                    continue
-                out.write("".join(json.dumps(row, default=_json_default) + "\n"
-                                  for row in _rows(batch)))
+                else:
+                    out.write("".join(json.dumps(row, default=_json_default) + "\n"
+                                      for row in _rows(batch)))
+                bar.update(batch.num_rows)
+        bar.close()
         if header:  # no rows: the header alone
             schema = (await reader.read(columns)).schema
             out.write(_csv_text(pa.RecordBatch.from_pylist([], schema=schema), True))
@@ -372,15 +378,20 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
     conv.add_argument("--timezone", help="zone of naive timestamps (UTC)")
     conv.add_argument("--metadata", action="append", metavar="KEY=VALUE",
                       help="user metadata; repeatable")
-    bar = conv.add_mutually_exclusive_group()
+    _progress_flags(conv)
+
+
+def _progress_flags(parser: argparse.ArgumentParser) -> None:
+    bar = parser.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="always show the progress bar")
+                     help="always show the progress bar (on standard error)")
     bar.add_argument("--no-progress", dest="progress", action="store_false",
                      help="never show the progress bar")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="aorc", description="Look inside Apache ORC files.")
+    parser = argparse.ArgumentParser(prog="aorc", description="Look inside, print and convert "
+                                     "Apache ORC files.")
     parser.add_argument("--version", action="version", version=f"aorc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parent = _store_parent()
@@ -398,6 +409,7 @@ def _parser() -> argparse.ArgumentParser:
     cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
                      help="output format (jsonl)")
     cat.add_argument("--columns", help="comma-separated column names or dotted paths")
+    _progress_flags(cat)
     _add_convert(sub, parent)
     return parser
 
@@ -409,7 +421,7 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
     elif args.command == "head":
         await _head(args.file, args.rows, _names(args.columns), out, options)
     elif args.command == "cat":
-        await _cat(args.file, args.format, _names(args.columns), out, options)
+        await _cat(args.file, args.format, _names(args.columns), out, options, args.progress)
     else:
         await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                       delimiter=args.delimiter, storage_options=options,

@@ -31,7 +31,15 @@ from aorc.reader import open_reader
 from aorc.types import parse_type_string, to_arrow_schema
 from aorc.writer import open_writer
 
-__all__ = ["FORMATS", "ConvertResult", "Progress", "convert", "detect_format"]
+__all__ = [
+    "FORMATS",
+    "ConvertResult",
+    "Progress",
+    "convert",
+    "detect_format",
+    "isatty",
+    "options_for",
+]
 
 #: Input formats and the file extensions that select them.
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -75,7 +83,7 @@ class Progress:
     def __init__(self, label: str, total: int | None, unit: str = "B", *,
                  stream: TextIO | None = None, enabled: bool | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = _isatty(self.stream) if enabled is None else enabled
+        self.enabled = isatty(self.stream) if enabled is None else enabled
         self.label, self.total, self.unit = label, total, unit
         self.done = 0
         self._start = time.monotonic()
@@ -115,7 +123,8 @@ class Progress:
             self.stream.flush()
 
 
-def _isatty(stream: TextIO) -> bool:
+def isatty(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (false for streams that cannot tell)."""
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
@@ -346,7 +355,8 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
             extension of ``src``.
         schema: an ORC type string for the output (CSV and JSON inputs are parsed with it).
         delimiter: the CSV field delimiter.
-        storage_options: settings of both stores (see :func:`aorc.io.open_store`).
+        storage_options: store settings (see :func:`aorc.io.open_store`), for the ``s3://``
+            side(s); for both sides when neither is on S3.
         progress: show a progress bar on standard error (default: when it is a terminal).
         **write_options: options of :func:`aorc.open_writer`.
 
@@ -360,17 +370,28 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
     out_type = parse_type_string(schema) if schema else None
     wanted = to_arrow_schema(out_type) if out_type is not None else None
     rows = 0
-    async with contextlib.aclosing(_batches(src, fmt, wanted, delimiter, storage_options,
+    src_options = options_for(src, storage_options, src, dest)
+    dest_options = options_for(dest, storage_options, src, dest)
+    async with contextlib.aclosing(_batches(src, fmt, wanted, delimiter, src_options,
                                             progress)) as it:
         first = await anext(it)
         target = wanted if wanted is not None else _writable(first.schema)
         writer = open_writer(dest, schema if schema else target,
-                             storage_options=storage_options, **write_options)
+                             storage_options=dest_options, **write_options)
         async with writer:
             async for batch in it:
                 await writer.write(_cast(batch, target, src))
                 rows += batch.num_rows
     return ConvertResult(rows, writer.bytes_written, target)
+
+
+def options_for(path: str, options: Mapping[str, Any] | None,
+                *paths: str) -> Mapping[str, Any] | None:
+    """The storage options for ``path`` among ``paths``: S3 settings go to the ``s3://``
+    ones only; when none is on S3 they all get them (so a bad option is still reported)."""
+    if not options or is_s3_url(path) or not any(is_s3_url(p) for p in paths):
+        return options
+    return None
 
 
 def arrow_error(exc: pa.ArrowException, name: str) -> AorcError:

@@ -239,6 +239,9 @@ def test_s3_convert_cat_meta_head(s3_client: Any, s3_bucket: str, csv_file: path
     assert [json.loads(x)["id"] for x in head.stdout.splitlines()] == [0, 1, 2]
     again = run("convert", out, f"s3://{s3_bucket}/out/copy.orc", *flags)
     assert again.returncode == 0, again.stderr
+    down = run("convert", out, str(csv_file.parent / "down.orc"), *flags)  # S3 to local
+    assert down.returncode == 0, down.stderr
+    assert orc_table(csv_file.parent / "down.orc").equals(orc_table(local))
     assert s3_client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
 
 
@@ -318,3 +321,11 @@ def test_timestamps_print_as_isoformat(unit: str, tz: str | None) -> None:
                             pa.array([None], pa.timestamp(unit, tz))])
     expected = [None if v is None else v.isoformat() for v in arr.to_pylist()]
     assert _timestamp_texts(arr) == expected
+
+
+def test_cat_progress_bar(typed_orc: tuple[pathlib.Path, pa.Table]) -> None:
+    path, table = typed_orc
+    result = run("cat", str(path), "--progress", "--columns", "id")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == table.num_rows
+    assert "reading" in result.stderr and "100.0%" in result.stderr
