@@ -1,16 +1,21 @@
 """Mutating real ORC files, for the robustness fuzz test (``tests/test_fuzz_files.py``).
 
-A valid file is taken apart into a :class:`FileModel` (PostScript, Footer, Metadata, stripes
-with their streams and footers, and where every region and compression chunk header lies) with
-protobuf and the codec layer only. :func:`mutate` then derives a damaged file from a seed,
-deterministically: byte-level damage (bit flips and byte overwrites weighted towards the
-structures at the tail, truncations at every region boundary, insertions, chunk headers set to
-absurd lengths) or structural damage that re-assembles a consistent file around one bad value
-(a protobuf field anywhere in the tail, a stripe footer, a row index or a bloom filter set to
-an extreme value or cleared, repeated fields dropped or duplicated, type trees with cycles,
-stripes outside the file, dictionary sizes of 2**31, streams recompressed after their
-decompressed bytes were damaged). Each mutant comes with a description that names what was
-changed, so a failure can be replayed from ``(file, seed)`` alone.
+Files are taken apart and put back together with :mod:`fuzz_model`. Three ways of damaging a
+file, all deterministic:
+
+* :func:`mutate` derives a mutant from a seed: byte-level damage (bit flips and byte
+  overwrites weighted towards the structures at the tail, truncations near region boundaries,
+  insertions, chunk headers set to absurd lengths) or structural damage that re-assembles a
+  consistent file around one bad value (any protobuf field of the PostScript, Footer,
+  Metadata, a stripe footer, a row index or a bloom filter set to an extreme value or cleared,
+  repeated fields dropped or duplicated, type trees with cycles, stripes outside the file,
+  dictionary sizes of 2**31, stream bytes swapped between columns, decompressed stream bytes
+  damaged and recompressed); one mutant in ten gets two of these.
+* :func:`truncate_at` cuts the file at each region boundary (and a byte either side).
+* :func:`named_mutant` applies the damage the issue names (:data:`NAMED`) exactly.
+
+Each mutant comes with a description of what was changed, so a failure can be replayed from
+``(file, seed, kind)`` alone.
 """
 
 from __future__ import annotations
@@ -18,17 +23,16 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from fuzz_model import FileModel, StripeModel, build, parse_model, parse_proto
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.compression import CompressionKind, compress_stream, decompress_stream
 from aorc.errors import AorcError
 
-__all__ = ["FileModel", "Region", "build", "cut_points", "mutate", "parse_model", "truncate_at"]
+__all__ = ["NAMED", "cut_points", "damage_message", "mutate", "named_mutant", "truncate_at"]
 
 _F = FieldDescriptor
 _UNSIGNED64 = (_F.TYPE_UINT64, _F.TYPE_FIXED64)
@@ -36,226 +40,6 @@ _SIGNED64 = (_F.TYPE_INT64, _F.TYPE_SINT64, _F.TYPE_SFIXED64)
 _SIGNED32 = (_F.TYPE_INT32, _F.TYPE_SINT32, _F.TYPE_SFIXED32)
 _UNSIGNED32 = (_F.TYPE_UINT32, _F.TYPE_FIXED32)
 K = pb.Stream.Kind
-
-
-@dataclass(frozen=True)
-class Region:
-    """A byte range of a file holding one structure: ``kind`` is ``"postscript"``,
-    ``"footer"``, ``"metadata"``, ``"stripe_footer"``, ``"index"`` (index streams),
-    ``"data"`` (data streams), ``"header"`` or ``"gap"``; ``label`` says which one."""
-
-    kind: str
-    start: int
-    end: int
-    label: str
-
-
-@dataclass
-class StreamModel:
-    """One stream of a stripe as stored (``raw`` is compressed when the file is)."""
-
-    proto: pb.Stream
-    raw: bytes
-
-
-@dataclass
-class StripeModel:
-    """A stripe: its footer and either its streams or (encrypted files) an opaque body."""
-
-    info: pb.StripeInformation
-    footer: pb.StripeFooter
-    footer_raw: bytes
-    body: bytes
-    streams: list[StreamModel] | None
-
-
-@dataclass
-class FileModel:
-    """A valid ORC file taken apart (see :func:`parse_model`)."""
-
-    data: bytes
-    kind: CompressionKind
-    block_size: int
-    ps: pb.PostScript
-    footer: pb.Footer
-    footer_raw: bytes
-    metadata_raw: bytes
-    stripes: list[StripeModel]
-    head: bytes                   # bytes before the first stripe (the magic)
-    tail_gap: bytes               # bytes between the last stripe and the Metadata
-    regions: list[Region] = field(default_factory=list)
-    chunk_headers: list[int] = field(default_factory=list)
-
-    def unframe(self, raw: bytes) -> bytes:
-        """Decompress a structure or stream of this file."""
-        return bytes(decompress_stream(raw, self.kind, self.block_size))
-
-    def frame(self, plain: bytes) -> bytes:
-        """Compress with this file's codec (LZO, which cannot be written: original chunks)."""
-        if self.kind == CompressionKind.LZO:
-            out = bytearray()
-            for start in range(0, len(plain), self.block_size):
-                piece = plain[start:start + self.block_size]
-                out += (len(piece) << 1 | 1).to_bytes(3, "little") + piece
-            return bytes(out)
-        return compress_stream(plain, self.kind, self.block_size)
-
-
-# =========================================================================== taking apart
-
-def _parse(cls: type[Message], raw: bytes) -> Message:
-    msg = cls()
-    msg.ParseFromString(raw)
-    return msg
-
-
-def parse_model(data: bytes) -> FileModel | None:
-    """Take a valid ORC file apart; ``None`` when it is too odd for structural mutation
-    (empty, a future version, a damaged tail, stripes not laid out one after the other)."""
-    try:
-        return _parse_model(data)
-    except Exception:  # the base file itself may be corrupt (corpus/corrupt): bytes only
-        return None
-
-
-def _parse_model(data: bytes) -> FileModel | None:
-    if len(data) < 4:
-        return None
-    ps_len = data[-1]
-    ps = _parse(pb.PostScript, data[-1 - ps_len:-1])
-    kind = CompressionKind(ps.compression)
-    block_size = ps.compressionBlockSize if ps.HasField("compressionBlockSize") else 256 * 1024
-    footer_end = len(data) - 1 - ps_len
-    footer_start = footer_end - ps.footerLength
-    meta_start = footer_start - ps.metadataLength
-    model = FileModel(data, kind, block_size, ps, pb.Footer(), data[footer_start:footer_end],
-                      data[meta_start:footer_start], [], b"", b"")
-    model.footer = _parse(pb.Footer, model.unframe(model.footer_raw))
-    regions = [Region("postscript", footer_end, len(data), "PostScript and its length"),
-               Region("footer", footer_start, footer_end, "footer"),
-               Region("metadata", meta_start, footer_start, "metadata")]
-    headers = _chunks(model, model.footer_raw, footer_start)
-    headers += _chunks(model, model.metadata_raw, meta_start)
-    pos = model.footer.stripes[0].offset if model.footer.stripes else meta_start
-    model.head = data[:pos]
-    regions.append(Region("header", 0, pos, "file header"))
-    for i, info in enumerate(model.footer.stripes):
-        if info.offset != pos:
-            return None
-        stripe, more = _parse_stripe(model, i, info, regions)
-        headers += more
-        model.stripes.append(stripe)
-        pos = info.offset + info.indexLength + info.dataLength + info.footerLength
-    if pos > meta_start:
-        return None
-    model.tail_gap = data[pos:meta_start]
-    regions.append(Region("gap", pos, meta_start, "encrypted stripe statistics"))
-    model.regions = [r for r in regions if r.end > r.start]
-    model.chunk_headers = headers
-    return model
-
-
-def _parse_stripe(model: FileModel, i: int, info: pb.StripeInformation,
-                  regions: list[Region]) -> tuple[StripeModel, list[int]]:
-    data = model.data
-    body_len = info.indexLength + info.dataLength
-    foot = info.offset + body_len
-    footer_raw = data[foot:foot + info.footerLength]
-    footer = _parse(pb.StripeFooter, model.unframe(footer_raw))
-    regions.append(Region("stripe_footer", foot, foot + info.footerLength,
-                          f"stripe {i} footer"))
-    headers = _chunks(model, footer_raw, foot)
-    body = data[info.offset:foot]
-    streams: list[StreamModel] | None = None
-    if not footer.encryption and sum(s.length for s in footer.streams) == body_len:
-        streams = []
-        pos = info.offset
-        for s in footer.streams:
-            raw = data[pos:pos + s.length]
-            area = "index" if s.kind in (K.ROW_INDEX, K.BLOOM_FILTER, K.BLOOM_FILTER_UTF8) \
-                else "data"
-            regions.append(Region(area, pos, pos + s.length, f"stripe {i} column {s.column} "
-                                  f"{K.Name(s.kind)}"))
-            headers += _chunks(model, raw, pos)
-            streams.append(StreamModel(s, raw))
-            pos += s.length
-    else:
-        regions.append(Region("data", info.offset, foot, f"stripe {i} body"))
-    return StripeModel(info, footer, footer_raw, body, streams), headers
-
-
-def _chunks(model: FileModel, raw: bytes, base: int) -> list[int]:
-    """Absolute offsets of the chunk headers of a compressed structure."""
-    if model.kind == CompressionKind.NONE:
-        return []
-    out, pos = [], 0
-    while pos + 3 <= len(raw):
-        out.append(base + pos)
-        pos += 3 + (int.from_bytes(raw[pos:pos + 3], "little") >> 1)
-    return out
-
-
-# =========================================================================== putting together
-
-Hook = Callable[[Message], None]
-
-
-def build(model: FileModel, stripes: dict[int, StripeModel] | None = None,
-          footer_hook: Hook | None = None, metadata_raw: bytes | None = None,
-          ps_hook: Hook | None = None) -> bytes | None:
-    """Assemble a file from ``model`` with some parts replaced.
-
-    Stripe offsets and lengths, the footer's content length and the PostScript's lengths are
-    recomputed; then ``footer_hook`` may change the footer and ``ps_hook`` the PostScript, so
-    the values they set survive. Unchanged structures keep their original bytes. ``None``
-    when the PostScript grows past 255 bytes.
-    """
-    stripes = stripes or {}
-    out = bytearray(model.head)
-    footer = pb.Footer()
-    footer.CopyFrom(model.footer)
-    for i, original in enumerate(model.stripes):
-        stripe = stripes.get(i, original)
-        info = footer.stripes[i]
-        info.offset = len(out)
-        if stripe.streams is not None:
-            body = b"".join(s.raw for s in stripe.streams)
-            index = sum(len(s.raw) for s in stripe.streams
-                        if s.proto.kind in (K.ROW_INDEX, K.BLOOM_FILTER, K.BLOOM_FILTER_UTF8))
-        else:
-            body, index = stripe.body, stripe.info.indexLength
-        footer_raw = stripe.footer_raw
-        if stripe is not original:
-            footer_raw = model.frame(stripe.footer.SerializeToString())
-        info.indexLength, info.dataLength = index, len(body) - index
-        info.footerLength = len(footer_raw)
-        out += body + footer_raw
-    if model.footer.contentLength == len(model.data) - len(model.tail_gap) - _tail_len(model):
-        footer.contentLength = len(out)
-    out += model.tail_gap
-    if footer_hook is not None:
-        footer_hook(footer)
-    footer_raw = model.footer_raw
-    if footer.SerializeToString() != model.footer.SerializeToString():
-        footer_raw = model.frame(footer.SerializeToString())
-    meta = model.metadata_raw if metadata_raw is None else metadata_raw
-    out += meta + footer_raw
-    ps = pb.PostScript()
-    ps.CopyFrom(model.ps)
-    if ps.HasField("footerLength") or footer_raw:
-        ps.footerLength = len(footer_raw)
-    if ps.HasField("metadataLength") or meta:
-        ps.metadataLength = len(meta)
-    if ps_hook is not None:
-        ps_hook(ps)
-    ps_raw = ps.SerializeToString()
-    if len(ps_raw) > 255:
-        return None
-    return bytes(out + ps_raw + bytes([len(ps_raw)]))
-
-
-def _tail_len(model: FileModel) -> int:
-    return 1 + model.data[-1] + model.ps.footerLength + model.ps.metadataLength
 
 
 # =========================================================================== protobuf damage
@@ -464,7 +248,8 @@ def _chunk_header(data: bytes, model: FileModel | None, rnd: random.Random) -> M
     new_original = original ^ 1 if new_length == length else original
     if rnd.random() < 0.2:
         new_original ^= 1
-    value = max(new_length, 0) << 1 | new_original
+    new_length = min(max(new_length, 0), (1 << 23) - 1)
+    value = new_length << 1 | new_original
     out = data[:pos] + value.to_bytes(3, "little") + data[pos + 3:]
     return out, (f"chunk header at {pos}: length {length} -> {new_length}, original "
                  f"{original} -> {new_original}")
@@ -488,7 +273,7 @@ def _tail_message(data: bytes, model: FileModel | None, rnd: random.Random) -> M
     else:
         if not model.metadata_raw:
             return None
-        meta = _parse(pb.Metadata, model.unframe(model.metadata_raw))
+        meta = parse_proto(pb.Metadata, model.unframe(model.metadata_raw))
         hook(meta)
         out = build(model, metadata_raw=model.frame(meta.SerializeToString()))
     return None if out is None else (out, f"{target}: {note[0]}")
@@ -604,7 +389,7 @@ def _stream_content(data: bytes, model: FileModel | None, rnd: random.Random) ->
     kind = stream.proto.kind
     plain = model.unframe(stream.raw)
     if kind in (K.ROW_INDEX, K.BLOOM_FILTER, K.BLOOM_FILTER_UTF8) and rnd.random() < 0.7:
-        msg = _parse(pb.RowIndex if kind == K.ROW_INDEX else pb.BloomFilterIndex, plain)
+        msg = parse_proto(pb.RowIndex if kind == K.ROW_INDEX else pb.BloomFilterIndex, plain)
         note = damage_message(msg, rnd)
         plain = msg.SerializeToString()
     else:
@@ -767,7 +552,10 @@ def mutate(data: bytes, model: FileModel | None, seed: int) -> Mutant:
         return junk, f"random bytes instead of an empty file: {junk.hex()}"
     mutant, what = _mutate_once(data, model, rnd)
     if rnd.random() < 0.1 and mutant:
-        second, more = _mutate_once(mutant, parse_model(mutant), rnd)
+        try:  # the mutant's own model may be odd in ways no base file is
+            second, more = _mutate_once(mutant, parse_model(mutant), rnd)
+        except Exception:  # noqa: BLE001 - keep the first mutation then
+            return mutant, what
         if second:
             return second, f"{what}; then {more}"
     return mutant, what
@@ -785,3 +573,121 @@ def _mutate_once(data: bytes, model: FileModel | None, rnd: random.Random) -> Mu
         if result is not None and result[0] != data:
             return result[0], f"{func.__name__.lstrip('_')}: {result[1]}"
     return _flip(data, None, rnd)
+
+
+# =========================================================================== named damage
+
+def _set_ps(**fields: int) -> Callable[[FileModel], bytes | None]:
+    def change(ps: Any) -> None:
+        for name, value in fields.items():
+            setattr(ps, name, value)
+    return lambda model: build(model, ps_hook=change)
+
+
+def _set_footer(change: Callable[[Any], None]) -> Callable[[FileModel], bytes | None]:
+    return lambda model: build(model, footer_hook=change)
+
+
+def _deep_types(footer: Any) -> None:
+    """A type tree 5000 lists deep (in valid pre-order)."""
+    del footer.types[:]
+    for i in range(5000):
+        footer.types.add(kind=pb.Type.LIST, subtypes=[i + 1])
+    footer.types.add(kind=pb.Type.INT)
+
+
+def _on_stripe(change: Callable[[FileModel, StripeModel], bool]
+               ) -> Callable[[FileModel], bytes | None]:
+    def apply(model: FileModel) -> bytes | None:
+        stripe = copy.deepcopy(model.stripes[0])
+        return build(model, {0: stripe}) if change(model, stripe) else None
+    return apply
+
+
+def _dictionary_size(model: FileModel, stripe: StripeModel) -> bool:
+    kinds = (pb.ColumnEncoding.DICTIONARY, pb.ColumnEncoding.DICTIONARY_V2)
+    hits = [e for e in stripe.footer.columns if e.kind in kinds]
+    for e in hits:
+        e.dictionarySize = 1 << 31
+    return bool(hits)
+
+
+def _stream_length(model: FileModel, stripe: StripeModel) -> bool:
+    data = [s for s in stripe.footer.streams if s.kind == K.DATA]
+    data[len(data) // 2].length = 1 << 63
+    return True
+
+
+def _replace_streams(kind: int, plain: bytes) -> Callable[[FileModel, StripeModel], bool]:
+    def change(model: FileModel, stripe: StripeModel) -> bool:
+        assert stripe.streams is not None
+        hit = False
+        for k, s in enumerate(stripe.streams):
+            if s.proto.kind == kind:
+                s.raw = model.frame(plain)
+                stripe.footer.streams[k].length = len(s.raw)
+                s.proto = stripe.footer.streams[k]
+                hit = True
+        return hit
+    return change
+
+
+def _row_positions(model: FileModel, stripe: StripeModel) -> bool:
+    assert stripe.streams is not None
+    for k, s in enumerate(stripe.streams):
+        if s.proto.kind == K.ROW_INDEX:
+            index = parse_proto(pb.RowIndex, model.unframe(s.raw))
+            for entry in index.entry:
+                entry.positions[:] = [(1 << 64) - 1] * len(entry.positions)
+            s.raw = model.frame(index.SerializeToString())
+            stripe.footer.streams[k].length = len(s.raw)
+            s.proto = stripe.footer.streams[k]
+    return True
+
+
+def _huge_chunks(model: FileModel) -> bytes | None:
+    out = bytearray(model.data)
+    for pos in model.chunk_headers:
+        out[pos:pos + 3] = ((1 << 23) - 1 << 1).to_bytes(3, "little")
+    return bytes(out) if model.chunk_headers else None
+
+
+#: Damage the issue names, applied exactly: each builds the mutant from a file's model
+#: (``None`` when the file has nothing to damage that way).
+NAMED: dict[str, Callable[[FileModel], bytes | None]] = {
+    "footer length 2**63": _set_ps(footerLength=1 << 63),
+    "metadata length 2**64-1": _set_ps(metadataLength=(1 << 64) - 1),
+    "stripe statistics length 2**63": _set_ps(stripeStatisticsLength=1 << 63),
+    "block size 2**23": _set_ps(compressionBlockSize=1 << 23),
+    "block size 1": _set_ps(compressionBlockSize=1),
+    "stripe 0 past the end": _set_footer(
+        lambda f: setattr(f.stripes[0], "offset", f.contentLength + 10**6)),
+    "stripe 0 data length 2**63": _set_footer(
+        lambda f: setattr(f.stripes[0], "dataLength", 1 << 63)),
+    "last stripe 2**63 rows": _set_footer(
+        lambda f: setattr(f.stripes[-1], "numberOfRows", 1 << 63)),
+    "file 2**64-1 rows": _set_footer(lambda f: setattr(f, "numberOfRows", (1 << 64) - 1)),
+    "type cycle": _set_footer(lambda f: f.types[0].subtypes.__setitem__(0, 0)),
+    "subtype out of range": _set_footer(lambda f: f.types[0].subtypes.append(len(f.types) + 5)),
+    "type tree 5000 deep": _set_footer(_deep_types),
+    "row index stride 1": _set_footer(lambda f: setattr(f, "rowIndexStride", 1)),
+    "dictionary size 2**31": _on_stripe(_dictionary_size),
+    "stream length 2**63": _on_stripe(_stream_length),
+    "LENGTH streams of 2**62-long runs": _on_stripe(
+        _replace_streams(K.LENGTH, b"\x7f\x00" + b"\xff" * 8 + b"\x3f")),
+    "DATA streams of unterminated varints": _on_stripe(_replace_streams(K.DATA, b"\x80" * 64)),
+    "PRESENT streams all null": _on_stripe(_replace_streams(K.PRESENT, b"\x7f\x00" * 4000)),
+    "row index positions 2**64-1": _on_stripe(_row_positions),
+    "every chunk header 2**23-1 long": _huge_chunks,
+}
+
+
+def named_mutant(data: bytes, model: FileModel | None, k: int) -> Mutant:
+    """The ``k``-th (cyclically) of the :data:`NAMED` mutations of ``data``; a random mutant
+    when the file does not allow it."""
+    name = list(NAMED)[k % len(NAMED)]
+    out = NAMED[name](model) if model is not None and model.stripes else None
+    if out is None:
+        mutant, what = mutate(data, model, k)
+        return mutant, f"(no '{name}' here) {what}"
+    return out, f"named: {name}"

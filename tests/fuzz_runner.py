@@ -19,7 +19,7 @@ read returned structurally invalid Arrow data), ``hang`` and ``crash``.
 
 Replay one mutant in-process, with the stacks of all threads if it hangs::
 
-    .venv/bin/python tests/fuzz_runner.py FILE SEED [random|cut]
+    .venv/bin/python tests/fuzz_runner.py FILE SEED [random|cut|named]
 """
 
 from __future__ import annotations
@@ -44,9 +44,12 @@ __all__ = ["BaseFile", "FuzzReport", "Outcome", "child_main", "describe", "repla
 _TESTS = Path(__file__).resolve().parent
 _REPO = _TESTS.parent
 ACCEPTABLE = frozenset({"ok", "aorc"})
-#: A job: (index of the base file, seed, kind), kind ``"random"`` (:func:`fuzz_helpers.mutate`)
-#: or ``"cut"`` (:func:`fuzz_helpers.truncate_at`, the seed picks the boundary).
+#: A job: (index of the base file, seed, kind), kind ``"random"`` (:func:`fuzz_helpers.mutate`),
+#: ``"cut"`` (:func:`fuzz_helpers.truncate_at`, the seed picks the boundary) or ``"named"``
+#: (:func:`fuzz_helpers.named_mutant`, the seed picks the damage and the way of reading).
 Job = tuple[int, int, str]
+#: The ways a mutant is read (see :func:`_read`).
+MODES = ("read_table", "batches", "filters", "footers")
 #: Selftest "files": a child asked to read one misbehaves on purpose (the harness's own test).
 SELFTESTS = ("!hang", "!segfault", "!alloc", "!leak", "!net", "!invalid")
 
@@ -494,6 +497,7 @@ def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[
     import random
 
     import fuzz_helpers
+    import fuzz_model
     rnd = random.Random(seed ^ 0x5EED)
     started = time.perf_counter()
     mode, mutation = "", ""
@@ -504,12 +508,15 @@ def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[
         else:
             if base["path"] not in cache:
                 data = Path(base["path"]).read_bytes()
-                cache[base["path"]] = (data, fuzz_helpers.parse_model(data))
+                cache[base["path"]] = (data, fuzz_model.parse_model(data))
             data, model = cache[base["path"]]
-            make = fuzz_helpers.truncate_at if kind == "cut" else fuzz_helpers.mutate
+            make = {"cut": fuzz_helpers.truncate_at,
+                    "named": fuzz_helpers.named_mutant}.get(kind, fuzz_helpers.mutate)
             mutant, mutation = make(data, model, seed)
-            mode = rnd.choices(("read_table", "batches", "filters", "footers"),
-                               (4, 3, 2 if base["filters"] else 0, 1))[0]
+            if kind == "named":  # every damage read every way, in turn
+                mode = MODES[seed // len(fuzz_helpers.NAMED) % len(MODES)]
+            else:
+                mode = rnd.choices(MODES, (4, 3, 2 if base["filters"] else 0, 1))[0]
             source: Any = mutant
             if rnd.random() < 0.1:
                 source = os.path.join(tmp, "mutant.orc")

@@ -11,7 +11,7 @@ stripes outside the file, damaged decompressed stream bytes) and read through th
 space is capped. Every read must succeed with valid Arrow data or raise an ``AorcError`` made
 where the damage was found: a hang, a crash, a MemoryError, any other exception, or a stray
 IndexError/KeyError/... caught only by the reader's last-resort net fails the test, printing
-the file, seed and mutation (replay one with ``python tests/fuzz_runner.py FILE SEED [cut]``).
+the file, seed and mutation (replay one with ``python tests/fuzz_runner.py FILE SEED [KIND]``).
 
 ``AORC_FUZZ_ITERATIONS`` sets the number of mutants (default 3000, split between the three
 sources); ``AORC_FUZZ_SEED`` shifts the seeds, ``AORC_FUZZ_WORKERS`` sets the number of child
@@ -29,8 +29,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 import pytest
-from fuzz_helpers import build, cut_points, mutate, parse_model
-from fuzz_runner import SELFTESTS, BaseFile, FuzzReport, Job, describe, run_mutants
+from fuzz_helpers import NAMED, cut_points, mutate
+from fuzz_model import build, parse_model
+from fuzz_runner import MODES, SELFTESTS, BaseFile, FuzzReport, Job, describe, run_mutants
 from helpers.corpus import load_manifest
 from helpers.random_tables import ALL_TYPES, random_table
 
@@ -144,6 +145,21 @@ def test_fuzz_aorc_written_files(written: dict[str, list[BaseFile]]) -> None:
 
 def test_fuzz_pyarrow_written_files(written: dict[str, list[BaseFile]]) -> None:
     _fuzz(written["pyarrow"], "pyarrow", 3)
+
+
+def test_named_damage(written: dict[str, list[BaseFile]]) -> None:
+    """Each damage the issue names (lengths of 2**63, stripes outside the file, type cycles,
+    dictionary sizes of 2**31, huge chunk headers, ...; see ``fuzz_helpers.NAMED``), applied
+    to compressed and uncompressed files of both writers and read every way."""
+    names = {"aorc-zstd.orc", "aorc-none.orc", "pyarrow-zlib-0.12.orc", "pyarrow-lz4-0.11.orc"}
+    files = [b for b in written["aorc"] + written["pyarrow"] if b.name in names]
+    assert len(files) == len(names)
+    jobs: list[Job] = [(fi, k, "named") for fi in range(len(files))
+                       for k in range(len(NAMED) * len(MODES))]
+    report = run_mutants(files, jobs, workers=WORKERS, timeout=TIMEOUT,
+                         batch=len(jobs) // WORKERS + 1)
+    assert len(report.outcomes) == len(jobs)
+    _check(report)
 
 
 # =========================================================================== the harness itself
