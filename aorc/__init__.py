@@ -26,8 +26,9 @@ from aorc.errors import (
     UnsupportedFeatureError,
     UnsupportedVersionError,
 )
+from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
-from aorc.reader import (
+from aorc.read.reader import (
     ColumnEncodingInfo,
     OrcReader,
     ScanStats,
@@ -38,9 +39,8 @@ from aorc.reader import (
     open_reader,
     read_table,
 )
-from aorc.sink import RollingSink, SinkCommit, SinkFile
-from aorc.stats import ColumnStatistics
-from aorc.writer import OrcWriter, WriteOptions, open_writer, write_table
+from aorc.sink.rolling import RollingSink, SinkCommit, SinkFile
+from aorc.write.writer import OrcWriter, WriteOptions, open_writer, write_table
 
 __version__ = "0.1.0"
 

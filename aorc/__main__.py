@@ -1,5 +1,5 @@
 """``python -m aorc``: the ``aorc`` command."""
 
-from aorc.cli import main
+from aorc.cli.main import main
 
 raise SystemExit(main())

@@ -38,8 +38,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from aorc.sink import RollingSink, SinkCommit
-from aorc.types import parse_type_string, to_arrow_schema
+from aorc.format.types import parse_type_string, to_arrow_schema
+from aorc.sink.rolling import RollingSink, SinkCommit
 
 logger = logging.getLogger("kafka_to_orc")
 

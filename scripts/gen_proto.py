@@ -1,4 +1,4 @@
-"""Regenerate aorc/_proto/orc_proto_pb2.py (and .pyi) from proto/orc_proto.proto.
+"""Regenerate aorc/format/_proto/orc_proto_pb2.py (and .pyi) from proto/orc_proto.proto.
 
 Usage: python scripts/gen_proto.py [--out DIR]
 
@@ -40,7 +40,7 @@ def generate(out_dir: pathlib.Path) -> list[pathlib.Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "aorc" / "_proto")
+    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "aorc" / "format" / "_proto")
     ns = parser.parse_args(argv)
     for path in generate(ns.out):
         print(path)

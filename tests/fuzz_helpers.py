@@ -29,8 +29,8 @@ from fuzz_model import FileModel, StripeModel, build, parse_model, parse_proto
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from aorc._proto import orc_proto_pb2 as pb
 from aorc.errors import AorcError
+from aorc.format._proto import orc_proto_pb2 as pb
 
 __all__ = ["NAMED", "cut_points", "damage_message", "mutate", "named_mutant", "truncate_at"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.compression import CompressionKind, compress_stream, decompress_stream
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import CompressionKind, compress_stream, decompress_stream
 
 __all__ = ["FileModel", "Region", "StreamModel", "StripeModel", "build", "parse_model",
            "parse_proto"]

@@ -17,7 +17,7 @@ import pyorc
 import pytest
 from helpers.corpus import corpus_root, read_expected
 
-from aorc.cli import main
+from aorc.cli.main import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = corpus_root()

@@ -21,7 +21,7 @@ import pyorc
 import pytest
 from test_cli import assert_one_line_error, run, run_subprocess
 
-from aorc.cli_convert import Progress, detect_format
+from aorc.cli.convert import Progress, detect_format
 
 
 def orc_table(path: pathlib.Path | str) -> pa.Table:
@@ -311,7 +311,7 @@ def test_subprocess_error_has_no_traceback(tmp_path: pathlib.Path) -> None:
 @pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
 @pytest.mark.parametrize("tz", [None, "UTC"])
 def test_timestamps_print_as_isoformat(unit: str, tz: str | None) -> None:
-    from aorc.cli import _timestamp_texts
+    from aorc.cli.main import _timestamp_texts
 
     rng = np.random.default_rng(3)
     limit = {"s": 6 * 10**10, "ms": 6 * 10**13, "us": 6 * 10**16, "ns": 9 * 10**18}[unit]

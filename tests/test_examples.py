@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from aorc import read_table
-from aorc.sink import RollingSink
+from aorc.sink.rolling import RollingSink
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -12,14 +12,14 @@ import pyorc
 import pytest
 
 import aorc
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.compression import CompressionKind
-from aorc.columns.encode import WriteOptions, encode_column
 from aorc.errors import AorcError
-from aorc.file_writer import WRITER_CODE, FileAssembler
-from aorc.stripe_writer import EncodedStripe, assemble_stripe
-from aorc.tail import FileTail, parse_tail
-from aorc.types import OrcType, from_arrow_schema, type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import CompressionKind
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.tail import FileTail, parse_tail
+from aorc.format.types import OrcType, from_arrow_schema, type_string
+from aorc.write.file import WRITER_CODE, FileAssembler
+from aorc.write.stripe import EncodedStripe, assemble_stripe
 
 
 def part(seed: int, n: int) -> pa.Table:

@@ -21,10 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aorc.codec.bloom import BloomFilter
-from aorc.columns.integers import hybrid_to_proleptic_days
 from aorc.errors import SchemaError
-from aorc.predicate import (
+from aorc.filters.predicate import (
     StatsContext,
     TruthValue,
     bloom_absent_test,
@@ -34,8 +32,10 @@ from aorc.predicate import (
     truth_not,
     truth_or,
 )
-from aorc.stats import ColumnStatistics
-from aorc.types import from_arrow_schema, parse_type_string
+from aorc.format.codec.bloom import BloomFilter
+from aorc.format.columns.integers import hybrid_to_proleptic_days
+from aorc.format.statistics import ColumnStatistics
+from aorc.format.types import from_arrow_schema, parse_type_string
 
 SCHEMA = parse_type_string(
     "struct<i8:tinyint,i16:smallint,i32:int,i64:bigint,f32:float,f64:double,b:boolean,"

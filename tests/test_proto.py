@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from aorc._proto import orc_proto_pb2 as pb
+from aorc.format._proto import orc_proto_pb2 as pb
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -20,7 +20,7 @@ def test_generated_code_is_fresh(tmp_path: pathlib.Path) -> None:
     finally:
         sys.path.pop(0)
     for generated in gen_proto.generate(tmp_path):
-        checked_in = ROOT / "aorc" / "_proto" / generated.name
+        checked_in = ROOT / "aorc" / "format" / "_proto" / generated.name
         assert checked_in.read_text() == generated.read_text(), (
             f"{checked_in} is stale: run `python scripts/gen_proto.py`"
         )

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aorc
-import aorc.pushdown
-from aorc.codec.bloom import BloomFilter
+import aorc.read.pushdown
 from aorc.errors import SchemaError
-from aorc.stripe import parse_bloom_filter_index, parse_stripe_footer, stream_layout
-from aorc.tail import parse_tail
+from aorc.format.codec.bloom import BloomFilter
+from aorc.format.stripe import parse_bloom_filter_index, parse_stripe_footer, stream_layout
+from aorc.format.tail import parse_tail
 
 FILTER_COLUMNS = ["bool", "i8", "i16", "i32", "i64", "f32", "f64", "str", "str_dict", "bin", "ts",
                   "ts_utc", "date", "dec_5_2", "dec_18_4", "dec_19_0", "dec_38_10", "dec_38_38",
@@ -255,7 +255,7 @@ def test_fallback_without_positions(keyed_files: list[tuple[str, pa.Table, int]]
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Columns without usable positions are decoded from the stripe start and sliced: still
     exact, and row groups are still skipped."""
-    monkeypatch.setattr(aorc.pushdown, "column_positions", lambda *args: None)
+    monkeypatch.setattr(aorc.read.pushdown, "column_positions", lambda *args: None)
     path, full, _ = keyed_files[2]
     filters = [[("key", ">=", 900), ("key", "<", 4000)], [("key", ">", 15000)]]
     got, stats = run(_read(path, filters=filters))
@@ -514,7 +514,7 @@ def test_absurd_stripe_row_count_is_not_planned_group_by_group(tmp_path: pathlib
     """A damaged footer giving a stripe billions of rows must not make the planner walk (or
     allocate) one entry per row group it implies: the row index, whose entries no longer
     match, is ignored and the stripe's damage is reported when it is decoded."""
-    from aorc._proto import orc_proto_pb2 as pb
+    from aorc.format._proto import orc_proto_pb2 as pb
     path = tmp_path / "t.orc"
     run(aorc.write_table(pa.table({"a": np.arange(3000)}), path, compression="none",
                          row_index_stride=1000))

@@ -17,10 +17,10 @@ import pytest
 from helpers.corpus import corpus_root
 
 import aorc
-import aorc.reader
+import aorc.read.reader
 from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError, StoreError
+from aorc.format.types import parse_type_string, select_columns
 from aorc.io import MemoryStore
-from aorc.types import parse_type_string, select_columns
 
 CORPUS = corpus_root()
 needs_corpus = pytest.mark.skipif(CORPUS is None, reason="ORC conformance corpus absent")
@@ -107,7 +107,7 @@ async def test_open_large_tail_is_two_requests(tmp_path: pathlib.Path) -> None:
         writer.set_user_metadata(big=big, small=b"yz")
         writer.writerows([(i,) for i in range(10)])
         writer.close()
-    assert path.stat().st_size > aorc.reader.TAIL_READ_SIZE
+    assert path.stat().st_size > aorc.read.reader.TAIL_READ_SIZE
     async with aorc.open_reader(path) as reader:
         assert reader.io_stats.requests == 2
         assert reader.metadata == {"big": big, "small": b"yz"}
@@ -129,7 +129,7 @@ async def test_open_corpus_metadata_file_is_two_requests() -> None:
 async def test_small_file_is_read_with_one_request(tmp_path: pathlib.Path) -> None:
     table = flat_table(300)
     path = write(tmp_path / "small.orc", table)
-    assert path.stat().st_size < aorc.reader.TAIL_READ_SIZE
+    assert path.stat().st_size < aorc.read.reader.TAIL_READ_SIZE
     async with aorc.open_reader(path) as reader:
         got = await reader.read()
         assert reader.io_stats.requests == 1
@@ -337,8 +337,8 @@ class RecordingStore(MemoryStore):
 async def test_prefetch_is_bounded(multi_stripe: tuple[pathlib.Path, pa.Table],
                                    monkeypatch: pytest.MonkeyPatch,
                                    columns: list[str] | None) -> None:
-    monkeypatch.setattr(aorc.reader, "GROUP_BYTES", 1)  # one stripe per group
-    monkeypatch.setattr(aorc.reader, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 1)  # one stripe per group
+    monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
     path, table = multi_stripe
     store = RecordingStore(path.read_bytes())
     async with aorc.open_reader(store) as reader:
@@ -357,8 +357,8 @@ async def test_prefetch_is_bounded(multi_stripe: tuple[pathlib.Path, pa.Table],
 
 async def test_early_break_cancels_prefetch(multi_stripe: tuple[pathlib.Path, pa.Table],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(aorc.reader, "GROUP_BYTES", 1)
-    monkeypatch.setattr(aorc.reader, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 1)
+    monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
     path, _ = multi_stripe
     store = RecordingStore(path.read_bytes(), delay=10.0)
     with warnings.catch_warnings():
@@ -446,7 +446,7 @@ async def test_stray_decoder_exceptions_become_corrupt_file_errors(
     def broken(*args: object) -> pa.RecordBatch:
         raise IndexError("index 7 is out of bounds")
 
-    monkeypatch.setattr(aorc.reader, "decode_stripe", broken)
+    monkeypatch.setattr(aorc.read.reader, "decode_stripe", broken)
     path, _ = multi_stripe
     with pytest.raises(CorruptFileError, match=r"stripe 0: IndexError") as info:
         await aorc.read_table(path)

@@ -16,12 +16,12 @@ import pytest
 from helpers.s3proxy import S3Proxy, fail_every
 
 import aorc
-import aorc.reader
+import aorc.read.reader
 from aorc.errors import ObjectChangedError
+from aorc.io.output import open_sink
 from aorc.io.s3 import S3Sink
 from aorc.io.s3_config import DEFAULT_S3_REQUEST_SIZE
-from aorc.io.sink import open_sink
-from aorc.writer import open_writer, write_table
+from aorc.write.writer import open_writer, write_table
 
 MiB = 1024 * 1024
 PART = 5 * MiB
@@ -67,7 +67,7 @@ def expected_requests(stripes: list[tuple[int, int]]) -> int:
     group is read as one range, split into pieces of at most S3's max_request_size."""
     groups: list[list[int]] = []  # [start, end)
     for offset, length in stripes:
-        if groups and offset + length - groups[-1][0] <= aorc.reader.GROUP_BYTES:
+        if groups and offset + length - groups[-1][0] <= aorc.read.reader.GROUP_BYTES:
             groups[-1][1] = offset + length
         else:
             groups.append([offset, offset + length])
@@ -82,7 +82,7 @@ def group_rows(stripes: list[tuple[int, int]], data: bytes) -> list[int]:
     start = 0
     for index, (offset, length) in enumerate(stripes):
         count = len(reader.read_stripe(index))
-        if rows and offset + length - start <= aorc.reader.GROUP_BYTES:
+        if rows and offset + length - start <= aorc.read.reader.GROUP_BYTES:
             rows[-1] += count
         else:
             rows.append(count)
@@ -217,7 +217,7 @@ async def test_cancelled_writer_leaves_nothing(s3_client: Any, s3_bucket: str,
 
 async def test_overwrite_during_a_read_is_detected(s3_client: Any, s3_bucket: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(aorc.reader, "GROUP_BYTES", 64 * 1024)  # many groups, fetched lazily
+    monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 64 * 1024)  # many groups, fetched lazily
     t = table(100_000)
     data = orc_bytes(t, stripe_size=256 * 1024)
     s3_client.put_object(Bucket=s3_bucket, Key="f.orc", Body=data)

@@ -27,7 +27,7 @@ from helpers.sink_stream import (
 
 from aorc import read_table
 from aorc.errors import AorcError, SchemaError
-from aorc.sink import RollingSink, SinkCommit, file_name, partition_segment
+from aorc.sink.rolling import RollingSink, SinkCommit, file_name, partition_segment
 
 MiB = 1 << 20
 

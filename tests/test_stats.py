@@ -18,11 +18,11 @@ from helpers.corpus import CorpusFile, corpus_params, corpus_root, load_manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorc._proto import orc_proto_pb2 as pb
 from aorc.errors import CorruptFileError
-from aorc.stats import ColumnStatistics, column_statistics_from_proto
-from aorc.tail import FileTail, parse_tail
-from aorc.types import OrcType, TypeKind, parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
+from aorc.format.tail import FileTail, parse_tail
+from aorc.format.types import OrcType, TypeKind, parse_type_string
 
 pyorc = pytest.importorskip("pyorc")
 

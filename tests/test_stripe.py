@@ -15,9 +15,9 @@ from helpers.corpus import CorpusFile, corpus_params, corpus_root, load_manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorc._proto import orc_proto_pb2 as pb
 from aorc.errors import CorruptFileError, FormatError, UnsupportedFeatureError
-from aorc.stripe import (
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.stripe import (
     DATA_KINDS,
     StreamInfo,
     data_ranges,
@@ -28,7 +28,7 @@ from aorc.stripe import (
     stream_layout,
     variant_stream_layout,
 )
-from aorc.tail import FileTail, StripeInfo, parse_tail
+from aorc.format.tail import FileTail, StripeInfo, parse_tail
 
 pyorc = pytest.importorskip("pyorc")
 

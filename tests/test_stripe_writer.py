@@ -11,28 +11,28 @@ import pyarrow as pa
 import pytest
 from helpers.corpus import load_manifest
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.bloom import BloomFilter, hash_arrow_array
-from aorc.codec.compression import (
+from aorc.errors import AorcError, UnsupportedVersionError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import BloomFilter, hash_arrow_array
+from aorc.format.codec.compression import (
     CompressionKind,
     chunk_offsets,
     compress_stream,
     decompress_from,
     decompress_stream,
 )
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_stripe
-from aorc.columns.encode import EncodedColumn, WriteOptions, encode_column
-from aorc.errors import AorcError, UnsupportedVersionError
-from aorc.stripe import parse_stripe_footer
-from aorc.stripe_writer import (
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
+from aorc.format.columns.encode import EncodedColumn, WriteOptions, encode_column
+from aorc.format.stripe import parse_stripe_footer
+from aorc.format.tail import FileTail, parse_tail
+from aorc.format.types import TypeKind, from_arrow_schema
+from aorc.write.stripe import (
     EncodedStripe,
     _chunk_starts,
     assemble_stripe,
     orc_positions,
     stream_order_key,
 )
-from aorc.tail import FileTail, parse_tail
-from aorc.types import TypeKind, from_arrow_schema
 
 CODECS = [CompressionKind.ZLIB, CompressionKind.SNAPPY, CompressionKind.LZ4,
           CompressionKind.ZSTD]

@@ -16,8 +16,6 @@ from helpers.corpus import CorpusFile, corpus_params, corpus_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.compression import CompressionKind, compress_stream
 from aorc.errors import (
     AorcError,
     CorruptFileError,
@@ -25,8 +23,15 @@ from aorc.errors import (
     UnsupportedFeatureError,
     UnsupportedVersionError,
 )
-from aorc.stripe import data_ranges, parse_stripe_footer, stream_layout, variant_stream_layout
-from aorc.tail import (
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import CompressionKind, compress_stream
+from aorc.format.stripe import (
+    data_ranges,
+    parse_stripe_footer,
+    stream_layout,
+    variant_stream_layout,
+)
+from aorc.format.tail import (
     DEFAULT_BLOCK_SIZE,
     TAIL_READ_SIZE,
     FileTail,
@@ -35,7 +40,7 @@ from aorc.tail import (
     writer_name,
     writer_version_name,
 )
-from aorc.types import type_string
+from aorc.format.types import type_string
 
 pyorc = pytest.importorskip("pyorc")
 

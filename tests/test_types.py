@@ -9,7 +9,7 @@ import pyarrow.orc as po
 import pytest
 
 from aorc.errors import CorruptFileError, SchemaError
-from aorc.types import (
+from aorc.format.types import (
     ORC_TYPE_METADATA_KEY,
     TypeKind,
     from_arrow_schema,

@@ -19,12 +19,12 @@ import pyorc
 import pytest
 
 import aorc
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.compression import CompressionKind, decompress_stream
 from aorc.errors import AorcError, SchemaError, UnsupportedFeatureError
-from aorc.io.sink import TEMP_MARKER, MemorySink
-from aorc.tail import FileTail, parse_tail
-from aorc.types import from_arrow_schema
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import CompressionKind, decompress_stream
+from aorc.format.tail import FileTail, parse_tail
+from aorc.format.types import from_arrow_schema
+from aorc.io.output import TEMP_MARKER, MemorySink
 
 CODECS = ["none", "zlib", "snappy", "lz4", "zstd"]
 
@@ -172,7 +172,7 @@ async def test_footer_and_postscript_fields(tmp_path: pathlib.Path) -> None:
     tail, data = read_tail(path)
     assert data[:3] == b"ORC"
     assert tail.version == (0, 12)
-    assert tail.writer == 7  # unregistered code (0-5 are taken), see aorc/file_writer.py
+    assert tail.writer == 7  # unregistered code (0-5 are taken), see aorc/write/file.py
     assert tail.writer_version == 6
     assert tail.software_version == f"aorc {aorc.__version__}"
     assert tail.calendar == pb.PROLEPTIC_GREGORIAN
@@ -358,7 +358,7 @@ async def test_a_failing_stripe_breaks_the_writer(tmp_path: pathlib.Path,
             raise RuntimeError("encoder broke")
         return real_assemble(*args, **kwargs)
 
-    import aorc.writer as writer_module
+    import aorc.write.writer as writer_module
     real_assemble = writer_module.assemble_stripe
     monkeypatch.setattr(writer_module, "assemble_stripe", failing_assemble)
     table = sample_table(4000)

@@ -156,7 +156,7 @@ class S3Sink:
     """Writes one S3 object: a single PUT when small, a streaming multipart upload otherwise.
 
     The object appears only when :meth:`complete` succeeds. Use it through
-    :func:`aorc.io.sink.open_sink` (``s3://bucket/key``) or directly.
+    :func:`aorc.io.output.open_sink` (``s3://bucket/key``) or directly.
 
     Args:
         bucket: the bucket.

@@ -11,7 +11,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorc._proto import orc_proto_pb2 as pb
+from aorc.format._proto import orc_proto_pb2 as pb
 
 MASK64 = (1 << 64) - 1
 

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 
-from aorc._proto import orc_proto_pb2 as pb
+from aorc.format._proto import orc_proto_pb2 as pb
 
 CONFORMANCE = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "orc-conformance"
 

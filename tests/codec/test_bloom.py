@@ -1,4 +1,4 @@
-"""Unit tests of aorc.codec.bloom (real files are in test_bloom_files.py).
+"""Unit tests of aorc.format.codec.bloom (real files are in test_bloom_files.py).
 
 Truth comes from outside aorc: hash values and bit positions computed by ORC Java
 (orc-pitfalls.md and ORC's own unit tests) and small pure-Python reference implementations
@@ -19,9 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import _bloom
-from aorc.codec.bloom import (
+from aorc.errors import CorruptFileError, SchemaError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import _bloom
+from aorc.format.codec.bloom import (
     BloomFilter,
     bloom_filter_usable,
     decode_bloom_filter_index,
@@ -34,8 +35,7 @@ from aorc.codec.bloom import (
     optimal_size,
     thomas_wang_hash64,
 )
-from aorc.errors import CorruptFileError, SchemaError
-from aorc.types import TypeKind as K
+from aorc.format.types import TypeKind as K
 
 M64 = (1 << 64) - 1
 BLOOM, BLOOM_UTF8 = 7, 8

@@ -1,4 +1,4 @@
-"""aorc.codec.bloom against real ORC files: Apache ORC's samples (filters written by ORC
+"""aorc.format.codec.bloom against real ORC files: Apache ORC's samples (filters written by ORC
 Java and by buggy ORC C++ releases) and files written by ORC C++ through pyarrow and pyorc.
 
 Every filter the C++ writer produces for a kind where it agrees with ORC Java must be
@@ -24,15 +24,15 @@ import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.bloom import (
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import (
     BloomFilter,
     bloom_filter_usable,
     decode_bloom_filter_index,
     hash_arrow_array,
     optimal_size,
 )
-from aorc.types import TypeKind as K
+from aorc.format.types import TypeKind as K
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "orc-conformance"
 M64 = (1 << 64) - 1

@@ -1,4 +1,4 @@
-"""Tests of ORC's compression framing (aorc/codec/compression.py).
+"""Tests of ORC's compression framing (aorc/format/codec/compression.py).
 
 Peers judge the results: chunks are framed here by hand around the output of independent codec
 libraries (zlib, python-lz4, zstandard, cramjam, python-lzo), files come from pyarrow.orc,
@@ -29,8 +29,9 @@ from helpers.corpus import CorpusFile, corpus_params, read_expected
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.compression import (
+from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import (
     DEFAULT_BLOCK_SIZE,
     MAX_BLOCK_SIZE,
     CompressionKind,
@@ -41,7 +42,6 @@ from aorc.codec.compression import (
     decompress_stream,
     default_level,
 )
-from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
 
 K = CompressionKind
 WRITABLE = [K.ZLIB, K.SNAPPY, K.LZ4, K.ZSTD, K.BROTLI]

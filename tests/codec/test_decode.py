@@ -25,8 +25,8 @@ from rle_builders import (
     zigzag,
 )
 
-from aorc.codec import _decode, rle
 from aorc.errors import CorruptFileError
+from aorc.format.codec import _decode, rle
 
 # ---------------------------------------------------------------------------------------------
 # The specification's examples (site/specification/ORCv1.md)

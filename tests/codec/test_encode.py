@@ -1,4 +1,4 @@
-"""Tests for aorc.codec._encode: the ORC Java-compatible stream encoders.
+"""Tests for aorc.format.codec._encode: the ORC Java-compatible stream encoders.
 
 Judged by the specification's worked examples, by the sub-encoding choices ORC Java's
 algorithm makes, and by round trips through decoders written here from the specification
@@ -26,10 +26,10 @@ from encode_reference import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorc.codec import _encode as enc
+from aorc.format.codec import _encode as enc
 
 try:
-    from aorc.codec import _decode as dec
+    from aorc.format.codec import _decode as dec
 except ImportError:  # the decoders are built separately
     dec = None
 

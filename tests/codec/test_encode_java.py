@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from encode_reference import rle_v2_run
 
-from aorc.codec import _encode as enc
+from aorc.format.codec import _encode as enc
 
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1

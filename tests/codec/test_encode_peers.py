@@ -30,8 +30,8 @@ from encode_reference import (
     rle_v2_run,
 )
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import _encode as enc
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import _encode as enc
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "orc-conformance"
 T, S, E = pb.Type, pb.Stream, pb.ColumnEncoding

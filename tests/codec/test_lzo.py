@@ -1,4 +1,4 @@
-"""Tests of the LZO1X decompressor (aorc/codec/_lzo.pyx).
+"""Tests of the LZO1X decompressor (aorc/format/codec/_lzo.pyx).
 
 Blocks built by hand from the format description check each instruction; python-lzo (liblzo2,
 installed for the tests) is the peer for random data; the Java-written conformance file is
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aorc.codec import _lzo
 from aorc.errors import CorruptFileError
+from aorc.format.codec import _lzo
 
 END = b"\x11\x00\x00"  # M4 instruction with distance 16384: end of block
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from orc_stream_helpers import CONFORMANCE, Stripe, parse_orc, read_expected
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import rle
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import rle
 
 FILES = [
     "TestOrcFile.columnProjection",

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from orc_stream_helpers import write_pyarrow
 from rle_builders import direct, pack_be, patched, uvarint, zigzag
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import _decode
 from aorc.errors import CorruptFileError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import _decode
 
 Decoder = Callable[..., Any]
 

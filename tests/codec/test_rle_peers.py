@@ -23,8 +23,8 @@ from rle_builders import (
     zigzag,
 )
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import rle
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import rle
 
 DATA, LENGTH, PRESENT, SECONDARY = (
     pb.Stream.DATA,

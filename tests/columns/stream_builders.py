@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DictStripeStreams
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DictStripeStreams
 
 
 def varint(value: int) -> bytes:

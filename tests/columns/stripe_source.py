@@ -15,11 +15,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 
-from aorc.codec.compression import decompress_stream
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_stripe
-from aorc.stripe import DATA_KINDS, parse_stripe_footer, stream_layout
-from aorc.tail import FileTail, NeedBytes, parse_tail
-from aorc.types import select_columns, to_arrow_schema
+from aorc.format.codec.compression import decompress_stream
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
+from aorc.format.stripe import DATA_KINDS, parse_stripe_footer, stream_layout
+from aorc.format.tail import FileTail, NeedBytes, parse_tail
+from aorc.format.types import select_columns, to_arrow_schema
 
 CONFORMANCE = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "orc-conformance"
 

@@ -11,10 +11,10 @@ import pytest
 from stream_builders import bool_rle, byte_rle, literal_rle_v1, make_streams
 from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read, pyorc_bytes, stripes
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DecodeOptions, arrow_type, decode_column, decode_stripe
 from aorc.errors import CorruptFileError, UnsupportedFeatureError
-from aorc.types import parse_type_string, select_columns, to_arrow_schema
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, arrow_type, decode_column, decode_stripe
+from aorc.format.types import parse_type_string, select_columns, to_arrow_schema
 
 RNG = np.random.default_rng(9)
 

@@ -16,8 +16,8 @@ import pytest
 from stripe_source import pyarrow_orc_bytes, stripes
 from test_compound import NESTED, _nested_row
 
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_stripe
 from aorc.errors import AorcError
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
 
 
 def _files() -> list[bytes]:

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from stream_builders import direct_rle_v2, literal_rle_v1, make_streams, varints128
 from stripe_source import CONFORMANCE, decode_file, pyarrow_orc_bytes, pyarrow_read, pyorc_bytes
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DecodeOptions, decode_column
-from aorc.columns.decimals import rescale
 from aorc.errors import CorruptFileError
-from aorc.types import parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, decode_column
+from aorc.format.columns.decimals import rescale
+from aorc.format.types import parse_type_string
 
 RNG = np.random.default_rng(5)
 _WIDE = decimal.Context(prec=100)

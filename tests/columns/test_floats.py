@@ -8,10 +8,10 @@ import pytest
 from stream_builders import make_streams
 from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DecodeOptions, decode_column
 from aorc.errors import CorruptFileError
-from aorc.types import parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, decode_column
+from aorc.format.types import parse_type_string
 
 RNG = np.random.default_rng(7)
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1.5, 3.4028235e38, 1e300]

@@ -10,11 +10,11 @@ import pytest
 from stream_builders import literal_rle_v1, make_streams
 from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read, stripes
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DecodeOptions, decode_column
-from aorc.columns.integers import GREGORIAN_START_DAY, hybrid_to_proleptic_days
 from aorc.errors import CorruptFileError
-from aorc.types import parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, decode_column
+from aorc.format.columns.integers import GREGORIAN_START_DAY, hybrid_to_proleptic_days
+from aorc.format.types import parse_type_string
 
 RNG = np.random.default_rng(20240601)
 N = 5000

@@ -18,10 +18,10 @@ from stripe_source import (
     stripes,
 )
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DecodeOptions, decode_column
 from aorc.errors import CorruptFileError
-from aorc.types import parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, decode_column
+from aorc.format.types import parse_type_string
 
 RNG = np.random.default_rng(11)
 WORDS = ["", "a", "hello", "naïve", "日本語", "x" * 300, "tab\tnew\nline", "\x00nul"]

@@ -18,11 +18,11 @@ import pytest
 from stream_builders import literal_rle_v1, make_streams
 from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read, pyorc_bytes, stripes
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_column, decode_stripe
-from aorc.columns.timestamps import decode_nanos
 from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
-from aorc.types import parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_column, decode_stripe
+from aorc.format.columns.timestamps import decode_nanos
+from aorc.format.types import parse_type_string
 
 RNG = np.random.default_rng(3)
 BASE_UTC = 1_420_070_400  # 2015-01-01 00:00:00 UTC
@@ -104,7 +104,7 @@ def test_missing_writer_zone_uses_the_reader_zone() -> None:
 
 
 def literal_values(streams: DictStripeStreams, column: int, kind: int, n: int) -> list[int]:
-    from aorc.codec.rle import decode_ints
+    from aorc.format.codec.rle import decode_ints
 
     kind_v = streams.encoding(column).kind
     version = 2 if kind_v in (pb.ColumnEncoding.DIRECT_V2, pb.ColumnEncoding.DICTIONARY_V2) else 1
@@ -115,7 +115,7 @@ _CHILD = """
 import json, sys
 sys.path[:0] = {paths!r}
 from stripe_source import stripes
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_stripe
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
 data = open({path!r}, "rb").read()
 tail, parts = stripes(data)
 s = parts[0].streams

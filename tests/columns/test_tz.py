@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from aorc.columns._tz import RANGE_HIGH, RANGE_LOW, zone_offsets
 from aorc.errors import CorruptFileError
+from aorc.format.columns._tz import RANGE_HIGH, RANGE_LOW, zone_offsets
 
 ZONES = ["America/Los_Angeles", "US/Pacific", "Europe/Moscow", "Australia/Lord_Howe",
          "Africa/Casablanca", "America/Sao_Paulo", "Asia/Kolkata", "Pacific/Apia",

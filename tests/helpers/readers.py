@@ -72,7 +72,8 @@ async def reader_orc_type(path: str | Path) -> str:
     """The file's ORC type string as the reader under test reports it.
 
     aorc: ``open_reader(path).orc_type`` (a type string, or an ``OrcType`` converted with
-    ``aorc.types.type_string``). pyarrow does not expose it, so the reference mode asks pyorc.
+    ``aorc.format.types.type_string``). pyarrow does not expose it, so the reference mode asks
+    pyorc.
     """
     if reader_name() == "pyarrow":
         import pyorc
@@ -85,7 +86,7 @@ async def reader_orc_type(path: str | Path) -> str:
         orc_type: Any = reader.orc_type
     if isinstance(orc_type, str):
         return orc_type
-    from aorc.types import type_string
+    from aorc.format.types import type_string
 
     return type_string(orc_type)
 

@@ -17,7 +17,7 @@ from aorc.errors import (
     StoreError,
     UnsupportedFeatureError,
 )
-from aorc.io.sink import TEMP_MARKER, LocalSink, MemorySink, Sink, open_sink
+from aorc.io.output import TEMP_MARKER, LocalSink, MemorySink, Sink, open_sink
 
 
 def listing(directory: pathlib.Path) -> list[str]:

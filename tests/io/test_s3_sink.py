@@ -14,9 +14,9 @@ import pytest
 from helpers.s3proxy import Delay, Fault, Hold, Record, S3Proxy, fail_first
 
 from aorc.errors import AccessDeniedError, RetriesExhaustedError, SchemaError, StoreError
+from aorc.io.output import Sink, open_sink
 from aorc.io.s3 import S3Sink
 from aorc.io.s3_config import MIN_PART_SIZE, S3Config
-from aorc.io.sink import Sink, open_sink
 
 MiB = 1024 * 1024
 PART = MIN_PART_SIZE  # the smallest part S3 accepts keeps the tests light

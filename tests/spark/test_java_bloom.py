@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from aorc.codec import bloom
+from aorc.format.codec import bloom
 
 pytestmark = pytest.mark.spark
 

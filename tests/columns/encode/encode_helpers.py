@@ -17,14 +17,14 @@ import numpy.typing as npt
 import pyarrow as pa
 from google.protobuf import text_format
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import rle
-from aorc.codec.compression import decompress_stream
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_column
-from aorc.columns.encode import EncodedColumn, EncodedStream, WriteOptions, encode_column
-from aorc.stripe import parse_stripe_footer, stream_layout
-from aorc.tail import NeedBytes, parse_tail
-from aorc.types import OrcType
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import rle
+from aorc.format.codec.compression import decompress_stream
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_column
+from aorc.format.columns.encode import EncodedColumn, EncodedStream, WriteOptions, encode_column
+from aorc.format.stripe import parse_stripe_footer, stream_layout
+from aorc.format.tail import NeedBytes, parse_tail
+from aorc.format.types import OrcType
 
 K = pb.Stream
 

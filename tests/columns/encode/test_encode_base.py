@@ -10,10 +10,10 @@ from encode_helpers import K, flatten, stripe_streams
 from helpers.compare import assert_tables_equal
 from helpers.random_tables import ALL_TYPES, random_table
 
-from aorc.columns import DecodeOptions, decode_stripe
-from aorc.columns.encode import EncodedColumn, WriteOptions, encode_column
 from aorc.errors import SchemaError
-from aorc.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
+from aorc.format.columns import DecodeOptions, decode_stripe
+from aorc.format.columns.encode import EncodedColumn, WriteOptions, encode_column
+from aorc.format.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
 
 NS = 10**9
 

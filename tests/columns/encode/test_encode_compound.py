@@ -18,10 +18,10 @@ from encode_helpers import (
 )
 from helpers.random_tables import ALL_TYPES, random_array
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.bloom import thomas_wang_hash64
-from aorc.columns.encode import WriteOptions
-from aorc.types import from_arrow_schema, parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import thomas_wang_hash64
+from aorc.format.columns.encode import WriteOptions
+from aorc.format.types import from_arrow_schema, parse_type_string
 
 
 def _typed(dt: pa.DataType):  # type: ignore[no-untyped-def]

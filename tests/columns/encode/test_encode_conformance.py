@@ -16,9 +16,9 @@ import pyarrow as pa
 import pytest
 from encode_helpers import compare_column, flatten, read_orc_stripes
 
-from aorc.columns import DecodeOptions, DictStripeStreams, decode_stripe
-from aorc.columns.encode import WriteOptions, encode_column
-from aorc.tail import NeedBytes, parse_tail
+from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.tail import NeedBytes, parse_tail
 
 FILES = {
     # name: compare double sums (ORC Java adds a repeating batch's value once)

@@ -10,11 +10,11 @@ import pytest
 from encode_helpers import K, check_positions, group_slices, round_trip, stream, value_starts
 from helpers.random_tables import random_array
 
-from aorc.codec import rle
-from aorc.codec.bloom import murmur3_hash64
-from aorc.columns.encode import WriteOptions, encode_column
-from aorc.columns.encode.decimals import trim_decimals
-from aorc.types import OrcType, TypeKind
+from aorc.format.codec import rle
+from aorc.format.codec.bloom import murmur3_hash64
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode.decimals import trim_decimals
+from aorc.format.types import OrcType, TypeKind
 
 CTX = decimal.Context(prec=100)
 

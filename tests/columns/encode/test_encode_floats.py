@@ -11,9 +11,9 @@ import pytest
 from encode_helpers import K, kinds, round_trip, stream, value_starts
 from helpers.random_tables import random_array
 
-from aorc.codec.bloom import double_to_long_bits, thomas_wang_hash64
-from aorc.columns.encode import WriteOptions, encode_column
-from aorc.types import OrcType, TypeKind
+from aorc.format.codec.bloom import double_to_long_bits, thomas_wang_hash64
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.types import OrcType, TypeKind
 
 
 def _bits(x: float) -> bytes:

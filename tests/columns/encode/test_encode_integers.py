@@ -17,11 +17,11 @@ from encode_helpers import (
 )
 from helpers.random_tables import random_array
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec.bloom import BloomFilter, thomas_wang_hash64
-from aorc.columns.encode import WriteOptions, encode_column
 from aorc.errors import SchemaError
-from aorc.types import OrcType, TypeKind
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import BloomFilter, thomas_wang_hash64
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.types import OrcType, TypeKind
 
 INTEGER_TYPES = [(TypeKind.BYTE, pa.int8()), (TypeKind.SHORT, pa.int16()),
                  (TypeKind.INT, pa.int32()), (TypeKind.LONG, pa.int64()),

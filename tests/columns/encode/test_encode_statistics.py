@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 from helpers.random_tables import ALL_TYPES, random_array
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns.encode import WriteOptions, encode_column, merge_statistics
-from aorc.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns.encode import WriteOptions, encode_column, merge_statistics
+from aorc.format.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
 
 TYPES = {k: v for k, v in ALL_TYPES.items() if k != "str_dict"}
 

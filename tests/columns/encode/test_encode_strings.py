@@ -17,12 +17,12 @@ from encode_helpers import (
 )
 from helpers.random_tables import random_array
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.codec import rle
-from aorc.codec.bloom import murmur3_hash64
-from aorc.columns.encode import WriteOptions, encode_column
 from aorc.errors import SchemaError
-from aorc.types import OrcType, TypeKind, parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import rle
+from aorc.format.codec.bloom import murmur3_hash64
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.types import OrcType, TypeKind, parse_type_string
 
 DICT = pb.ColumnEncoding.DICTIONARY_V2
 DIRECT = pb.ColumnEncoding.DIRECT_V2

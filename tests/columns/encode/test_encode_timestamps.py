@@ -10,11 +10,11 @@ import pyarrow as pa
 import pytest
 from encode_helpers import K, check_positions, decode, group_slices, round_trip, stream
 
-from aorc.codec import rle
-from aorc.codec.bloom import thomas_wang_hash64
-from aorc.columns.encode import WriteOptions, encode_column
 from aorc.errors import SchemaError
-from aorc.types import OrcType, TypeKind
+from aorc.format.codec import rle
+from aorc.format.codec.bloom import thomas_wang_hash64
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.types import OrcType, TypeKind
 
 NS = 10**9
 BASE_UTC = 1_420_070_400  # 2015-01-01 00:00:00 UTC

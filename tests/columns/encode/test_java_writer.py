@@ -27,9 +27,9 @@ import pytest
 from encode_helpers import compare_column, flatten, read_orc_stripes
 from helpers.random_tables import random_array
 
-from aorc._proto import orc_proto_pb2 as pb
-from aorc.columns.encode import WriteOptions, encode_column
-from aorc.types import OrcType, parse_type_string
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.types import OrcType, parse_type_string
 
 pytestmark = pytest.mark.slow
 
@@ -175,7 +175,7 @@ def _stamps() -> list[tuple[int, int]]:
 
 
 def _schema(schema: pa.Schema) -> str:
-    from aorc.types import from_arrow_schema, type_string
+    from aorc.format.types import from_arrow_schema, type_string
     return type_string(from_arrow_schema(schema))
 
 

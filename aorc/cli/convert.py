@@ -1,0 +1,402 @@
+"""The work behind ``aorc convert`` and ``aorc cat``: reading CSV, JSON lines, Parquet and ORC
+inputs batch by batch, writing ORC through :func:`aorc.open_writer`, and a progress bar.
+
+Inputs are local paths or ``s3://`` URLs. ORC inputs are read with aorc (from S3 directly);
+CSV, JSON lines and Parquet inputs on S3 are first copied to a temporary local file with
+aorc's S3 store (pyarrow's readers need a file), which is removed afterwards. CSV and JSON
+inputs may be compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4`` by their extension).
+
+Types come from the input (CSV and JSON: inferred from the first block of rows) unless
+``schema`` gives an ORC type string, e.g. ``struct<id:bigint,name:varchar(20)>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO, TextIO
+
+import pyarrow as pa
+
+from aorc.errors import AorcError, SchemaError
+from aorc.format.types import parse_type_string, to_arrow_schema
+from aorc.io import open_store
+from aorc.io.s3_config import is_s3_url
+from aorc.read.reader import open_reader
+from aorc.write.writer import open_writer
+
+__all__ = [
+    "FORMATS",
+    "ConvertResult",
+    "Progress",
+    "convert",
+    "detect_format",
+    "isatty",
+    "options_for",
+]
+
+#: Input formats and the file extensions that select them.
+FORMATS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv", ".tsv", ".txt"),
+    "jsonl": (".jsonl", ".ndjson", ".json"),
+    "parquet": (".parquet", ".pq", ".parq"),
+    "orc": (".orc",),
+}
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+#: Bytes per ranged request when copying an S3 input to a local file.
+DOWNLOAD_CHUNK = 8 * 1024 * 1024
+#: Rows per batch read from Parquet and ORC inputs.
+BATCH_ROWS = 65_536
+#: Bytes per block read from CSV and JSON inputs.
+BLOCK_BYTES = 1 << 20
+
+
+# =========================================================================== progress
+
+def _size_text(n: float, unit: str) -> str:
+    if unit != "B":
+        return f"{n:,.0f} {unit}"
+    for suffix in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or suffix == "TiB":
+            return f"{n:.0f} {suffix}" if suffix == "B" else f"{n:.1f} {suffix}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+class Progress:
+    """A one-line progress bar on a terminal (nothing when the stream is not a TTY).
+
+    Args:
+        label: what is being done.
+        total: the amount of work (``None``: unknown, no bar, just a counter).
+        unit: ``"B"`` for bytes or a word such as ``"rows"``.
+        stream: where to draw; standard error by default.
+        enabled: force on or off; default: whether ``stream`` is a TTY.
+    """
+
+    def __init__(self, label: str, total: int | None, unit: str = "B", *,
+                 stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = isatty(self.stream) if enabled is None else enabled
+        self.label, self.total, self.unit = label, total, unit
+        self.done = 0
+        self._start = time.monotonic()
+        self._drawn = 0.0
+
+    def update(self, n: int) -> None:
+        """Count ``n`` more units done."""
+        self.done += n
+        now = time.monotonic()
+        if self.enabled and now - self._drawn >= 0.1:
+            self._draw(now)
+
+    def set(self, done: int) -> None:
+        """Set the units done so far."""
+        self.update(done - self.done)
+
+    def _draw(self, now: float) -> None:
+        self._drawn = now
+        elapsed = max(now - self._start, 1e-9)
+        rate = f"{_size_text(self.done / elapsed, self.unit)}/s"
+        if self.total:
+            share = min(1.0, self.done / self.total)
+            bar = "#" * int(share * 30)
+            text = (f"{self.label} [{bar:<30}] {share * 100:5.1f}% "
+                    f"{_size_text(self.done, self.unit)} / {_size_text(self.total, self.unit)} "
+                    f"{rate}")
+        else:
+            text = f"{self.label} {_size_text(self.done, self.unit)} {rate}"
+        self.stream.write("\r" + text + "\x1b[K")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Draw the final state and end the line."""
+        if self.enabled and self._drawn:
+            self._draw(time.monotonic())
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def isatty(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (false for streams that cannot tell)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# =========================================================================== inputs
+
+def detect_format(path: str) -> str:
+    """The input format from a file name's extension (before any compression suffix).
+
+    Raises:
+        SchemaError: the extension names no known format.
+    """
+    name = path.rsplit("/", 1)[-1].lower()
+    stem, ext = os.path.splitext(name)
+    if ext in _COMPRESSION:
+        stem, ext = os.path.splitext(stem)
+    for fmt, extensions in FORMATS.items():
+        if ext in extensions:
+            return fmt
+    raise SchemaError(f"cannot tell the format of {path} from its extension; use --from "
+                      f"({', '.join(FORMATS)})")
+
+
+class _CountingFile:
+    """A binary file that counts the bytes read from it (for the progress bar)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self.count = 0
+        self.closed = False
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._f.read(n)
+        self.count += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self._f.close()
+
+
+def _text_stream(path: str, counter: _CountingFile) -> pa.NativeFile:
+    ext = os.path.splitext(path.lower())[1]
+    raw = pa.PythonFile(counter, mode="r")
+    if ext in _COMPRESSION:
+        return pa.CompressedInputStream(raw, _COMPRESSION[ext])
+    return raw
+
+
+def _csv_batches(path: str, name: str, schema: pa.Schema | None, delimiter: str,
+                 counter: _CountingFile) -> Iterator[pa.RecordBatch]:
+    from pyarrow import csv
+
+    convert = csv.ConvertOptions(column_types=dict(zip(schema.names, schema.types,
+                                                       strict=True)) if schema else None)
+    reader = csv.open_csv(_text_stream(name, counter),
+                          read_options=csv.ReadOptions(block_size=BLOCK_BYTES),
+                          parse_options=csv.ParseOptions(delimiter=delimiter),
+                          convert_options=convert)
+    yield pa.RecordBatch.from_pylist([], schema=reader.schema)  # the schema, even if empty
+    yield from reader
+
+
+def _json_batches(path: str, name: str, schema: pa.Schema | None,
+                  counter: _CountingFile) -> Iterator[pa.RecordBatch]:
+    from pyarrow import json
+
+    parse = json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+    reader = json.open_json(_text_stream(name, counter),
+                            read_options=json.ReadOptions(block_size=BLOCK_BYTES),
+                            parse_options=parse)
+    yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+    yield from reader
+
+
+def _parquet_batches(path: str) -> Iterator[pa.RecordBatch]:
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as f:
+        yield pa.RecordBatch.from_pylist([], schema=f.schema_arrow)
+        yield from f.iter_batches(batch_size=BATCH_ROWS)
+
+
+@dataclass
+class _Input:
+    """Batches of a local CSV/JSON/Parquet file, read in a worker thread, with progress."""
+
+    path: str
+    name: str
+    fmt: str
+    schema: pa.Schema | None
+    delimiter: str
+
+    def total(self) -> tuple[int, str]:
+        if self.fmt == "parquet":
+            import pyarrow.parquet as pq
+            with pq.ParquetFile(self.path) as f:
+                return f.metadata.num_rows, "rows"
+        return os.path.getsize(self.path), "B"
+
+    async def batches(self, progress: Progress) -> AsyncIterator[pa.RecordBatch]:
+        with open(self.path, "rb") as f:
+            counter = _CountingFile(f)
+            if self.fmt == "csv":
+                it = _csv_batches(self.path, self.name, self.schema, self.delimiter, counter)
+            elif self.fmt == "jsonl":
+                it = _json_batches(self.path, self.name, self.schema, counter)
+            else:
+                it = _parquet_batches(self.path)
+            done = object()
+            while True:
+                batch = await asyncio.to_thread(next, it, done)
+                if batch is done:
+                    return
+                assert isinstance(batch, pa.RecordBatch)
+                if self.fmt == "parquet":
+                    progress.update(batch.num_rows)
+                else:
+                    progress.set(counter.count)
+                yield batch
+
+
+async def _download(uri: str, storage_options: Mapping[str, Any] | None,
+                    progress_enabled: bool | None, suffix: str) -> str:
+    """Copy an S3 object to a temporary local file; returns its path."""
+    store = open_store(uri, storage_options)
+    fd, path = tempfile.mkstemp(prefix="aorc-convert-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _, size = await store.read_tail(1)
+            progress = Progress(f"downloading {uri}", size, enabled=progress_enabled)
+            for start in range(0, size, 4 * DOWNLOAD_CHUNK):
+                end = min(size, start + 4 * DOWNLOAD_CHUNK)
+                ranges = [(o, min(DOWNLOAD_CHUNK, end - o))
+                          for o in range(start, end, DOWNLOAD_CHUNK)]
+                for data in await store.read_ranges(ranges):
+                    out.write(data)
+                    progress.update(len(data))
+            progress.close()
+    except BaseException:
+        os.unlink(path)
+        raise
+    finally:
+        await store.close()
+    return path
+
+
+# =========================================================================== converting
+
+@dataclass
+class ConvertResult:
+    """What :func:`convert` did."""
+
+    rows: int
+    bytes_written: int
+    schema: pa.Schema
+
+
+_WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
+          pa.uint64(): pa.int64(), pa.float16(): pa.float32(), pa.null(): pa.string()}
+
+
+def _writable(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with types ORC has no exact match for widened (unsigned integers, half
+    floats, all-null columns)."""
+    return pa.schema([f.with_type(_WIDER.get(f.type, f.type)) for f in schema])
+
+
+def _cast(batch: pa.RecordBatch, schema: pa.Schema, name: str) -> pa.RecordBatch:
+    if batch.schema.equals(schema):
+        return batch
+    try:
+        if batch.schema.names != schema.names:
+            batch = batch.select(schema.names)
+        return batch.cast(schema)
+    except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaError(f"{name}: cannot convert the rows to the schema {schema}: "
+                          f"{exc}") from exc
+
+
+async def _batches(src: str, fmt: str, schema: pa.Schema | None, delimiter: str,
+                   storage_options: Mapping[str, Any] | None,
+                   progress_enabled: bool | None) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The input's batches; the first one is empty and carries the schema."""
+    if fmt == "orc":
+        async with open_reader(src, storage_options=storage_options) as reader:
+            progress = Progress(f"converting {src}", reader.num_rows, "rows",
+                                enabled=progress_enabled)
+            yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+            async with contextlib.aclosing(reader.iter_batches(batch_size=BATCH_ROWS)) as it:
+                async for batch in it:
+                    progress.update(batch.num_rows)
+                    yield batch
+            progress.close()
+        return
+    suffix = "".join(os.path.splitext(src.rsplit("/", 1)[-1])[1:])
+    local = (await _download(src, storage_options, progress_enabled, suffix)
+             if is_s3_url(src) else src)
+    try:
+        source = _Input(local, src, fmt, schema, delimiter)
+        total, unit = await asyncio.to_thread(source.total)
+        progress = Progress(f"converting {src}", total, unit, enabled=progress_enabled)
+        async for batch in source.batches(progress):
+            yield batch
+        progress.close()
+    finally:
+        if local != src:
+            os.unlink(local)
+
+
+async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | None = None,
+                  delimiter: str = ",", storage_options: Mapping[str, Any] | None = None,
+                  progress: bool | None = None, **write_options: Any) -> ConvertResult:
+    """Convert a CSV, JSON lines, Parquet or ORC file to an ORC file.
+
+    Args:
+        src: the input: a local path or an ``s3://`` URL.
+        dest: the ORC output: a local path or an ``s3://`` URL (written atomically).
+        fmt: the input format (``csv``, ``jsonl``, ``parquet``, ``orc``); default: from the
+            extension of ``src``.
+        schema: an ORC type string for the output (CSV and JSON inputs are parsed with it).
+        delimiter: the CSV field delimiter.
+        storage_options: store settings (see :func:`aorc.io.open_store`), for the ``s3://``
+            side(s); for both sides when neither is on S3.
+        progress: show a progress bar on standard error (default: when it is a terminal).
+        **write_options: options of :func:`aorc.open_writer`.
+
+    Raises:
+        AorcError: unreadable input, bad options, a failed write (nothing is left at
+            ``dest``).
+    """
+    fmt = fmt or detect_format(src)
+    if fmt not in FORMATS:
+        raise SchemaError(f"unknown input format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    out_type = parse_type_string(schema) if schema else None
+    wanted = to_arrow_schema(out_type) if out_type is not None else None
+    rows = 0
+    src_options = options_for(src, storage_options, src, dest)
+    dest_options = options_for(dest, storage_options, src, dest)
+    async with contextlib.aclosing(_batches(src, fmt, wanted, delimiter, src_options,
+                                            progress)) as it:
+        first = await anext(it)
+        target = wanted if wanted is not None else _writable(first.schema)
+        writer = open_writer(dest, schema if schema else target,
+                             storage_options=dest_options, **write_options)
+        async with writer:
+            async for batch in it:
+                await writer.write(_cast(batch, target, src))
+                rows += batch.num_rows
+    return ConvertResult(rows, writer.bytes_written, target)
+
+
+def options_for(path: str, options: Mapping[str, Any] | None,
+                *paths: str) -> Mapping[str, Any] | None:
+    """The storage options for ``path`` among ``paths``: S3 settings go to the ``s3://``
+    ones only; when none is on S3 they all get them (so a bad option is still reported)."""
+    if not options or is_s3_url(path) or not any(is_s3_url(p) for p in paths):
+        return options
+    return None
+
+
+def arrow_error(exc: pa.ArrowException, name: str) -> AorcError:
+    """An :class:`AorcError` for a pyarrow error raised while reading ``name``."""
+    text = " ".join(str(exc).split())
+    hint = (" (use --schema to give the column types)"
+            if "conversion error" in text.lower() or "changed" in text.lower() else "")
+    return AorcError(f"{name}: {text}{hint}")

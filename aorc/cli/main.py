@@ -1,0 +1,457 @@
+"""The ``aorc`` command: look inside ORC files.
+
+``aorc meta FILE [--json]`` describes a file: format, writer, compression, stripes (with
+their column encodings), schema, user metadata, column statistics and bloom filters.
+``aorc head FILE [-n 10] [--columns a,b]`` prints the first rows as JSON lines.
+``aorc cat FILE [--format jsonl|csv] [--columns a,b]`` prints every row.
+``aorc convert IN OUT [--from csv|jsonl|parquet|orc] [--compression zstd] ...`` writes an ORC
+file from a CSV, JSON lines, Parquet or ORC file (see :mod:`aorc.cli.convert`), with a
+progress bar on standard error when it is a terminal.
+
+Files are local paths, ``file://`` URLs or ``s3://`` URLs; S3 settings come from the AWS
+environment, ``--endpoint-url`` and ``--storage-option KEY=VALUE``.
+
+Errors (bad or missing files, bad options, store failures) are printed as one line
+(``aorc: error: ...``) with exit status 1, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import datetime
+import decimal
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from aorc import __version__
+from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
+from aorc.errors import AorcError, SchemaError
+from aorc.read.reader import OrcReader, StripeFooterInfo, open_reader
+
+__all__ = ["main"]
+
+
+# =========================================================================== meta
+
+async def describe(reader: OrcReader) -> dict[str, Any]:
+    """Everything ``aorc meta`` shows about an open file, as JSON-ready data."""
+    footers = [await reader.read_stripe_footer(i) for i in range(reader.num_stripes)]
+    names = reader.column_names()
+    writer = reader.writer
+    bloom = sorted({c for f in footers for c in f.bloom_filter_columns})
+    return {
+        "path": reader.path,
+        "file_length": reader.file_length,
+        "file_version": reader.file_version,
+        "writer": {"name": writer.name, "code": writer.code,
+                   "writer_version": writer.writer_version,
+                   "writer_version_name": writer.writer_version_name,
+                   "software_version": writer.software_version},
+        "compression": reader.compression,
+        "compression_block_size": reader.compression_block_size,
+        "num_rows": reader.num_rows,
+        "num_stripes": reader.num_stripes,
+        "row_index_stride": reader.row_index_stride,
+        "calendar": reader.calendar,
+        "schema": {"orc": reader.orc_type,
+                   "arrow": [{"name": f.name, "type": str(f.type)} for f in reader.schema]},
+        "metadata": {key: len(value) for key, value in reader.metadata.items()},
+        "statistics": [{"column": cid, "name": names[cid], **stats.to_dict()}
+                       for cid, stats in enumerate(reader.statistics)],
+        "stripes": [_stripe_dict(s, f) for s, f in zip(reader.stripes, footers, strict=True)],
+        "bloom_filter_columns": [{"column": c, "name": names[c]} for c in bloom],
+    }
+
+
+def _stripe_dict(stripe: Any, footer: StripeFooterInfo) -> dict[str, Any]:
+    return {
+        "index": stripe.index,
+        "offset": stripe.offset,
+        "index_length": stripe.index_length,
+        "data_length": stripe.data_length,
+        "footer_length": stripe.footer_length,
+        "num_rows": stripe.num_rows,
+        "writer_timezone": footer.writer_timezone,
+        "encodings": [{"column": e.column, "kind": e.kind,
+                       **({"dictionary_size": e.dictionary_size}
+                          if e.dictionary_size is not None else {})}
+                      for e in footer.encodings],
+        "bloom_filter_columns": footer.bloom_filter_columns,
+        "statistics": ([s.to_dict() for s in stripe.statistics]
+                       if stripe.statistics is not None else None),
+    }
+
+
+def _encoding_text(e: dict[str, Any]) -> str:
+    size = f"[{e['dictionary_size']}]" if "dictionary_size" in e else ""
+    return f"{e['column']}:{e['kind']}{size}"
+
+
+def _stats_text(stats: dict[str, Any]) -> str:
+    skip = {"column", "name", "kind"}
+    return ", ".join(f"{k}={v}" for k, v in stats.items() if k not in skip)
+
+
+def print_meta(info: dict[str, Any], out: TextIO) -> None:
+    """Print the output of :func:`describe` for people."""
+    w = info["writer"]
+    software = f", software {w['software_version']}" if w["software_version"] else ""
+    code = "no writer code" if w["code"] is None else f"code {w['code']}"
+    lines = [
+        f"path: {info['path']} ({info['file_length']} bytes)",
+        f"file version: {info['file_version']}",
+        f"writer: {w['name']} ({code}), writer version "
+        f"{w['writer_version_name']} ({w['writer_version']}){software}",
+        f"compression: {info['compression']}, block size {info['compression_block_size']}",
+        f"rows: {info['num_rows']}",
+        f"stripes: {info['num_stripes']}",
+        f"row index stride: {info['row_index_stride']}",
+        f"calendar: {info['calendar']}",
+        f"schema: {info['schema']['orc']}",
+        "arrow schema:",
+        *(f"  {f['name']}: {f['type']}" for f in info["schema"]["arrow"]),
+        "user metadata:" + ("" if info["metadata"] else " none"),
+        *(f"  {k}: {n} bytes" for k, n in info["metadata"].items()),
+        "column statistics:" + ("" if info["statistics"] else " none"),
+        *(f"  {s['column']} {s['name'] or '<root>'} ({s['kind']}): {_stats_text(s)}"
+          for s in info["statistics"]),
+        "stripe details:" + ("" if info["stripes"] else " none"),
+    ]
+    for s in info["stripes"]:
+        lines.append(f"  {s['index']}: offset {s['offset']}, index {s['index_length']}, "
+                     f"data {s['data_length']}, footer {s['footer_length']}, "
+                     f"rows {s['num_rows']}")
+        lines.append("     encodings: " + " ".join(_encoding_text(e) for e in s["encodings"]))
+        if s["writer_timezone"]:
+            lines.append(f"     writer timezone: {s['writer_timezone']}")
+    bloom = ", ".join(f"{b['column']} {b['name'] or '<root>'}"
+                      for b in info["bloom_filter_columns"])
+    lines.append(f"bloom filters: {bloom or 'none'}")
+    out.write("\n".join(lines) + "\n")
+
+
+async def _meta(path: str, as_json: bool, out: TextIO,
+                storage_options: Mapping[str, Any] | None = None) -> None:
+    async with open_reader(path, storage_options=storage_options) as reader:
+        info = await describe(reader)
+    if as_json:
+        json.dump(info, out, indent=2, default=_json_default)
+        out.write("\n")
+    else:
+        print_meta(info, out)
+
+
+# =========================================================================== head
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """Values of ``to_pylist`` made JSON-friendly: map entries as key/value objects,
+    non-finite floats as strings."""
+    if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return [{"key": _plain(k), "value": _plain(v)} for k, v in value]
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _column_values(col: pa.Array) -> list[Any]:
+    """A column's values made JSON-friendly (as :func:`_plain` and :func:`_json_default`
+    would), with fast paths for flat columns."""
+    t = col.type
+    if pa.types.is_nested(t) or pa.types.is_union(t) or pa.types.is_dictionary(t):
+        return [_plain(v) for v in col.to_pylist()]
+    if pa.types.is_timestamp(t) and t.tz in (None, "UTC", "+00:00"):
+        return _timestamp_texts(col)
+    values: list[Any] = col.to_pylist()
+    if pa.types.is_floating(t):
+        finite = pc.all(pc.is_finite(col.fill_null(0.0))).as_py()
+        return values if finite in (True, None) else [_plain(v) for v in values]
+    if (pa.types.is_temporal(t) or pa.types.is_decimal(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)):
+        return [None if v is None else _json_default(v) for v in values]
+    return values
+
+
+_UNITS = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def _timestamp_texts(col: pa.Array) -> list[Any]:
+    """ISO texts of timestamps, as ``isoformat`` gives them (fraction only when not zero:
+    6 digits, or 9 with nanoseconds; ``+00:00`` for UTC), computed column-wise."""
+    per_second = _UNITS[col.type.unit]
+    ticks = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    seconds, rest = np.divmod(ticks, per_second)
+    whole = pc.strftime(pa.array(seconds, pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
+    nanos = rest * (1_000_000_000 // per_second)
+    suffix = "+00:00" if col.type.tz else ""
+    out: list[Any] = []
+    for text, n, valid in zip(whole.to_pylist(), nanos.tolist(),
+                              col.is_valid().to_pylist(), strict=True):
+        if not valid:
+            out.append(None)
+        elif not n:
+            out.append(text + suffix)
+        elif n % 1000:
+            out.append(f"{text}.{n:09d}{suffix}")
+        else:
+            out.append(f"{text}.{n // 1000:06d}{suffix}")
+    return out
+
+
+def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+    columns = [_column_values(batch.column(i)) for i in range(batch.num_columns)]
+    names = batch.schema.names
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
+                storage_options: Mapping[str, Any] | None = None) -> None:
+    if n <= 0:
+        return
+    async with open_reader(path, storage_options=storage_options) as reader:
+        left = n
+        async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n)) as batches:
+            async for batch in batches:
+                for row in _rows(batch.slice(0, left)):
+                    out.write(json.dumps(row, default=_json_default) + "\n")
+                left -= min(left, batch.num_rows)
+                if not left:
+                    break
+
+
+# =========================================================================== cat
+
+def _csv_column(arr: pa.Array) -> pa.Array:
+    """A column as pyarrow's CSV writer can write it: nested values as JSON text, binary as
+    base64 (as ``head`` prints them)."""
+    t = arr.type
+    if pa.types.is_nested(t) or pa.types.is_union(t):
+        return pa.array([None if v is None else json.dumps(_plain(v), default=_json_default)
+                         for v in arr.to_pylist()], pa.string())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.array([None if v is None else base64.b64encode(v).decode("ascii")
+                         for v in arr.to_pylist()], pa.string())
+    return arr
+
+
+def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
+    from pyarrow import csv
+
+    table = pa.table([_csv_column(c) for c in batch.columns], names=batch.schema.names)
+    buffer = io.BytesIO()
+    csv.write_csv(table, buffer, csv.WriteOptions(include_header=header,
+                                                  quoting_style="needed"))
+    return buffer.getvalue().decode("utf-8")
+
+
+async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
+               storage_options: Mapping[str, Any] | None = None,
+               progress: bool | None = None) -> None:
+    async with open_reader(path, storage_options=storage_options) as reader:
+        header = fmt == "csv"
+        if progress is None:  # a bar on the terminal only when the rows go elsewhere
+            progress = isatty(sys.stderr) and not isatty(out)
+        bar = Progress(f"reading {path}", reader.num_rows, "rows", enabled=progress)
+        async with contextlib.aclosing(reader.iter_batches(columns)) as batches:
+            async for batch in batches:
+                if fmt == "csv":
+                    out.write(_csv_text(batch, header))
+                    header = False
+                else:
+                    out.write("".join(json.dumps(row, default=_json_default) + "\n"
+                                      for row in _rows(batch)))
+                bar.update(batch.num_rows)
+        bar.close()
+        if header:  # no rows: the header alone
+            schema = (await reader.read(columns)).schema
+            out.write(_csv_text(pa.RecordBatch.from_pylist([], schema=schema), True))
+
+
+# =========================================================================== options
+
+def _size(text: str) -> int:
+    """A byte size: ``65536``, ``64M``, ``1MiB``, ``256k``."""
+    units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    value = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = value[-1:] if value[-1:] in units and value[-1:] else ""
+    number = value[:-1] if unit else value
+    try:
+        return int(float(number) * units[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
+
+
+def _pairs(items: Sequence[str] | None, what: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SchemaError(f"{what} must be KEY=VALUE, got {item!r}")
+        out[key] = value
+    return out
+
+
+def _storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    options: dict[str, Any] = {}
+    for key, value in _pairs(args.storage_option, "--storage-option").items():
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    if args.endpoint_url:
+        options["endpoint_url"] = args.endpoint_url
+    return options or None
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def _write_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for name in ("compression", "stripe_size", "compression_block_size", "row_index_stride",
+                 "bloom_filter_fpp", "dictionary_key_size_threshold", "timezone"):
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = value
+    if args.bloom_filter_columns:
+        options["bloom_filter_columns"] = _names(args.bloom_filter_columns)
+    if args.metadata:
+        options["metadata"] = _pairs(args.metadata, "--metadata")
+    return options
+
+
+# =========================================================================== main
+
+def _store_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("storage")
+    group.add_argument("--endpoint-url", help="S3 endpoint (e.g. a MinIO server)")
+    group.add_argument("-S", "--storage-option", action="append", metavar="KEY=VALUE",
+                       help="a storage option (JSON value or text); repeatable")
+    return parent
+
+
+def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
+    conv = sub.add_parser("convert", parents=[parent],
+                          help="write an ORC file from CSV, JSON lines, Parquet or ORC")
+    conv.add_argument("input", help="input file: path or s3:// URL")
+    conv.add_argument("output", help="ORC output: path or s3:// URL")
+    conv.add_argument("--from", dest="fmt", choices=list(FORMATS),
+                      help="input format (default: from the extension)")
+    conv.add_argument("--schema", help="ORC type of the output, e.g. struct<a:int,b:string>")
+    conv.add_argument("--delimiter", default=",", help="CSV field delimiter (,)")
+    conv.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
+    conv.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
+    conv.add_argument("--compression-block-size", type=_size, help="e.g. 256k")
+    conv.add_argument("--row-index-stride", type=int, help="rows per row group (0: none)")
+    conv.add_argument("--bloom-filter-columns", help="comma-separated column names")
+    conv.add_argument("--bloom-filter-fpp", type=float, help="false positive rate (0.01)")
+    conv.add_argument("--dictionary-key-size-threshold", type=float)
+    conv.add_argument("--timezone", help="zone of naive timestamps (UTC)")
+    conv.add_argument("--metadata", action="append", metavar="KEY=VALUE",
+                      help="user metadata; repeatable")
+    _progress_flags(conv)
+
+
+def _progress_flags(parser: argparse.ArgumentParser) -> None:
+    bar = parser.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="always show the progress bar (on standard error)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never show the progress bar")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aorc", description="Look inside, print and convert "
+                                     "Apache ORC files.")
+    parser.add_argument("--version", action="version", version=f"aorc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parent = _store_parent()
+    where = "path, file:// or s3:// URL of an ORC file"
+    meta = sub.add_parser("meta", parents=[parent],
+                          help="describe a file: schema, stripes, statistics")
+    meta.add_argument("file", help=where)
+    meta.add_argument("--json", action="store_true", help="print JSON")
+    head = sub.add_parser("head", parents=[parent], help="print the first rows as JSON lines")
+    head.add_argument("file", help=where)
+    head.add_argument("-n", "--rows", type=int, default=10, help="rows to print (10)")
+    head.add_argument("--columns", help="comma-separated column names or dotted paths")
+    cat = sub.add_parser("cat", parents=[parent], help="print every row (JSON lines or CSV)")
+    cat.add_argument("file", help=where)
+    cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
+                     help="output format (jsonl)")
+    cat.add_argument("--columns", help="comma-separated column names or dotted paths")
+    _progress_flags(cat)
+    _add_convert(sub, parent)
+    return parser
+
+
+async def _run(args: argparse.Namespace, out: TextIO) -> None:
+    options = _storage_options(args)
+    if args.command == "meta":
+        await _meta(args.file, args.json, out, options)
+    elif args.command == "head":
+        await _head(args.file, args.rows, _names(args.columns), out, options)
+    elif args.command == "cat":
+        await _cat(args.file, args.format, _names(args.columns), out, options, args.progress)
+    else:
+        await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
+                      delimiter=args.delimiter, storage_options=options,
+                      progress=args.progress, **_write_options(args))
+
+
+def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
+    name = str(getattr(args, "input", None) or getattr(args, "file", ""))
+    if isinstance(exc, pa.ArrowException):
+        exc = arrow_error(exc, name)
+    elif isinstance(exc, OSError) and not isinstance(exc, AorcError):
+        where = exc.filename if exc.filename is not None else name
+        return f"{where}: {exc.strerror or exc}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``aorc`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    out = sys.stdout
+    try:
+        asyncio.run(_run(args, out))
+        out.flush()
+    except BrokenPipeError:  # e.g. `aorc head big.orc | head -1`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except (AorcError, OSError, pa.ArrowException, UnicodeError) as exc:
+        print(f"aorc: error: {_error_text(exc, args)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

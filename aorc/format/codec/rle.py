@@ -1,0 +1,243 @@
+"""ORC's run-length encodings and varints: typed front for the Cython kernels.
+
+Decoders (this module's first part) wrap :mod:`aorc.format.codec._decode`;
+encoders (the second part)
+wrap :mod:`aorc.format.codec._encode`. Every decoder takes ``data`` (any C-contiguous buffer: bytes,
+bytearray, memoryview; read-only is fine), starts reading at byte ``offset``, skips ``skip``
+values (as a row-index seek needs) and returns exactly the next ``n`` values in a new numpy
+array. A stream may hold more values than asked for. Integers are 64-bit two's complement and
+wrap as in ORC Java: unsigned values above ``2**63 - 1`` come out negative.
+
+Every decoder raises :class:`aorc.errors.CorruptFileError` when the data ends early or is
+malformed (and for negative ``n``, ``offset`` or ``skip``, or an ``offset`` past the end), and
+refuses a count the input bytes could not possibly hold before allocating anything.
+"""
+
+from __future__ import annotations
+
+from typing import SupportsIndex
+
+import numpy as np
+import numpy.typing as npt
+
+from aorc.errors import CorruptFileError
+from aorc.format.codec import _decode
+
+__all__ = [
+    "decode_ints",
+    "decode_nanos",
+    "read_bool_rle",
+    "read_byte_rle",
+    "read_int_rle_v1",
+    "read_int_rle_v2",
+    "read_varint128",
+    "read_varints",
+    "rle_version",
+]
+
+Data = bytes | bytearray | memoryview
+"""Anything the decoders read from."""
+
+# =============================================================================================
+# Decoders
+# =============================================================================================
+
+_ENCODING_RLE_VERSION = {0: 1, 1: 1, 2: 2, 3: 2}  # DIRECT, DICTIONARY, DIRECT_V2, DICTIONARY_V2
+
+
+def rle_version(encoding_kind: int) -> int:
+    """Integer RLE version used by a column encoding.
+
+    Args:
+        encoding_kind: a ``ColumnEncoding.Kind`` value from the stripe footer.
+
+    Returns:
+        1 for DIRECT and DICTIONARY, 2 for DIRECT_V2 and DICTIONARY_V2.
+
+    Raises:
+        CorruptFileError: the kind is not one ORC defines.
+    """
+    try:
+        return _ENCODING_RLE_VERSION[encoding_kind]
+    except KeyError:
+        raise CorruptFileError(f"unknown column encoding kind {encoding_kind!r}") from None
+
+
+def read_byte_rle(
+    data: Data, n: SupportsIndex, offset: SupportsIndex = 0, skip: SupportsIndex = 0
+) -> npt.NDArray[np.int8]:
+    """Decode a byte-RLE stream (tinyint DATA, boolean streams underneath).
+
+    Control byte 0..127 is a run of ``control + 3`` copies of the next byte; -1..-128 is
+    ``-control`` literal bytes.
+
+    Args:
+        data: the stream bytes.
+        n: number of values to return.
+        offset: byte where decoding starts (a run boundary).
+        skip: values to skip before the first one returned.
+
+    Returns:
+        An int8 array of length ``n``.
+    """
+    return _decode.read_byte_rle(data, n, offset, skip)
+
+
+def read_bool_rle(
+    data: Data, n: SupportsIndex, offset: SupportsIndex = 0, skip: SupportsIndex = 0
+) -> npt.NDArray[np.bool_]:
+    """Decode a boolean stream (PRESENT, boolean DATA): byte-RLE of bits, MSB first.
+
+    Args:
+        data: the stream bytes.
+        n: number of booleans to return.
+        offset: byte where decoding starts (a byte-RLE run boundary).
+        skip: bits to skip before the first one returned (any number, not only multiples of 8).
+
+    Returns:
+        A bool array of length ``n``.
+    """
+    return _decode.read_bool_rle(data, n, offset, skip)
+
+
+def read_int_rle_v1(
+    data: Data,
+    n: SupportsIndex,
+    signed: bool,
+    offset: SupportsIndex = 0,
+    skip: SupportsIndex = 0,
+) -> npt.NDArray[np.int64]:
+    """Decode an integer RLE version 1 stream (Hive 0.11 files, DIRECT/DICTIONARY encodings).
+
+    Control byte 0..127 is a run of ``control + 3`` values: a signed delta byte, then the first
+    value as a varint. Control -1..-128 is ``-control`` literal varints.
+
+    Args:
+        data: the stream bytes.
+        n: number of values to return.
+        signed: whether the varints are zigzag encoded.
+        offset: byte where decoding starts (a run boundary).
+        skip: values to skip before the first one returned.
+
+    Returns:
+        An int64 array of length ``n``.
+    """
+    return _decode.read_int_rle_v1(data, n, signed, offset, skip)
+
+
+def read_int_rle_v2(
+    data: Data,
+    n: SupportsIndex,
+    signed: bool,
+    offset: SupportsIndex = 0,
+    skip: SupportsIndex = 0,
+) -> npt.NDArray[np.int64]:
+    """Decode an integer RLE version 2 stream (DIRECT_V2/DICTIONARY_V2 encodings).
+
+    All four sub-encodings (SHORT_REPEAT, DIRECT, PATCHED_BASE, DELTA) at every bit width the
+    5-bit width code can name, the ones the specification calls deprecated included. Decoding
+    follows ORC Java where the specification is vague: patch gaps over 255 use filler patches,
+    patch width + gap width over 64 is corrupt, and DELTA with width 0 is a fixed-delta run.
+
+    Args:
+        data: the stream bytes.
+        n: number of values to return.
+        signed: whether values are zigzag encoded (DELTA bases are then signed varints).
+        offset: byte where decoding starts (a run boundary).
+        skip: values to skip before the first one returned.
+
+    Returns:
+        An int64 array of length ``n``.
+    """
+    return _decode.read_int_rle_v2(data, n, signed, offset, skip)
+
+
+def decode_ints(
+    data: Data,
+    n: SupportsIndex,
+    signed: bool,
+    version: int,
+    offset: SupportsIndex = 0,
+    skip: SupportsIndex = 0,
+) -> npt.NDArray[np.int64]:
+    """Decode an integer RLE stream of either version.
+
+    Args:
+        data: the stream bytes.
+        n: number of values to return.
+        signed: whether the stream holds signed (zigzag) values.
+        version: 1 or 2, see :func:`rle_version`.
+        offset: byte where decoding starts (a run boundary).
+        skip: values to skip before the first one returned.
+
+    Returns:
+        An int64 array of length ``n``.
+
+    Raises:
+        ValueError: ``version`` is neither 1 nor 2.
+        CorruptFileError: the stream is malformed or too short.
+    """
+    if version == 2:
+        return _decode.read_int_rle_v2(data, n, signed, offset, skip)
+    if version == 1:
+        return _decode.read_int_rle_v1(data, n, signed, offset, skip)
+    raise ValueError(f"integer RLE version must be 1 or 2, not {version!r}")
+
+
+def read_varints(
+    data: Data, n: SupportsIndex, signed: bool, offset: SupportsIndex = 0
+) -> npt.NDArray[np.int64]:
+    """Decode ``n`` consecutive base-128 varints (little-endian groups of 7 bits).
+
+    Args:
+        data: the stream bytes.
+        n: number of values to return.
+        signed: whether the values are zigzag encoded.
+        offset: byte where decoding starts.
+
+    Returns:
+        An int64 array of length ``n``. Bits past the 64th are dropped (as ORC Java does);
+        a varint longer than 10 bytes is corrupt.
+    """
+    return _decode.read_varints(data, n, signed, offset)
+
+
+def read_varint128(
+    data: Data, n: SupportsIndex, offset: SupportsIndex = 0
+) -> npt.NDArray[np.uint64]:
+    """Decode ``n`` zigzag varints of up to 128 bits (decimal DATA streams).
+
+    Args:
+        data: the stream bytes.
+        n: number of values to return.
+        offset: byte where decoding starts.
+
+    Returns:
+        A ``(n, 2)`` uint64 array: each row is the value's little-endian two's complement
+        (low word, high word), so ``result.view(np.uint8)`` is an Arrow decimal128 buffer.
+        A value whose zigzag form needs more than 128 bits is corrupt.
+    """
+    return _decode.read_varint128(data, n, offset)
+
+
+def decode_nanos(encoded: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Expand timestamp SECONDARY values into nanoseconds.
+
+    The low 3 bits ``z`` of each value say how many trailing decimal zeros were stripped:
+    none when ``z == 0``, else ``z + 1``. The rest of the value, shifted right arithmetically
+    by 3 as ORC C++ does, is the significand; so the negative nanoseconds ORC C++ writes for
+    instants before 1970 come back negative (ORC Java's 32-bit arithmetic agrees for them).
+    Products wrap in 64 bits; range checks are the caller's.
+
+    Args:
+        encoded: the decoded SECONDARY integers.
+
+    Returns:
+        An int64 array of the same shape with the nanosecond values.
+    """
+    return _decode.decode_nanos(encoded)
+
+
+# =============================================================================================
+# Encoders (wrapping aorc.format.codec._encode; added with the writer)
+# =============================================================================================

@@ -1,0 +1,522 @@
+"""Shared machinery of the column encoders: options, results, nulls, row groups, dispatch.
+
+:func:`encode_column` turns the Arrow values of one column (and its subtree) for one stripe
+into ORC streams, exactly as ORC Java's ``TreeWriter`` classes write them, with the row-index
+positions, statistics and bloom filters of every row group.
+
+Every encoder works at a *level*: ``arr`` holds the column's slots (nulls included) and
+``starts`` the slot index where each row group begins. This module handles what all columns
+share: the PRESENT stream (written only when the stripe holds a null, as Java suppresses it
+otherwise), the per-row-group value count and hasNull, and the conversion of slot starts into
+value starts (nulls hold no value). The type modules then encode the non-null values; children
+of compound types are encoded at the level of their parent's values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from aorc.errors import SchemaError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import _encode
+from aorc.format.codec.bloom import DEFAULT_FPP, BloomFilter
+from aorc.format.codec.compression import DEFAULT_BLOCK_SIZE, CompressionKind
+from aorc.format.columns.encode.statistics import Stats, base_group_stats, stats_class
+from aorc.format.types import (
+    LEGACY_DECIMAL_PRECISION,
+    LEGACY_DECIMAL_SCALE,
+    OrcType,
+    TypeKind,
+    to_arrow_type,
+    type_string,
+)
+
+__all__ = [
+    "EncodedColumn",
+    "EncodedStream",
+    "Level",
+    "ValueParts",
+    "WriteOptions",
+    "encode_column",
+    "exact_group_sums",
+    "group_bounds",
+    "group_reduce",
+    "register",
+]
+
+#: ColumnEncoding.bloomEncoding of the filters written (UTF-8 strings, UTC timestamps).
+BLOOM_ENCODING_UTF8 = 1
+_LONG_MAX = 2**63 - 1
+
+
+@dataclass
+class EncodedStream:
+    """One stream of one column in one stripe.
+
+    Attributes:
+        kind: the ``pb.Stream.Kind``.
+        data: the uncompressed stream bytes.
+        positions: one list per row group: where the row group starts in this stream, in
+            uncompressed form (byte offset, then the RLE run offset and, for boolean streams,
+            the bit offset). Streams that ORC records no positions for (dictionary
+            DICTIONARY_DATA and LENGTH) have an empty list per row group.
+    """
+
+    kind: int
+    data: bytes
+    positions: list[list[int]]
+
+
+@dataclass
+class EncodedColumn:
+    """One column of one stripe, encoded.
+
+    Attributes:
+        column_id: the column's id.
+        encoding: its ColumnEncoding for the stripe footer.
+        streams: its streams in the order ORC Java records their positions in the row index
+            (PRESENT first when present; position-less streams last). Concatenating
+            ``s.positions[g]`` over the streams gives row group ``g``'s index entry.
+        stripe_stats: the stripe's statistics (row-group statistics merged in order);
+            ``bytesOnDisk`` is left for the stripe writer: ORC Java sets it to the stored
+            (compressed) size of the column's data-area streams in the stripe.
+        row_group_stats: one statistics message per row group.
+        bloom_filters: one filter per row group when the column is in
+            ``WriteOptions.bloom_filter_columns`` (and row groups exist), else ``None``.
+        children: the encoded child columns, in column-id order.
+    """
+
+    column_id: int
+    encoding: pb.ColumnEncoding
+    streams: list[EncodedStream]
+    stripe_stats: pb.ColumnStatistics
+    row_group_stats: list[pb.ColumnStatistics]
+    bloom_filters: list[BloomFilter] | None
+    children: list[EncodedColumn]
+
+
+@dataclass
+class WriteOptions:
+    """How to write ORC files (the subset the encoders use is marked).
+
+    Attributes:
+        compression: compression codec of the file's streams.
+        compression_block_size: uncompressed bytes per compression chunk.
+        stripe_size: target stripe size in bytes (before compression).
+        row_index_stride: rows per row group; 0 writes no row index (and no bloom filters).
+            (encoders) bloom filters are sized for this many values, as ORC Java does.
+        dictionary_key_size_threshold: (encoders) strings are dictionary encoded when the
+            distinct values of the first row group are at most this fraction of its
+            non-null values (ORC Java's ``orc.dictionary.key.threshold``); 0 disables
+            dictionaries.
+        bloom_filter_columns: (encoders) column ids that get bloom filters.
+        bloom_filter_fpp: (encoders) the bloom filters' false positive probability.
+        timezone: (encoders) the writer's time zone: naive Arrow timestamps are wall-clock
+            times there, and the stripe footer's ``writerTimezone`` must name it.
+    """
+
+    compression: CompressionKind = CompressionKind.ZLIB
+    compression_block_size: int = DEFAULT_BLOCK_SIZE
+    stripe_size: int = 64 * 1024 * 1024
+    row_index_stride: int = 10_000
+    dictionary_key_size_threshold: float = 0.8
+    bloom_filter_columns: set[int] = field(default_factory=set)
+    bloom_filter_fpp: float = DEFAULT_FPP
+    timezone: str = "UTC"
+
+
+@dataclass
+class Level:
+    """Everything an encoder needs about one column at one level.
+
+    Attributes:
+        t: the column's type.
+        opts: the write options.
+        starts: slot index of the first slot of each row group (may be empty: no row index).
+        decisions: dictionary decisions of earlier stripes (column id -> use dictionary),
+            updated with new ones; ``None`` decides afresh in every stripe.
+    """
+
+    t: OrcType
+    opts: WriteOptions
+    starts: npt.NDArray[np.int64]
+    decisions: MutableMapping[int, bool] | None = None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether row groups (and so positions, row-group statistics) are produced."""
+        return len(self.starts) > 0
+
+    @property
+    def bloom(self) -> bool:
+        """Whether this column gets bloom filters."""
+        return self.indexed and self.t.column_id in self.opts.bloom_filter_columns
+
+    def child(self, t: OrcType, starts: npt.NDArray[np.int64]) -> Level:
+        """The level of a child column whose row groups start at ``starts``."""
+        return Level(t, self.opts, starts, self.decisions)
+
+
+@dataclass
+class ValueParts:
+    """What a type encoder produces from the non-null values of a column.
+
+    Attributes:
+        kind: the ColumnEncoding kind.
+        streams: the value streams (PRESENT excluded) in position order.
+        stats: one statistics object per group (count/hasNull filled in by the caller).
+        hashes: the bloom filter hashes of each group's values (``None``: no filter wanted,
+            or the type adds nothing, e.g. boolean and struct).
+        children: encoded children.
+        dictionary_size: set for dictionary encodings.
+    """
+
+    kind: int
+    streams: list[EncodedStream]
+    stats: Sequence[Stats]
+    hashes: list[npt.NDArray[np.int64]] | None = None
+    children: list[EncodedColumn] = field(default_factory=list)
+    dictionary_size: int | None = None
+
+
+#: A type encoder: (level, non-null values, value starts of the groups, group statistics
+#: objects with count and hasNull already set) -> the value parts.
+Encoder = Callable[[Level, pa.Array, npt.NDArray[np.int64], list[Any]], ValueParts]
+_ENCODERS: dict[TypeKind, Encoder] = {}
+
+
+def register(*kinds: TypeKind) -> Callable[[Encoder], Encoder]:
+    """Class the decorated function as the encoder of ``kinds``."""
+    def wrap(fn: Encoder) -> Encoder:
+        for kind in kinds:
+            _ENCODERS[kind] = fn
+        return fn
+    return wrap
+
+
+def positions_list(positions: np.ndarray) -> list[list[int]]:
+    """Row-index positions from a kernel's ``(groups, k)`` array."""
+    out: list[list[int]] = positions.tolist()
+    return out
+
+
+def no_positions(level: Level) -> list[list[int]]:
+    """The positions of a stream ORC records none for."""
+    return [[] for _ in range(len(level.starts))]
+
+
+def split_hashes(hashes: npt.NDArray[np.int64], vstarts: npt.NDArray[np.int64]
+                 ) -> list[npt.NDArray[np.int64]]:
+    """Per-group slices of one hash per value."""
+    return np.split(hashes, vstarts[1:]) if len(vstarts) else [hashes]
+
+
+def group_bounds(vstarts: npt.NDArray[np.int64], n: int) -> tuple[npt.NDArray[np.int64],
+                                                                   npt.NDArray[np.int64]]:
+    """(starts, ends) of each group of values, given the group starts and the value count."""
+    ends = np.empty_like(vstarts)
+    ends[:-1] = vstarts[1:]
+    if len(ends):
+        ends[-1] = n
+    return vstarts, ends
+
+
+def group_reduce(ufunc: np.ufunc, values: np.ndarray, starts: npt.NDArray[np.int64],
+                 ends: npt.NDArray[np.int64]) -> tuple[np.ndarray, npt.NDArray[np.bool_]]:
+    """``ufunc.reduce`` over each non-empty group; returns (results, non-empty mask).
+
+    Entries of empty groups in the result are meaningless.
+    """
+    nonempty = ends > starts
+    out = np.zeros(len(starts), dtype=values.dtype)
+    if nonempty.any():
+        out[nonempty] = ufunc.reduceat(values, starts[nonempty])
+    return out, nonempty
+
+
+def exact_group_sums(values: npt.NDArray[np.int64], starts: npt.NDArray[np.int64],
+                     ends: npt.NDArray[np.int64], largest: int | None = None
+                     ) -> tuple[list[int], npt.NDArray[np.bool_]]:
+    """Exact sums of int64 groups and whether a running sum left the int64 range.
+
+    Args:
+        values: the values.
+        starts: first value index of each group.
+        ends: one past the last value index of each group.
+        largest: the largest absolute value, when known.
+
+    Returns:
+        (Python int sum per group, overflow flag per group).
+    """
+    n = len(values)
+    if largest is None:
+        largest = int(np.abs(values).max()) if n else 0  # np.abs(-2**63) < 0: slow path
+    longest = int((ends - starts).max()) if len(starts) else 0
+    if 0 <= largest and largest * longest <= _LONG_MAX:  # no running sum can overflow
+        c = np.concatenate(([0], np.cumsum(values)))
+        fast: list[int] = (c[ends] - c[starts]).tolist()
+        return fast, np.zeros(len(starts), np.bool_)
+    # Running sums computed exactly from 32-bit halves (fine below 2**31 values).
+    hi = values >> 32
+    lo = values & 0xFFFFFFFF
+    chi = np.concatenate(([0], np.cumsum(hi)))
+    clo = np.concatenate(([0], np.cumsum(lo)))
+    group_of = np.repeat(np.arange(len(starts)), ends - starts)
+    run_hi = chi[1:n + 1] - chi[starts][group_of]
+    run_lo = clo[1:n + 1] - clo[starts][group_of]
+    total = run_hi + (run_lo >> 32)  # the running sum is total * 2**32 + (run_lo & mask)
+    bad = (total < -(2**31)) | (total >= 2**31)
+    bad_count = np.concatenate(([0], np.cumsum(bad)))
+    overflow = (bad_count[ends] - bad_count[starts]) > 0
+    sums_hi = (chi[ends] - chi[starts]).tolist()
+    sums_lo = (clo[ends] - clo[starts]).tolist()
+    sums = [h * 2**32 + lo_ for h, lo_ in zip(sums_hi, sums_lo, strict=True)]
+    return sums, overflow
+
+
+def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts: npt.ArrayLike,
+                  opts: WriteOptions, *,
+                  dictionary_decisions: MutableMapping[int, bool] | None = None
+                  ) -> EncodedColumn:
+    """Encode one column (and its subtree) of one stripe as ORC Java does.
+
+    Args:
+        t: the column's type (ids as in the file's schema).
+        arr: the column's values for the stripe (nulls included), in aorc's Arrow mapping of
+            ``t`` (compatible types are converted: other integer widths, large/view strings,
+            dictionary arrays, any timestamp unit, date64, other decimal widths...).
+        row_group_starts: index of the first slot of each row group (0 first, increasing);
+            empty when the file has no row index.
+        opts: write options.
+        dictionary_decisions: ORC Java decides once per file (in its first row group)
+            whether a string column is dictionary encoded. Pass the same dict for every
+            stripe of a file to do the same; ``None`` decides in each stripe from its first
+            row group.
+
+    Returns:
+        The encoded column tree.
+
+    Raises:
+        SchemaError: ``arr`` cannot be written as ``t``, or ``row_group_starts`` is invalid.
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
+    starts = np.asarray(row_group_starts, dtype=np.int64).reshape(-1)
+    if len(starts) and (starts[0] != 0 or np.any(np.diff(starts) < 0) or starts[-1] > len(arr)):
+        raise SchemaError(f"row group starts must begin at 0 and increase up to {len(arr)}")
+    return encode_level(Level(t, opts, starts, dictionary_decisions), arr)
+
+
+def encode_level(level: Level, arr: pa.Array) -> EncodedColumn:
+    """Encode column ``level.t`` from its slots ``arr`` (nulls included)."""
+    t = level.t
+    try:
+        encoder = _ENCODERS[t.kind]
+    except KeyError:  # pragma: no cover - every kind has an encoder
+        raise SchemaError(f"no encoder for ORC {t.kind.name}") from None
+    arr = normalize(t, arr)
+    streams, values, vstarts, counts, has_null = _present(level, arr)
+    cls, kwargs = stats_class(t)
+    groups = base_group_stats(cls, counts, has_null, **kwargs)
+    parts = encoder(level, values, vstarts, groups)
+    streams.extend(parts.streams)
+    encoding = pb.ColumnEncoding(kind=parts.kind)  # type: ignore[arg-type]
+    if parts.dictionary_size is not None:
+        encoding.dictionarySize = parts.dictionary_size
+    filters = None
+    if level.bloom:
+        encoding.bloomEncoding = BLOOM_ENCODING_UTF8
+        filters = _bloom_filters(level, parts.hashes, len(groups))
+    return EncodedColumn(
+        column_id=t.column_id, encoding=encoding, streams=streams,
+        stripe_stats=_merge_all(parts.stats, cls, kwargs).to_proto(),
+        row_group_stats=[s.to_proto() for s in parts.stats] if level.indexed else [],
+        bloom_filters=filters, children=parts.children)
+
+
+def _merge_all(groups: Sequence[Stats], cls: type[Stats], kwargs: dict[str, Any]) -> Stats:
+    total = cls(**kwargs)
+    for g in groups:
+        total.merge(g)
+    return total
+
+
+def _bloom_filters(level: Level, hashes: list[npt.NDArray[np.int64]] | None,
+                   n: int) -> list[BloomFilter]:
+    opts = level.opts
+    filters = []
+    for g in range(n):
+        bf = BloomFilter.for_entries(opts.row_index_stride, opts.bloom_filter_fpp)
+        if hashes is not None and len(hashes[g]):
+            bf.add_hashes(hashes[g])
+        filters.append(bf)
+    return filters
+
+
+def _present(level: Level, arr: pa.Array) -> tuple[list[EncodedStream], pa.Array,
+                                                   npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                                   npt.NDArray[np.bool_]]:
+    """The PRESENT stream (when needed), the non-null values and the groups' value starts.
+
+    Returns:
+        (streams, values, value starts, value count per group, hasNull per group). Without
+        row groups the whole stripe is one group (for the stripe statistics).
+    """
+    n = len(arr)
+    starts = level.starts if level.indexed else np.zeros(1, np.int64)
+    slot_starts, slot_ends = group_bounds(starts, n)
+    if arr.null_count == 0:
+        counts = slot_ends - slot_starts
+        return [], arr, starts, counts, np.zeros(len(starts), np.bool_)
+    valid = validity_mask(arr)
+    before = np.concatenate(([0], np.cumsum(valid, dtype=np.int64)))
+    vstarts = before[starts]
+    counts = before[slot_ends] - vstarts
+    has_null = counts < (slot_ends - slot_starts)
+    data, pos = _encode.write_bool_rle_with_positions(valid, level.starts)
+    present = EncodedStream(pb.Stream.PRESENT, data, positions_list(pos))
+    values = arr.filter(pa.array(valid)) if arr.null_count < n else arr.slice(0, 0)
+    return [present], values, vstarts, counts, has_null
+
+
+def validity_mask(arr: pa.Array) -> npt.NDArray[np.bool_]:
+    """Which slots of ``arr`` hold a value."""
+    if arr.null_count == 0:
+        return np.ones(len(arr), np.bool_)
+    if arr.null_count == len(arr):
+        return np.zeros(len(arr), np.bool_)
+    buf = arr.buffers()[0]
+    if buf is None:  # types without a validity bitmap (e.g. null type)
+        return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), np.bool_)
+    bits = np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + len(arr)].astype(np.bool_)
+
+
+# --------------------------------------------------------------------------- normalization
+
+_INTEGER_TYPES = {
+    TypeKind.BYTE: pa.int8(), TypeKind.SHORT: pa.int16(), TypeKind.INT: pa.int32(),
+    TypeKind.LONG: pa.int64(),
+}
+
+
+def normalize(t: OrcType, arr: pa.Array) -> pa.Array:
+    """``arr`` in the Arrow form the encoder of ``t`` reads.
+
+    Raises:
+        SchemaError: the array's type cannot be written as ``t``.
+    """
+    try:
+        return _normalize(t, arr)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaError(f"column {t.column_id} ({type_string(t)}): cannot write Arrow "
+                          f"{arr.type} values: {exc}") from exc
+
+
+def _normalize(t: OrcType, arr: pa.Array) -> pa.Array:
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if pa.types.is_null(arr.type):
+        return pa.nulls(len(arr), _placeholder_type(t))
+    return _NORMALIZERS.get(t.kind, _cast_to(None))(t, arr)
+
+
+def _placeholder_type(t: OrcType) -> pa.DataType:
+    """An Arrow type for an all-null array of ``t`` (the values are never looked at)."""
+    return to_arrow_type(t)
+
+
+def _cast_to(target: pa.DataType | None) -> Callable[[OrcType, pa.Array], pa.Array]:
+    def norm(t: OrcType, arr: pa.Array) -> pa.Array:
+        want = target if target is not None else _placeholder_type(t)
+        return arr if arr.type == want else arr.cast(want)
+    return norm
+
+
+def _norm_integer(t: OrcType, arr: pa.Array) -> pa.Array:
+    want = _INTEGER_TYPES[t.kind]
+    if arr.type == want:
+        return arr
+    if pa.types.is_boolean(arr.type):
+        arr = arr.cast(pa.int8())
+    return arr.cast(want)
+
+
+def _norm_string(t: OrcType, arr: pa.Array) -> pa.Array:
+    dt = arr.type
+    if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
+        return arr.cast(pa.large_binary())
+    if pa.types.is_fixed_size_binary(dt):
+        return arr.cast(pa.binary())
+    if any(f(dt) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                           pa.types.is_large_binary)):
+        return arr
+    return arr.cast(pa.string())
+
+
+def _norm_timestamp(t: OrcType, arr: pa.Array) -> pa.Array:
+    if pa.types.is_timestamp(arr.type):
+        return arr
+    if pa.types.is_date(arr.type):
+        return arr.cast(pa.timestamp("s"))
+    raise pa.ArrowTypeError(f"{arr.type} is not a timestamp type")
+
+
+def _norm_decimal(t: OrcType, arr: pa.Array) -> pa.Array:
+    if t.is_legacy_decimal:
+        want = pa.decimal128(LEGACY_DECIMAL_PRECISION, LEGACY_DECIMAL_SCALE)
+    else:
+        want = pa.decimal128(t.precision or LEGACY_DECIMAL_PRECISION, t.scale or 0)
+    return arr if arr.type == want else arr.cast(want)
+
+
+def _norm_list(t: OrcType, arr: pa.Array) -> pa.Array:
+    dt = arr.type
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt):
+        return arr
+    if pa.types.is_fixed_size_list(dt) or pa.types.is_list_view(dt):
+        return arr.cast(pa.list_(dt.value_field))
+    if pa.types.is_large_list_view(dt):
+        return arr.cast(pa.large_list(dt.value_field))
+    raise pa.ArrowTypeError(f"{dt} is not a list type")
+
+
+def _require(check: Callable[[pa.DataType], bool], what: str
+             ) -> Callable[[OrcType, pa.Array], pa.Array]:
+    def norm(t: OrcType, arr: pa.Array) -> pa.Array:
+        if not check(arr.type):
+            raise pa.ArrowTypeError(f"{arr.type} is not a {what} type")
+        return arr
+    return norm
+
+
+_NORMALIZERS: dict[TypeKind, Callable[[OrcType, pa.Array], pa.Array]] = {
+    TypeKind.BOOLEAN: _cast_to(pa.bool_()),
+    TypeKind.BYTE: _norm_integer,
+    TypeKind.SHORT: _norm_integer,
+    TypeKind.INT: _norm_integer,
+    TypeKind.LONG: _norm_integer,
+    TypeKind.FLOAT: _cast_to(pa.float32()),
+    TypeKind.DOUBLE: _cast_to(pa.float64()),
+    TypeKind.STRING: _norm_string,
+    TypeKind.CHAR: _norm_string,
+    TypeKind.VARCHAR: _norm_string,
+    TypeKind.BINARY: _norm_string,
+    TypeKind.DATE: _cast_to(pa.date32()),
+    TypeKind.TIMESTAMP: _norm_timestamp,
+    TypeKind.TIMESTAMP_INSTANT: _norm_timestamp,
+    TypeKind.DECIMAL: _norm_decimal,
+    TypeKind.LIST: _norm_list,
+    TypeKind.MAP: _require(pa.types.is_map, "map"),
+    TypeKind.STRUCT: _require(pa.types.is_struct, "struct"),
+    TypeKind.UNION: _require(pa.types.is_union, "union"),
+}

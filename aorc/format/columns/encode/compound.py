@@ -1,0 +1,161 @@
+"""Struct, list, map and union columns.
+
+A struct (encoding DIRECT) has no streams of its own besides PRESENT; its fields hold values
+for the struct's non-null slots only, so their row groups start where the struct's values do.
+A list or map (DIRECT_V2) stores one length per non-null slot (LENGTH, unsigned RLE v2) and its
+children hold the elements of the non-null slots, row groups starting at the first element of
+the parent's row group. A union (DIRECT) stores one tag per slot (DATA, byte RLE) and child
+``k`` holds the values of the slots tagged ``k``. Arrow unions have no validity of their own,
+so every union slot is written as present; a null value is a null in the chosen child.
+
+Statistics: struct and union only count values; lists and maps also count their elements
+(fewest, most, total). Bloom filters hold list/map lengths and union tags, nothing for structs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from aorc.errors import SchemaError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import _encode
+from aorc.format.codec.bloom import thomas_wang_hash64
+from aorc.format.columns.encode.base import (
+    EncodedColumn,
+    EncodedStream,
+    Level,
+    ValueParts,
+    encode_level,
+    group_bounds,
+    group_reduce,
+    positions_list,
+    register,
+    split_hashes,
+)
+from aorc.format.columns.encode.integers import boundaries
+from aorc.format.columns.encode.statistics import (
+    CollectionStats,
+    Stats,
+)
+from aorc.format.types import TypeKind, type_string
+
+__all__: list[str] = []
+
+
+@register(TypeKind.STRUCT)
+def encode_struct(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+                  groups: list[Stats]) -> ValueParts:
+    """Encode a struct column's fields."""
+    t = level.t
+    if values.type.num_fields != len(t.children):
+        raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow struct has "
+                          f"{values.type.num_fields} fields")
+    starts = boundaries(level, vstarts)
+    children = [encode_level(level.child(c, starts), values.field(i))
+                for i, c in enumerate(t.children)]
+    return ValueParts(pb.ColumnEncoding.DIRECT, [], groups, children=children)
+
+
+def _lengths(level: Level, lengths: npt.NDArray[np.int64], vstarts: npt.NDArray[np.int64],
+             groups: list[CollectionStats]) -> tuple[EncodedStream, npt.NDArray[np.int64],
+                                                     list[npt.NDArray[np.int64]] | None]:
+    """The LENGTH stream, the children's row-group starts, the statistics and bloom hashes."""
+    bounds = boundaries(level, vstarts)
+    data, pos = _encode.write_int_rle_v2_with_positions(lengths, False, bounds)
+    starts, ends = group_bounds(vstarts, len(lengths))
+    low, nonempty = group_reduce(np.minimum, lengths, starts, ends)
+    high, _ = group_reduce(np.maximum, lengths, starts, ends)
+    before = np.concatenate(([0], np.cumsum(lengths)))
+    for i, g in enumerate(groups):
+        if nonempty[i]:
+            g.minimum, g.maximum = int(low[i]), int(high[i])
+            g.sum = int(before[ends[i]] - before[starts[i]])
+    hashes = split_hashes(thomas_wang_hash64(lengths), vstarts) if level.bloom else None
+    return EncodedStream(pb.Stream.LENGTH, data, positions_list(pos)), before[bounds], hashes
+
+
+def _offsets(values: pa.Array) -> npt.NDArray[np.int64]:
+    return np.asarray(values.offsets.to_numpy(zero_copy_only=False), np.int64)
+
+
+@register(TypeKind.LIST)
+def encode_list(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+                groups: list[CollectionStats]) -> ValueParts:
+    """Encode a list column's lengths and elements."""
+    offsets = _offsets(values)
+    stream, child_starts, hashes = _lengths(level, np.diff(offsets), vstarts, groups)
+    first, last = int(offsets[0]), int(offsets[-1])
+    items = values.values.slice(first, last - first)
+    child = encode_level(level.child(level.t.children[0], child_starts), items)
+    return ValueParts(pb.ColumnEncoding.DIRECT_V2, [stream], groups, hashes, children=[child])
+
+
+@register(TypeKind.MAP)
+def encode_map(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+               groups: list[CollectionStats]) -> ValueParts:
+    """Encode a map column's lengths, keys and values."""
+    offsets = _offsets(values)
+    stream, child_starts, hashes = _lengths(level, np.diff(offsets), vstarts, groups)
+    first, last = int(offsets[0]), int(offsets[-1])
+    key_t, value_t = level.t.children
+    children = [encode_level(level.child(key_t, child_starts), values.keys.slice(first,
+                                                                               last - first)),
+                encode_level(level.child(value_t, child_starts),
+                             values.items.slice(first, last - first))]
+    return ValueParts(pb.ColumnEncoding.DIRECT_V2, [stream], groups, hashes, children=children)
+
+
+def _union_layout(values: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    """Branch index of every slot, and for dense unions the offset into the branch."""
+    dt = values.type
+    n, start = len(values), values.offset
+    bufs = values.buffers()
+    codes = np.frombuffer(bufs[1], np.int8, count=n, offset=start).astype(np.int64)
+    lookup = np.full(128, -1, np.int64)
+    lookup[np.asarray(dt.type_codes, np.int64)] = np.arange(dt.num_fields)
+    branches = lookup[codes & 0x7F] if n else np.zeros(0, np.int64)
+    if n and int(branches.min()) < 0:
+        raise SchemaError(f"union array holds a type code outside {dt.type_codes}")
+    if dt.mode == "dense":
+        offsets = np.frombuffer(bufs[2], np.int32, count=n, offset=start * 4).astype(np.int64)
+        return branches, offsets
+    return branches, None
+
+
+def _branch_values(values: pa.Array, k: int, rows: npt.NDArray[np.bool_],
+                   offsets: npt.NDArray[np.int64] | None) -> pa.Array:
+    child = values.field(k)
+    if offsets is None:  # sparse: the child is as long as the union (pyarrow slices it)
+        return child.filter(pa.array(rows))
+    picked = offsets[rows]
+    if len(picked) == 0:
+        return child.slice(0, 0)
+    first = int(picked[0])
+    if np.array_equal(picked, np.arange(first, first + len(picked))):
+        return child.slice(first, len(picked))
+    return child.take(pa.array(picked))
+
+
+@register(TypeKind.UNION)
+def encode_union(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+                 groups: list[Stats]) -> ValueParts:
+    """Encode a union column's tags and branches."""
+    t = level.t
+    if values.type.num_fields != len(t.children):
+        raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow union has "
+                          f"{values.type.num_fields} branches")
+    branches, offsets = _union_layout(values)
+    bounds = boundaries(level, vstarts)
+    data, pos = _encode.write_byte_rle_with_positions(branches.astype(np.int8), bounds)
+    children: list[EncodedColumn] = []
+    for k, child_t in enumerate(t.children):
+        rows = branches == k
+        before = np.concatenate(([0], np.cumsum(rows)))
+        children.append(encode_level(level.child(child_t, before[bounds]),
+                                     _branch_values(values, k, rows, offsets)))
+    hashes = split_hashes(thomas_wang_hash64(branches), vstarts) if level.bloom else None
+    return ValueParts(pb.ColumnEncoding.DIRECT, [EncodedStream(pb.Stream.DATA, data,
+                                                               positions_list(pos))],
+                      groups, hashes, children=children)

@@ -1,0 +1,246 @@
+"""Decimal columns (encoding DIRECT_V2, the 0.12 format's decimal layout).
+
+ORC Java's DecimalTreeWriter writes each value as its HiveDecimal holds it, that is with
+trailing fractional zeros removed: DATA holds the trimmed unscaled value as a zigzag varint of
+up to 128 bits and SECONDARY the trimmed scale (signed RLE v2), so ``1.50`` in a
+``decimal(10,2)`` column is written as 15 with scale 1 and ``0.00`` as 0 with scale 0.
+
+Statistics are Java's: for precision up to 18 the extremes and an 18-digit sum at the
+column's scale (Decimal64 statistics), above that HiveDecimal extremes and a sum kept within
+38 digits. Bloom filters hash the trimmed decimal text.
+"""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import _encode
+from aorc.format.codec.bloom import hash_arrow_array
+from aorc.format.columns.encode.base import (
+    EncodedStream,
+    Level,
+    ValueParts,
+    group_bounds,
+    group_reduce,
+    positions_list,
+    register,
+    split_hashes,
+)
+from aorc.format.columns.encode.integers import boundaries
+from aorc.format.columns.encode.statistics import (
+    DECIMAL_CONTEXT,
+    MAX_DECIMAL64,
+    Decimal64Stats,
+    DecimalStats,
+    Stats,
+)
+from aorc.format.types import TypeKind
+
+__all__ = ["trim_decimals"]
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+_U32 = np.uint64(32)
+_TEN = np.uint64(10)
+_TEN_38 = 10**38
+
+
+def _words(values: pa.Array) -> npt.NDArray[np.uint64]:
+    """The (n, 2) little-endian words of a null-free decimal128 array."""
+    n = len(values)
+    if n == 0:
+        return np.zeros((0, 2), np.uint64)
+    buf = values.buffers()[1]
+    return np.frombuffer(buf, "<u8", count=2 * n, offset=values.offset * 16).reshape(n, 2)
+
+
+def _negate(lo: npt.NDArray[np.uint64], hi: npt.NDArray[np.uint64]
+            ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    nlo = ~lo + np.uint64(1)
+    return nlo, ~hi + (nlo == 0).astype(np.uint64)
+
+
+def trim_decimals(words: npt.NDArray[np.uint64], scale: int
+                  ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Remove trailing decimal zeros from unscaled 128-bit values, as HiveDecimal holds them.
+
+    Args:
+        words: (n, 2) little-endian two's complement unscaled values.
+        scale: their common scale.
+
+    Returns:
+        The trimmed unscaled values (n, 2) and each one's scale (zero has scale 0).
+    """
+    n = len(words)
+    out = np.array(words, np.uint64, copy=True, order="C")
+    scales = np.full(n, scale, np.int64)
+    if scale == 0 or n == 0:
+        return out, scales
+    low = out[:, 0].view(np.int64)
+    small = out[:, 1].view(np.int64) == (low >> 63)  # fits int64
+    rows = np.flatnonzero(small)
+    if len(rows):
+        values = low[rows]
+        _trim_int64(values, scales, rows, scale)
+        out[rows, 0] = values.view(np.uint64)
+        out[rows, 1] = (values >> 63).view(np.uint64)
+    big = np.flatnonzero(~small)
+    if len(big):
+        out[big], scales[big] = _trim_wide(out[big], scale)
+    return out, scales
+
+
+def _trim_int64(values: npt.NDArray[np.int64], scales: npt.NDArray[np.int64],
+                rows: npt.NDArray[np.int64], scale: int) -> None:
+    """Trim int64 values in place; ``scales[rows]`` are their scales (all ``scale``)."""
+    idx = np.flatnonzero(values % 10 == 0)  # the values with at least one zero to remove
+    if not len(idx):
+        return
+    v = values[idx]
+    removed = np.zeros(len(idx), np.int64)
+    step = 1 << (scale.bit_length() - 1)
+    while step:  # remove 2**k zeros at a time where possible: log2(scale) passes
+        if step > 18:  # only 0 is a multiple of 10**19 within int64
+            can = (removed + step <= scale) & (v == 0)
+        else:
+            power = 10**step
+            can = (removed + step <= scale) & (v % power == 0)
+            v = np.where(can, v // power, v)
+        removed += step * can
+        step >>= 1
+    values[idx] = v
+    scales[rows[idx]] -= removed
+
+
+def _trim_wide(words: npt.NDArray[np.uint64], scale: int
+               ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Trim values beyond int64 with 128-bit division by 10 on 32-bit limbs."""
+    n = len(words)
+    scales = np.full(n, scale, np.int64)
+    lo, hi = words[:, 0].copy(), words[:, 1].copy()
+    negative = (hi >> np.uint64(63)).astype(np.bool_)
+    lo[negative], hi[negative] = _negate(lo[negative], hi[negative])
+    limbs = [lo & _MASK32, lo >> _U32, hi & _MASK32, hi >> _U32]
+    rows = np.arange(n)
+    for _ in range(scale):
+        if not len(rows):
+            break
+        quotient, rem = _div10([limb[rows] for limb in limbs])
+        done = rem != 0
+        rows, quotient = rows[~done], [q[~done] for q in quotient]
+        for limb, q in zip(limbs, quotient, strict=True):
+            limb[rows] = q
+        scales[rows] -= 1
+    lo = limbs[0] | (limbs[1] << _U32)
+    hi = limbs[2] | (limbs[3] << _U32)
+    lo[negative], hi[negative] = _negate(lo[negative], hi[negative])
+    return np.stack([lo, hi], axis=1), scales
+
+
+def _div10(limbs: list[npt.NDArray[np.uint64]]
+           ) -> tuple[list[npt.NDArray[np.uint64]], npt.NDArray[np.uint64]]:
+    """Quotient (four 32-bit limbs, least significant first) and remainder of limbs / 10."""
+    rem = np.zeros(len(limbs[0]), np.uint64)
+    out: list[npt.NDArray[np.uint64]] = [rem] * 4
+    for i in (3, 2, 1, 0):
+        cur = (rem << _U32) | limbs[i]
+        out[i], rem = cur // _TEN, cur % _TEN
+    return out, rem
+
+
+@register(TypeKind.DECIMAL)
+def encode_decimal(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+                   groups: list[Stats]) -> ValueParts:
+    """Encode a decimal column's values."""
+    scale = values.type.scale
+    words = _words(values)
+    trimmed, scales = trim_decimals(words, scale)
+    bounds = boundaries(level, vstarts)
+    data, dpos = _encode.write_varint128_with_positions(trimmed, bounds)
+    secondary, spos = _encode.write_int_rle_v2_with_positions(scales, True, bounds)
+    streams = [EncodedStream(pb.Stream.DATA, data, positions_list(dpos)),
+               EncodedStream(pb.Stream.SECONDARY, secondary, positions_list(spos))]
+    if groups and isinstance(groups[0], Decimal64Stats):
+        _decimal64_stats(groups, words[:, 0].view(np.int64), vstarts)  # type: ignore[arg-type]
+    else:
+        _decimal_stats(groups, words, scale, vstarts)  # type: ignore[arg-type]
+    hashes = None
+    if level.bloom:
+        hashes = split_hashes(hash_arrow_array(values, TypeKind.DECIMAL), vstarts)
+    return ValueParts(pb.ColumnEncoding.DIRECT_V2, streams, groups, hashes)
+
+
+def _decimal64_stats(groups: list[Decimal64Stats], v: npt.NDArray[np.int64],
+                     vstarts: npt.NDArray[np.int64]) -> None:
+    """Extremes and the running sum, dropped once it leaves 18 digits (values at most 18
+    digits each, so the int64 running sums are exact until that first happens)."""
+    starts, ends = group_bounds(vstarts, len(v))
+    low, nonempty = group_reduce(np.minimum, v, starts, ends)
+    high, _ = group_reduce(np.maximum, v, starts, ends)
+    with np.errstate(over="ignore"):
+        running = np.cumsum(v)
+        base = np.concatenate(([0], running))[starts]
+        group_of = np.repeat(np.arange(len(starts)), ends - starts)
+        prefix = running - base[group_of]
+    out = np.abs(prefix) > MAX_DECIMAL64
+    outs = np.concatenate(([0], np.cumsum(out)))
+    for i, g in enumerate(groups):
+        if not nonempty[i]:
+            continue
+        g.minimum, g.maximum = int(low[i]), int(high[i])
+        g.has_sum = bool(outs[ends[i]] == outs[starts[i]])
+        g.sum = int(prefix[ends[i] - 1]) if g.has_sum else 0
+
+
+def _to_decimal(lo: int, hi: int, scale: int) -> decimal.Decimal:
+    value = (hi - (1 << 64) if hi >> 63 else hi) << 64 | lo
+    return decimal.Decimal(value).scaleb(-scale, DECIMAL_CONTEXT)
+
+
+def _decimal_stats(groups: list[DecimalStats], words: npt.NDArray[np.uint64], scale: int,
+                   vstarts: npt.NDArray[np.int64]) -> None:
+    """HiveDecimal extremes and sums of each group."""
+    lo, hi = words[:, 0], words[:, 1].view(np.int64)
+    starts, ends = group_bounds(vstarts, len(words))
+    sums, bounds = _exact_sums(lo, hi, starts, ends)
+    group_of = np.repeat(np.arange(len(starts)), ends - starts)
+    low_hi, nonempty = group_reduce(np.minimum, hi, starts, ends)
+    high_hi, _ = group_reduce(np.maximum, hi, starts, ends)
+    top = np.uint64(2**64 - 1)
+    low_lo, _ = group_reduce(np.minimum, np.where(hi == low_hi[group_of], lo, top), starts, ends)
+    high_lo, _ = group_reduce(np.maximum, np.where(hi == high_hi[group_of], lo, 0), starts, ends)
+    for i, g in enumerate(groups):
+        if not nonempty[i]:
+            continue
+        g.minimum = _to_decimal(int(low_lo[i]), int(low_hi[i]) & (2**64 - 1), scale)
+        g.maximum = _to_decimal(int(high_lo[i]), int(high_hi[i]) & (2**64 - 1), scale)
+        if bounds[i] < _TEN_38:  # no running sum can need more than 38 digits
+            g.sum = decimal.Decimal(sums[i]).scaleb(-scale, DECIMAL_CONTEXT)
+            continue
+        for j in range(int(starts[i]), int(ends[i])):  # rare: HiveDecimal's rounding rules
+            g.add_sum(_to_decimal(int(lo[j]), int(words[j, 1]), scale))
+
+
+def _exact_sums(lo: npt.NDArray[np.uint64], hi: npt.NDArray[np.int64],
+                starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+                ) -> tuple[list[int], list[float]]:
+    """Exact sums of each group of 128-bit values and an upper bound of |running sums|
+    (in floating point, a little above the exact bound)."""
+    def group_sum(part: npt.NDArray[np.int64]) -> list[int]:
+        c = np.concatenate(([0], np.cumsum(part)))
+        out: list[int] = (c[ends] - c[starts]).tolist()
+        return out
+
+    parts = [(lo & _MASK32).astype(np.int64), (lo >> _U32).astype(np.int64),
+             hi & 0xFFFFFFFF, hi >> 32]
+    sums_by_part = [group_sum(p) for p in parts]
+    sums = [a + (b << 32) + (c << 64) + (d << 96) for a, b, c, d in zip(*sums_by_part,
+                                                                       strict=True)]
+    # |v| <= 2**64 * (|hi| + 1) bounds each value; their sum bounds the running sums.
+    c = np.concatenate(([0.0], np.cumsum((np.abs(hi.astype(np.float64)) + 1.0) * 2.0**64)))
+    bounds: list[float] = ((c[ends] - c[starts]) * 1.000001).tolist()
+    return sums, bounds

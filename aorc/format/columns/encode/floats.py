@@ -1,0 +1,94 @@
+"""Float and double columns: DATA holds raw little-endian IEEE 754 values (encoding DIRECT).
+
+Every NaN is written as the canonical quiet NaN, as Java's ``floatToIntBits`` /
+``doubleToLongBits`` give it.
+
+Statistics follow ORC Java's DoubleStatisticsImpl: float values are widened to double; the
+minimum and maximum are replaced only by strictly smaller/larger values, so a group whose
+first value is NaN keeps NaN for both, later NaNs are ignored, and of equal zeros the first
+one seen (0.0 or -0.0) is kept; the sum is accumulated value by value in order, with the NaN
+that x86 arithmetic gives (the first NaN value, or the default NaN of ``inf - inf``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import double_to_long_bits, thomas_wang_hash64
+from aorc.format.columns.encode.base import (
+    EncodedStream,
+    Level,
+    ValueParts,
+    group_bounds,
+    register,
+    split_hashes,
+)
+from aorc.format.columns.encode.integers import boundaries
+from aorc.format.columns.encode.statistics import (
+    DoubleStats,
+    java_nan_sum,
+)
+from aorc.format.types import TypeKind
+
+__all__: list[str] = []
+
+
+@register(TypeKind.FLOAT, TypeKind.DOUBLE)
+def encode_float(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+                 groups: list[DoubleStats]) -> ValueParts:
+    """Encode a float or double column's values."""
+    dtype = np.dtype("<f4") if level.t.kind == TypeKind.FLOAT else np.dtype("<f8")
+    v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype)
+    positions = (boundaries(level, vstarts) * dtype.itemsize)[:, None].tolist()
+    raw = v
+    nan = np.isnan(v)
+    if nan.any():  # Java writes floatToIntBits/doubleToLongBits: one canonical NaN
+        raw = v.copy()
+        raw[nan] = np.nan
+    stream = EncodedStream(pb.Stream.DATA, raw.tobytes(), positions)
+    wide = v.astype(np.float64)
+    double_group_stats(groups, wide, vstarts)
+    hashes = None
+    if level.bloom:
+        hashes = split_hashes(thomas_wang_hash64(double_to_long_bits(wide)), vstarts)
+    return ValueParts(pb.ColumnEncoding.DIRECT, [stream], groups, hashes)
+
+
+def double_group_stats(groups: list[DoubleStats], v: npt.NDArray[np.float64],
+                       vstarts: npt.NDArray[np.int64]) -> None:
+    """Fill minimum, maximum and sum of each group as ORC Java computes them."""
+    starts, ends = group_bounds(vstarts, len(v))
+    for g, a, b in zip(groups, starts.tolist(), ends.tolist(), strict=True):
+        if a == b:
+            continue
+        seg = v[a:b]
+        g.sum = _sequential_sum(seg)
+        g.has_minimum = True
+        first = float(seg[0])
+        if first != first:  # NaN first: Java's comparisons never replace it
+            g.minimum = g.maximum = first
+            continue
+        g.minimum = _first_equal(seg, float(np.nanmin(seg)))
+        g.maximum = _first_equal(seg, float(np.nanmax(seg)))
+
+
+def _sequential_sum(seg: npt.NDArray[np.float64]) -> float:
+    """The sum Java's ``sum += value`` loop gives, NaN bits included (x86: a NaN operand
+    propagates, inf - inf gives the default NaN)."""
+    with np.errstate(all="ignore"):
+        running = np.cumsum(seg)  # sequential, as Java adds
+    total = float(running[-1])
+    if total == total:
+        return total
+    k = int(np.flatnonzero(np.isnan(running))[0])
+    return float(seg[k]) if np.isnan(seg[k]) else java_nan_sum()
+
+
+def _first_equal(seg: npt.NDArray[np.float64], value: float) -> float:
+    """``value`` as first seen in ``seg`` (tells 0.0 from -0.0)."""
+    if value != 0.0:
+        return value
+    return float(seg[np.flatnonzero(seg == 0.0)[0]])

@@ -1,0 +1,97 @@
+"""String, char, varchar and binary columns.
+
+DIRECT(_V2): DATA holds the values back to back, LENGTH (unsigned integer RLE) their lengths.
+DICTIONARY(_V2): DICTIONARY_DATA holds the ``dictionarySize`` distinct values back to back,
+LENGTH their lengths, and DATA (unsigned integer RLE) one dictionary index per value. Char
+values are returned as stored (ORC writers pad them to the declared length), like ORC C++.
+Values are not checked for valid UTF-8, again like ORC C++ and pyarrow.orc.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns.base import (
+    Buffer,
+    Context,
+    Level,
+    Slots,
+    column_error,
+    offsets_from_lengths,
+    register,
+)
+from aorc.format.types import OrcType, TypeKind, to_arrow_type
+
+__all__: list[str] = []
+
+
+@register(TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.BINARY)
+def decode_string(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+    """Decode a string, char, varchar or binary column of either encoding."""
+    slots = ctx.slots(t, level)
+    if ctx.is_dictionary(t):
+        return _decode_dictionary(t, ctx, slots)
+    array = _decode_direct(t, ctx, slots)
+    if ctx.opts.dictionary_strings:
+        return pc.dictionary_encode(array)
+    return array
+
+
+def _blob(t: OrcType, ctx: Context, kind: int, total: int) -> pa.Buffer:
+    """The first ``total`` bytes of a stream of concatenated values."""
+    data: Buffer | None = ctx.raw(t, kind)
+    if data is None:
+        if total == 0:
+            return pa.py_buffer(b"")
+        raise column_error(t, kind, f"stream is missing but the lengths add up to {total} bytes")
+    if len(data) < total:
+        raise column_error(t, kind, f"the lengths add up to {total} bytes but the stream "
+                                    f"holds {len(data)}")
+    return pa.py_buffer(data)
+
+
+def _decode_direct(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
+    lengths = ctx.lengths(t, pb.Stream.LENGTH, slots.count)
+    offsets, total = offsets_from_lengths(t, slots, lengths, "bytes")
+    data = _blob(t, ctx, pb.Stream.DATA, total)
+    return pa.Array.from_buffers(to_arrow_type(t), slots.length,
+                                 [slots.validity(), offsets, data],
+                                 null_count=slots.null_count)
+
+
+def _dictionary(t: OrcType, ctx: Context, size: int) -> pa.Array:
+    """The stripe's dictionary of ``size`` entries."""
+    lengths = ctx.lengths(t, pb.Stream.LENGTH, size)
+    offsets, total = offsets_from_lengths(t, Slots(size, None, size), lengths, "dictionary bytes")
+    data = _blob(t, ctx, pb.Stream.DICTIONARY_DATA, total)
+    return pa.Array.from_buffers(to_arrow_type(t), size, [None, offsets, data], null_count=0)
+
+
+def _decode_dictionary(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
+    size = ctx.encoding(t).dictionarySize
+    indices = ctx.ints(t, pb.Stream.DATA, slots.count, signed=False)
+    _check_indices(t, indices, size)
+    # Entries are read even when no value refers to them, so that damage shows.
+    dictionary = _dictionary(t, ctx, size)
+    idx = slots.expand(indices.astype(np.int32, copy=False))
+    validity = slots.validity()
+    index_array = pa.Array.from_buffers(pa.int32(), slots.length, [validity, pa.py_buffer(idx)],
+                                        null_count=slots.null_count)
+    if ctx.opts.dictionary_strings:
+        return pa.DictionaryArray.from_arrays(index_array, dictionary)
+    return dictionary.take(index_array)
+
+
+def _check_indices(t: OrcType, indices: npt.NDArray[np.int64], size: int) -> None:
+    if not len(indices):
+        return
+    # Indices are unsigned: one above 2**63 - 1 comes out negative and is out of range too.
+    low, high = int(indices.min()), int(indices.max())
+    if low < 0 or high >= size:
+        bad = high if low >= 0 else low + 2**64
+        raise column_error(t, pb.Stream.DATA,
+                           f"dictionary index {bad} is out of range for {size} entries")

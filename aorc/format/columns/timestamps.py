@@ -1,0 +1,107 @@
+"""Timestamp and timestamp-with-local-time-zone columns.
+
+DATA (signed integer RLE) holds seconds since 2015-01-01 00:00:00 in the writer's time zone
+(the stripe footer's ``writerTimezone``; files without one are read in the reader's zone, as
+ORC Java and C++ do). SECONDARY (unsigned integer RLE) holds nanoseconds with trailing decimal
+zeros stripped: the low 3 bits ``z`` say ``z + 1`` zeros were removed (none when ``z == 0``).
+
+Writers store the seconds truncated toward zero, so a negative instant with a fraction of at
+least a millisecond has one second too many; both reference readers take that second off
+(``seconds < 0 and nanos > 999999``), and so does this one. ORC C++ (pyarrow) writes negative
+instants as negative nanoseconds instead; those come back intact because the significand is
+shifted arithmetically, as ORC C++ reads it.
+
+A TIMESTAMP becomes a naive ``timestamp[ns]`` holding the wall-clock time the writer saw
+(the instant plus the writer zone's UTC offset at that instant), whatever the reader's zone;
+that is what ORC C++ returns with its default GMT reader zone and what ORC Java shows. A
+TIMESTAMP_INSTANT is UTC-based and becomes ``timestamp[ns, UTC]``. Values outside the range
+of ``timestamp[ns]`` (1677-09-21 to 2262-04-11) raise UnsupportedFeatureError rather than
+wrap; hybrid-calendar rebasing therefore never applies (it only changes dates before 1582).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import rle
+from aorc.format.columns._tz import ZoneOffsets, zone_offsets
+from aorc.format.columns.base import Context, Level, column_error, fixed_width_array, register
+from aorc.format.types import OrcType, TypeKind, type_string
+
+__all__ = ["decode_nanos"]
+
+_MAX_SECONDS = 9_223_372_035  # |seconds * 1e9 + nanos| stays below 2**63 up to here
+_MAX_RAW_SECONDS = 2**40  # far beyond timestamp[ns]; keeps the arithmetic from wrapping
+_MAX_OFFSET = 2 * 86400  # more than any zone's UTC offset
+
+
+def decode_nanos(raw: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Nanoseconds from SECONDARY values (significand shifted arithmetically, as ORC C++)."""
+    return rle.decode_nanos(raw)
+
+
+@register(TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_INSTANT)
+def decode_timestamp(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+    """Decode a timestamp or timestamp with local time zone column."""
+    slots = ctx.slots(t, level)
+    seconds = ctx.ints(t, pb.Stream.DATA, slots.count, signed=True)
+    raw_nanos = ctx.ints(t, pb.Stream.SECONDARY, slots.count, signed=False)
+    if slots.count == 0:
+        return fixed_width_array(ctx.arrow_type(t), slots, np.zeros(0, np.int64))
+    nanos = decode_nanos(raw_nanos)
+    low, high = int(nanos.min()), int(nanos.max())
+    if low < -999_999_999 or high > 999_999_999:
+        bad = low if low < -999_999_999 else high
+        raise column_error(t, pb.Stream.SECONDARY, f"nanoseconds {bad} out of range")
+    first, last = _check_range(t, seconds, _MAX_RAW_SECONDS)
+    zone = _zone(t, ctx)
+    instants = seconds + zone.base_epoch
+    if first + zone.base_epoch < 0 and high > 999_999:
+        instants -= (instants < 0) & (nanos > 999_999)
+    wall = instants if t.kind == TypeKind.TIMESTAMP_INSTANT else zone.to_wall(instants)
+    if max(-first, last) + abs(zone.base_epoch) + _MAX_OFFSET > _MAX_SECONDS:
+        _check_extremes(t, wall, nanos)
+    # Wrapping int64 arithmetic: exact whenever the result fits, which is now checked.
+    wall *= 1_000_000_000
+    wall += nanos
+    return fixed_width_array(ctx.arrow_type(t), slots, wall)
+
+
+def _zone(t: OrcType, ctx: Context) -> ZoneOffsets:
+    """The zone the column's seconds count in."""
+    if t.kind == TypeKind.TIMESTAMP_INSTANT:
+        return zone_offsets("UTC")
+    if ctx.streams.writer_timezone:
+        with ctx.reading(t, "writer time zone"):
+            return zone_offsets(ctx.streams.writer_timezone)
+    try:
+        return zone_offsets(ctx.opts.reader_timezone)
+    except CorruptFileError as exc:
+        raise SchemaError(f"unknown reader time zone {ctx.opts.reader_timezone!r}") from exc
+
+
+def _out_of_range(t: OrcType, seconds: int) -> UnsupportedFeatureError:
+    return UnsupportedFeatureError(
+        f"column {t.column_id} ({type_string(t)}) holds a timestamp {seconds} s from the epoch, "
+        "outside the range of Arrow timestamp[ns] (1677-09-21 to 2262-04-11)")
+
+
+def _check_range(t: OrcType, seconds: npt.NDArray[np.int64], limit: int) -> tuple[int, int]:
+    """The smallest and largest value; raise when one is beyond ``limit``."""
+    low, high = int(seconds.min()), int(seconds.max())
+    if low < -limit or high > limit:
+        raise _out_of_range(t, low if low < -limit else high)
+    return low, high
+
+
+def _check_extremes(t: OrcType, wall: npt.NDArray[np.int64],
+                    nanos: npt.NDArray[np.int64]) -> None:
+    """Check exactly that ``wall * 1e9 + nanos`` fits int64 where it might not."""
+    for row in np.flatnonzero((wall < -_MAX_SECONDS) | (wall > _MAX_SECONDS)):
+        value = int(wall[row]) * 1_000_000_000 + int(nanos[row])
+        if not -(2**63) <= value < 2**63:
+            raise _out_of_range(t, int(wall[row]))

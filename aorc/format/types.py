@@ -1,0 +1,663 @@
+"""The ORC type tree, and its mapping to type strings, protobuf and Arrow.
+
+An ORC schema is a tree of types numbered in pre-order: the root is column 0, and every
+subtree occupies a contiguous range of column ids. :class:`OrcType` is that tree.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from aorc.errors import CorruptFileError, SchemaError
+from aorc.format._proto import orc_proto_pb2 as pb
+
+__all__ = [
+    "ORC_TYPE_METADATA_KEY",
+    "OrcType",
+    "TypeKind",
+    "from_arrow_schema",
+    "from_arrow_type",
+    "parse_type_string",
+    "resolve_column",
+    "select_columns",
+    "to_arrow_schema",
+    "to_arrow_type",
+    "to_proto",
+    "type_string",
+    "types_from_proto",
+]
+
+#: Arrow field metadata key holding the ORC type string where Arrow's type loses information
+#: (char, varchar, legacy decimal).
+ORC_TYPE_METADATA_KEY = b"ORC:type"
+
+#: Precision and scale given to legacy unbounded decimals (Hive 0.11 ``decimal(0,0)``).
+LEGACY_DECIMAL_PRECISION = 38
+LEGACY_DECIMAL_SCALE = 10
+#: Largest decimal precision ORC (and Arrow's decimal128) can hold.
+MAX_DECIMAL_PRECISION = 38
+
+
+class TypeKind(enum.IntEnum):
+    """ORC type kinds, numbered as in the ORC protobuf schema."""
+
+    BOOLEAN = 0
+    BYTE = 1
+    SHORT = 2
+    INT = 3
+    LONG = 4
+    FLOAT = 5
+    DOUBLE = 6
+    STRING = 7
+    BINARY = 8
+    TIMESTAMP = 9
+    LIST = 10
+    MAP = 11
+    STRUCT = 12
+    UNION = 13
+    DECIMAL = 14
+    DATE = 15
+    VARCHAR = 16
+    CHAR = 17
+    TIMESTAMP_INSTANT = 18
+
+    @property
+    def is_compound(self) -> bool:
+        """True for list, map, struct and union."""
+        return self in _COMPOUND
+
+
+_COMPOUND = frozenset({TypeKind.LIST, TypeKind.MAP, TypeKind.STRUCT, TypeKind.UNION})
+
+_NAMES: dict[TypeKind, str] = {
+    TypeKind.BOOLEAN: "boolean",
+    TypeKind.BYTE: "tinyint",
+    TypeKind.SHORT: "smallint",
+    TypeKind.INT: "int",
+    TypeKind.LONG: "bigint",
+    TypeKind.FLOAT: "float",
+    TypeKind.DOUBLE: "double",
+    TypeKind.STRING: "string",
+    TypeKind.BINARY: "binary",
+    TypeKind.TIMESTAMP: "timestamp",
+    TypeKind.LIST: "array",
+    TypeKind.MAP: "map",
+    TypeKind.STRUCT: "struct",
+    TypeKind.UNION: "uniontype",
+    TypeKind.DECIMAL: "decimal",
+    TypeKind.DATE: "date",
+    TypeKind.VARCHAR: "varchar",
+    TypeKind.CHAR: "char",
+    TypeKind.TIMESTAMP_INSTANT: "timestamp with local time zone",
+}
+_BY_NAME = {name: kind for kind, name in _NAMES.items()}
+_BY_NAME.update(
+    {
+        "list": TypeKind.LIST,
+        "union": TypeKind.UNION,
+        "byte": TypeKind.BYTE,
+        "short": TypeKind.SHORT,
+        "long": TypeKind.LONG,
+        "integer": TypeKind.INT,
+    }
+)
+
+
+@dataclass(frozen=True)
+class OrcType:
+    """One node of an ORC schema.
+
+    Attributes:
+        kind: the ORC type kind.
+        column_id: this node's pre-order column id (the root is 0).
+        children: child types (list: 1, map: 2, struct: one per field, union: one per branch).
+        field_names: struct field names, parallel to ``children``.
+        max_length: maximum length for char/varchar.
+        precision: decimal precision (0 for legacy unbounded decimals).
+        scale: decimal scale.
+        attributes: type attributes (key, value) pairs, e.g. Iceberg ids.
+        max_column_id: the largest column id in this subtree.
+    """
+
+    kind: TypeKind
+    column_id: int = 0
+    children: tuple[OrcType, ...] = ()
+    field_names: tuple[str, ...] = ()
+    max_length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
+    max_column_id: int = field(default=0)
+
+    def walk(self) -> Iterator[OrcType]:
+        """Yield this node and all its descendants in pre-order (column id order)."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def find(self, column_id: int) -> OrcType:
+        """Return the node with the given column id."""
+        node = self
+        while node.column_id != column_id:
+            for child in node.children:
+                if child.column_id <= column_id <= child.max_column_id:
+                    node = child
+                    break
+            else:
+                raise SchemaError(f"no column {column_id} in {type_string(self)}")
+        return node
+
+    @property
+    def is_legacy_decimal(self) -> bool:
+        """True for Hive 0.11 unbounded decimals (``decimal(0,0)`` or no precision)."""
+        return self.kind == TypeKind.DECIMAL and not self.precision
+
+    def __str__(self) -> str:
+        return type_string(self)
+
+
+def _renumber(t: OrcType, start: int) -> OrcType:
+    """Return ``t`` with pre-order column ids starting at ``start``."""
+    next_id = start + 1
+    children = []
+    for child in t.children:
+        c = _renumber(child, next_id)
+        children.append(c)
+        next_id = c.max_column_id + 1
+    return OrcType(
+        t.kind,
+        start,
+        tuple(children),
+        t.field_names,
+        t.max_length,
+        t.precision,
+        t.scale,
+        t.attributes,
+        next_id - 1,
+    )
+
+
+def make_type(
+    kind: TypeKind,
+    children: Iterable[OrcType] = (),
+    field_names: Iterable[str] = (),
+    *,
+    max_length: int | None = None,
+    precision: int | None = None,
+    scale: int | None = None,
+    attributes: Iterable[tuple[str, str]] = (),
+) -> OrcType:
+    """Build a type tree node; column ids are assigned from 0 for the new root."""
+    t = OrcType(
+        TypeKind(kind),
+        0,
+        tuple(children),
+        tuple(field_names),
+        max_length,
+        precision,
+        scale,
+        tuple(attributes),
+    )
+    return _renumber(t, 0)
+
+
+# --------------------------------------------------------------------------- protobuf
+
+
+def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
+    """Build the type tree from a footer's flat list of types.
+
+    Raises:
+        CorruptFileError: when the list is empty, references a column out of order or out of
+            range, or has inconsistent children.
+    """
+    flat = list(types)
+    if not flat:
+        raise CorruptFileError("footer has no types")
+
+    def build(cid: int, depth: int) -> OrcType:
+        if depth > 256:
+            raise CorruptFileError("type tree nested deeper than 256 levels")
+        if cid >= len(flat):
+            raise CorruptFileError(f"type {cid} referenced but footer has {len(flat)} types")
+        p = flat[cid]
+        if not p.HasField("kind"):
+            raise CorruptFileError(f"column {cid} has no type kind")
+        try:
+            kind = TypeKind(p.kind)
+        except ValueError as exc:
+            raise CorruptFileError(f"column {cid} has unknown type kind {p.kind}") from exc
+        names = tuple(_text(n, cid) for n in p.fieldNames)
+        expected = cid + 1
+        children = []
+        for sub in p.subtypes:
+            if sub != expected:
+                raise CorruptFileError(
+                    f"column {cid}: subtype {sub} is not in pre-order (expected {expected})"
+                )
+            child = build(sub, depth + 1)
+            children.append(child)
+            expected = child.max_column_id + 1
+        _check_arity(cid, kind, len(children), len(names))
+        if kind == TypeKind.DECIMAL:
+            _check_decimal(cid, p)
+        return OrcType(
+            kind,
+            cid,
+            tuple(children),
+            names,
+            p.maximumLength if p.HasField("maximumLength") else None,
+            p.precision if p.HasField("precision") else None,
+            p.scale if p.HasField("scale") else None,
+            tuple((_text(a.key, cid), _text(a.value, cid)) for a in p.attributes),
+            expected - 1,
+        )
+
+    root = build(0, 0)
+    return root
+
+
+def _text(value: str | bytes, cid: int) -> str:
+    """protobuf hands back invalid UTF-8 strings as bytes; ORC names must be text."""
+    if isinstance(value, bytes):
+        raise CorruptFileError(f"column {cid}: name or attribute is not valid UTF-8")
+    return value
+
+
+def _check_arity(cid: int, kind: TypeKind, n_children: int, n_names: int) -> None:
+    wanted = {TypeKind.LIST: 1, TypeKind.MAP: 2}.get(kind)
+    if wanted is not None and n_children != wanted:
+        raise CorruptFileError(
+            f"column {cid}: {kind.name} needs {wanted} children, has {n_children}"
+        )
+    if kind == TypeKind.STRUCT and n_names != n_children:
+        raise CorruptFileError(
+            f"column {cid}: struct has {n_children} children but {n_names} field names"
+        )
+    if kind == TypeKind.UNION and not 0 < n_children <= 256:
+        raise CorruptFileError(f"column {cid}: union has {n_children} branches")
+    if not kind.is_compound and n_children:
+        raise CorruptFileError(f"column {cid}: {kind.name} cannot have children")
+
+
+def _check_decimal(cid: int, p: pb.Type) -> None:
+    """Precision 1..38 and scale <= precision, as ORC Java requires (precision 0 or absent is
+    a legacy unbounded decimal, whose scale is per value)."""
+    precision = p.precision if p.HasField("precision") else 0
+    scale = p.scale if p.HasField("scale") else 0
+    if precision > MAX_DECIMAL_PRECISION or 0 < precision < scale:
+        raise CorruptFileError(f"column {cid}: invalid decimal precision {precision} and "
+                               f"scale {scale}")
+
+
+def to_proto(root: OrcType) -> list[pb.Type]:
+    """Flatten the tree into a footer's list of types (pre-order)."""
+    out = []
+    for t in root.walk():
+        p = pb.Type(kind=t.kind.name)
+        p.subtypes.extend(c.column_id for c in t.children)
+        p.fieldNames.extend(t.field_names)
+        if t.max_length is not None:
+            p.maximumLength = t.max_length
+        if t.precision is not None:
+            p.precision = t.precision
+        if t.scale is not None:
+            p.scale = t.scale
+        for k, v in t.attributes:
+            p.attributes.add(key=k, value=v)
+        out.append(p)
+    return out
+
+
+# --------------------------------------------------------------------------- type strings
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def _quote(name: str) -> str:
+    return name if _SAFE_NAME.match(name) else "`" + name.replace("`", "``") + "`"
+
+
+def type_string(t: OrcType) -> str:
+    """Render the ORC type string, e.g. ``struct<a:int,b:map<string,decimal(10,2)>>``."""
+    k = t.kind
+    if k == TypeKind.STRUCT:
+        inner = ",".join(
+            f"{_quote(n)}:{type_string(c)}" for n, c in zip(t.field_names, t.children, strict=True)
+        )
+        return f"struct<{inner}>"
+    if k in (TypeKind.LIST, TypeKind.MAP, TypeKind.UNION):
+        return f"{_NAMES[k]}<{','.join(type_string(c) for c in t.children)}>"
+    if k == TypeKind.DECIMAL:
+        return f"decimal({t.precision or 0},{t.scale or 0})"
+    if k in (TypeKind.CHAR, TypeKind.VARCHAR):
+        return f"{_NAMES[k]}({t.max_length if t.max_length is not None else 1})"
+    return _NAMES[k]
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def error(self, msg: str) -> SchemaError:
+        return SchemaError(f"bad ORC type string {self.text!r} at {self.pos}: {msg}")
+
+    def skip_ws(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def peek(self) -> str:
+        self.skip_ws()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def expect(self, ch: str) -> None:
+        if self.peek() != ch:
+            raise self.error(f"expected {ch!r}")
+        self.pos += 1
+
+    def word(self) -> str:
+        self.skip_ws()
+        m = re.compile(r"[A-Za-z0-9_.]+").match(self.text, self.pos)
+        if not m:
+            raise self.error("expected a name")
+        self.pos = m.end()
+        return m.group(0)
+
+    def field_name(self) -> str:
+        if self.peek() == "`":
+            self.pos += 1
+            out = []
+            while True:
+                end = self.text.find("`", self.pos)
+                if end < 0:
+                    raise self.error("unterminated quoted name")
+                out.append(self.text[self.pos : end])
+                self.pos = end + 1
+                if self.text.startswith("`", self.pos):
+                    out.append("`")
+                    self.pos += 1
+                else:
+                    return "".join(out)
+        return self.word()
+
+    def integer(self) -> int:
+        w = self.word()
+        if not w.isdigit():
+            raise self.error(f"expected a number, got {w!r}")
+        return int(w)
+
+    def parse(self) -> OrcType:
+        name = self.word().lower()
+        if name == "timestamp" and self.text[self.pos :].lower().lstrip().startswith("with"):
+            for part in ("with", "local", "time", "zone"):
+                if self.word().lower() != part:
+                    raise self.error("expected 'timestamp with local time zone'")
+            return OrcType(TypeKind.TIMESTAMP_INSTANT)
+        kind = _BY_NAME.get(name)
+        if kind is None:
+            raise self.error(f"unknown type {name!r}")
+        if kind == TypeKind.DECIMAL:
+            if self.peek() != "(":
+                return OrcType(kind, precision=38, scale=10)
+            self.expect("(")
+            p = self.integer()
+            self.expect(",")
+            s = self.integer()
+            self.expect(")")
+            if p > 38 or s > p and p != 0:
+                raise self.error(f"invalid decimal({p},{s})")
+            return OrcType(kind, precision=p, scale=s)
+        if kind in (TypeKind.CHAR, TypeKind.VARCHAR):
+            length = 255 if kind == TypeKind.CHAR else 65535
+            if self.peek() == "(":
+                self.expect("(")
+                length = self.integer()
+                self.expect(")")
+            return OrcType(kind, max_length=length)
+        if not kind.is_compound:
+            return OrcType(kind)
+        self.expect("<")
+        children: list[OrcType] = []
+        names: list[str] = []
+        if self.peek() != ">":
+            while True:
+                if kind == TypeKind.STRUCT:
+                    names.append(self.field_name())
+                    self.expect(":")
+                children.append(self.parse())
+                if self.peek() != ",":
+                    break
+                self.pos += 1
+        self.expect(">")
+        try:
+            _check_arity(0, kind, len(children), len(names))
+        except CorruptFileError as exc:
+            raise self.error(str(exc)) from None
+        return OrcType(kind, children=tuple(children), field_names=tuple(names))
+
+
+def parse_type_string(text: str) -> OrcType:
+    """Parse an ORC type string such as ``struct<a:int,b:array<string>>``.
+
+    Raises:
+        SchemaError: when the string is not a valid ORC type.
+    """
+    parser = _Parser(text)
+    t = parser.parse()
+    parser.skip_ws()
+    if parser.pos != len(text):
+        raise parser.error("trailing characters")
+    return _renumber(t, 0)
+
+
+# --------------------------------------------------------------------------- Arrow
+
+
+def to_arrow_type(t: OrcType) -> pa.DataType:
+    """The Arrow type aorc reads this ORC type as (see docs/internals.md)."""
+    k = t.kind
+    simple = _ARROW_SIMPLE.get(k)
+    if simple is not None:
+        return simple
+    if k == TypeKind.DECIMAL:
+        if t.is_legacy_decimal:
+            return pa.decimal128(LEGACY_DECIMAL_PRECISION, LEGACY_DECIMAL_SCALE)
+        return pa.decimal128(t.precision or 38, t.scale or 0)
+    if k == TypeKind.LIST:
+        return pa.list_(to_arrow_field("item", t.children[0]))
+    if k == TypeKind.MAP:
+        key = to_arrow_field("key", t.children[0]).with_nullable(False)
+        return pa.map_(key, to_arrow_field("value", t.children[1]))
+    if k == TypeKind.STRUCT:
+        return pa.struct(
+            [to_arrow_field(n, c) for n, c in zip(t.field_names, t.children, strict=True)]
+        )
+    if k == TypeKind.UNION:
+        fields = [to_arrow_field(f"_union_{i}", c) for i, c in enumerate(t.children)]
+        return pa.dense_union(fields, list(range(len(fields))))
+    raise SchemaError(f"no Arrow type for ORC {k.name}")  # pragma: no cover
+
+
+_ARROW_SIMPLE: dict[TypeKind, pa.DataType] = {
+    TypeKind.BOOLEAN: pa.bool_(),
+    TypeKind.BYTE: pa.int8(),
+    TypeKind.SHORT: pa.int16(),
+    TypeKind.INT: pa.int32(),
+    TypeKind.LONG: pa.int64(),
+    TypeKind.FLOAT: pa.float32(),
+    TypeKind.DOUBLE: pa.float64(),
+    TypeKind.STRING: pa.string(),
+    TypeKind.VARCHAR: pa.string(),
+    TypeKind.CHAR: pa.string(),
+    TypeKind.BINARY: pa.binary(),
+    TypeKind.TIMESTAMP: pa.timestamp("ns"),
+    TypeKind.TIMESTAMP_INSTANT: pa.timestamp("ns", tz="UTC"),
+    TypeKind.DATE: pa.date32(),
+}
+
+
+def to_arrow_field(name: str, t: OrcType) -> pa.Field:
+    """An Arrow field for ``t``; char/varchar/legacy decimal keep the ORC type in metadata."""
+    meta = None
+    if t.kind in (TypeKind.CHAR, TypeKind.VARCHAR) or t.is_legacy_decimal:
+        meta = {ORC_TYPE_METADATA_KEY: type_string(t).encode()}
+    return pa.field(name, to_arrow_type(t), nullable=True, metadata=meta)
+
+
+def to_arrow_schema(root: OrcType) -> pa.Schema:
+    """The Arrow schema of a file: struct fields become columns; any other root is one
+    column named ``_col0``."""
+    if root.kind == TypeKind.STRUCT:
+        return pa.schema(
+            [to_arrow_field(n, c) for n, c in zip(root.field_names, root.children, strict=True)]
+        )
+    return pa.schema([to_arrow_field("_col0", root)])
+
+
+def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None) -> OrcType:
+    """The ORC type aorc writes for an Arrow type (ids not yet assigned)."""
+    if metadata and ORC_TYPE_METADATA_KEY in metadata:
+        declared = parse_type_string(metadata[ORC_TYPE_METADATA_KEY].decode())
+        if not declared.kind.is_compound:
+            return declared
+    if pa.types.is_dictionary(dt):
+        return from_arrow_type(dt.value_type, metadata)
+    for kind, arrow in _ARROW_SIMPLE.items():
+        if kind in (
+            TypeKind.VARCHAR,
+            TypeKind.CHAR,
+            TypeKind.TIMESTAMP,
+            TypeKind.TIMESTAMP_INSTANT,
+        ):
+            continue
+        if dt == arrow:
+            return OrcType(kind)
+    if pa.types.is_large_string(dt) or pa.types.is_string_view(dt):
+        return OrcType(TypeKind.STRING)
+    if (
+        pa.types.is_large_binary(dt)
+        or pa.types.is_binary_view(dt)
+        or pa.types.is_fixed_size_binary(dt)
+    ):
+        return OrcType(TypeKind.BINARY)
+    if pa.types.is_timestamp(dt):
+        return OrcType(TypeKind.TIMESTAMP_INSTANT if dt.tz is not None else TypeKind.TIMESTAMP)
+    if pa.types.is_date(dt):
+        return OrcType(TypeKind.DATE)
+    if pa.types.is_decimal(dt):
+        if dt.precision > 38:
+            raise SchemaError(f"ORC decimals hold at most 38 digits, got {dt}")
+        return OrcType(TypeKind.DECIMAL, precision=dt.precision, scale=dt.scale)
+    if pa.types.is_map(dt):
+        return OrcType(
+            TypeKind.MAP, children=(from_arrow_type(dt.key_type), _from_field(dt.item_field))
+        )
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+        return OrcType(TypeKind.LIST, children=(_from_field(dt.value_field),))
+    if pa.types.is_struct(dt):
+        fields = [dt.field(i) for i in range(dt.num_fields)]
+        return OrcType(
+            TypeKind.STRUCT,
+            children=tuple(_from_field(f) for f in fields),
+            field_names=tuple(f.name for f in fields),
+        )
+    if pa.types.is_union(dt):
+        return OrcType(
+            TypeKind.UNION, children=tuple(_from_field(dt.field(i)) for i in range(dt.num_fields))
+        )
+    raise SchemaError(f"aorc cannot write Arrow type {dt} to ORC")
+
+
+def _from_field(f: pa.Field) -> OrcType:
+    return from_arrow_type(f.type, f.metadata)
+
+
+def from_arrow_schema(schema: pa.Schema) -> OrcType:
+    """The ORC struct type for an Arrow schema, with column ids assigned."""
+    root = OrcType(
+        TypeKind.STRUCT,
+        children=tuple(_from_field(f) for f in schema),
+        field_names=tuple(schema.names),
+    )
+    return _renumber(root, 0)
+
+
+# --------------------------------------------------------------------------- projection
+
+
+def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
+    """Column ids to read for a selection of top-level names or dotted nested paths.
+
+    The selection includes each named node's whole subtree and its ancestors (so the
+    result can be decoded as a tree). ``None`` selects everything.
+
+    Raises:
+        SchemaError: for a name that is not in the schema.
+    """
+    if names is None:
+        return {t.column_id for t in root.walk()}
+    if isinstance(names, str):
+        raise SchemaError("columns must be a list of names, not a string")
+    selected = {root.column_id}
+    for name in names:
+        node = _resolve(root, name)
+        selected.update(t.column_id for t in node.walk())
+        selected.update(_ancestors(root, node.column_id))
+    for t in root.walk():  # an Arrow map needs its keys, and some values
+        if t.kind == TypeKind.MAP and t.column_id in selected:
+            selected.update(k.column_id for k in t.children[0].walk())
+            if t.children[1].column_id not in selected:
+                selected.update(v.column_id for v in t.children[1].walk())
+    return selected
+
+
+def resolve_column(root: OrcType, name: str) -> OrcType:
+    """The node a top-level name or dotted path names (see :func:`select_columns`).
+
+    Raises:
+        SchemaError: for a name that is not in the schema.
+    """
+    return _resolve(root, name)
+
+
+def _resolve(root: OrcType, name: str) -> OrcType:
+    if root.kind != TypeKind.STRUCT:
+        if name == "_col0":
+            return root
+        raise SchemaError(f"unknown column {name!r}: the file's root type is {type_string(root)}")
+    if name in root.field_names:
+        return root.children[root.field_names.index(name)]
+    node = root
+    parts = name.split(".")
+    for i, part in enumerate(parts):
+        while node.kind == TypeKind.LIST and part not in ("item", "element"):
+            node = node.children[0]  # a list is crossed implicitly
+        if node.kind == TypeKind.STRUCT and part in node.field_names:
+            node = node.children[node.field_names.index(part)]
+            continue
+        if node.kind == TypeKind.LIST:
+            node = node.children[0]
+            continue
+        if node.kind == TypeKind.MAP and part in ("key", "value"):
+            node = node.children[0 if part == "key" else 1]
+            continue
+        rest = ".".join(parts[i:])
+        if node.kind == TypeKind.STRUCT and rest in node.field_names:
+            return node.children[node.field_names.index(rest)]
+        raise SchemaError(f"unknown column {name!r} in {type_string(root)}")
+    return node
+
+
+def _ancestors(root: OrcType, column_id: int) -> list[int]:
+    out = []
+    node = root
+    while node.column_id != column_id:
+        out.append(node.column_id)
+        node = next(c for c in node.children if c.column_id <= column_id <= c.max_column_id)
+    return out

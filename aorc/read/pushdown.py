@@ -1,0 +1,587 @@
+"""Predicate pushdown and selective reads: which stripes, row groups and byte ranges a
+filtered read needs, and decoding only those rows. Synchronous; no I/O (the read driver
+fetches what :class:`ScanPlanner` asks for).
+
+A filtered read goes, for each stripe:
+
+1. stripe statistics (from the file tail) rule stripes out;
+2. the stripe footer gives the stream layout; the ROW_INDEX streams of the filtered columns
+   (with their struct ancestors) and of the columns to decode are fetched, with the bloom
+   filter streams of columns compared with ``==``/``in``;
+3. row-index statistics, then bloom filters, rule row groups out;
+4. only the byte ranges where the surviving row groups lie are fetched (see
+   :mod:`aorc.format.rowgroups`), decoded from the row-index positions on, and the rows that do not
+   match are removed (:meth:`aorc.filters.predicate.Predicate.row_mask`).
+
+A top-level column is read from the start of the stripe (and the rows wanted sliced out)
+when one of its decoded columns has no usable positions: no ROW_INDEX stream, too few
+entries or positions (files written without row indexes, e.g.
+``testSargSkipPickupGroupWithoutIndexJava.orc``). Stripes whose root struct has null rows are
+read whole. Results are exact in every case: pruning only ever skips rows that cannot match.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from aorc.errors import CorruptFileError
+from aorc.filters.predicate import Leaf, Predicate, StatsContext, bloom_absent_test
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
+from aorc.format.codec.compression import CompressionKind, decompress_stream
+from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
+from aorc.format.columns.base import Context, Level, decode_level
+from aorc.format.rowgroups import (
+    StreamStart,
+    column_positions,
+    decompress_complete,
+    position_layout,
+    segment_range,
+    slice_start,
+    surviving_runs,
+)
+from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
+from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index, parse_row_index
+from aorc.format.tail import FileTail, StripeInfo
+from aorc.format.types import OrcType, TypeKind, select_columns
+
+__all__ = ["Fetched", "ScanPlanner", "ScanStats", "StripeWork"]
+
+K = pb.Stream.Kind
+_BLOOM_KINDS = (K.BLOOM_FILTER_UTF8, K.BLOOM_FILTER)  # the UTF-8 kind first, as ORC Java
+
+
+@dataclass
+class ScanStats:
+    """What filtered reads through one reader skipped and read (counts add up over reads).
+
+    Attributes:
+        stripes_total: stripes considered.
+        stripes_pruned_by_stats: stripes skipped by their statistics.
+        row_groups_total: row groups of the stripes considered (a stripe of a file without
+            row index counts as one).
+        row_groups_pruned_by_stats: row groups of the remaining stripes skipped by their
+            row-index statistics.
+        row_groups_pruned_by_bloom: row groups skipped by bloom filters (after statistics
+            kept them).
+        row_groups_read: row groups decoded.
+        rows_read: rows decoded.
+        rows_returned: rows that matched the filter.
+        requests: requests the reader's store has made (all reads, the tail included).
+        bytes: bytes the reader's store has received.
+    """
+
+    stripes_total: int = 0
+    stripes_pruned_by_stats: int = 0
+    row_groups_total: int = 0
+    row_groups_pruned_by_stats: int = 0
+    row_groups_pruned_by_bloom: int = 0
+    row_groups_read: int = 0
+    rows_read: int = 0
+    rows_returned: int = 0
+    requests: int = 0
+    bytes: int = 0
+
+
+class Fetched:
+    """Byte ranges of a file fetched so far; slices are looked up by absolute offset."""
+
+    def __init__(self, pieces: Sequence[tuple[int, bytes | memoryview]] = ()) -> None:
+        self._starts: list[int] = []
+        self._views: list[memoryview] = []
+        self.add(pieces)
+
+    def add(self, pieces: Sequence[tuple[int, bytes | memoryview]]) -> None:
+        """Add fetched ``(offset, bytes)`` pieces."""
+        for offset, data in pieces:
+            i = bisect.bisect_right(self._starts, offset)
+            self._starts.insert(i, offset)
+            self._views.insert(i, memoryview(data))
+
+    def _find(self, offset: int, length: int) -> memoryview | None:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        while i >= 0:
+            start, view = self._starts[i], self._views[i]
+            if offset + length <= start + len(view):
+                return view[offset - start:offset - start + length]
+            i -= 1
+        return None
+
+    def covers(self, offset: int, length: int) -> bool:
+        """Whether ``[offset, offset + length)`` lies in one fetched piece."""
+        return length == 0 or self._find(offset, length) is not None
+
+    def get(self, offset: int, length: int) -> memoryview:
+        """The bytes ``[offset, offset + length)``.
+
+        Raises:
+            CorruptFileError: they were not fetched (a planning error).
+        """
+        if length == 0:
+            return memoryview(b"")
+        view = self._find(offset, length)
+        if view is None:
+            raise CorruptFileError(f"bytes [{offset}, {offset + length}) were not fetched")
+        return view
+
+    def missing(self, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The ranges not yet fetched."""
+        return [(o, n) for o, n in ranges if not self.covers(o, n)]
+
+
+def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping or touching ``(offset, length)`` ranges merged, sorted."""
+    merged: list[list[int]] = []
+    for start, length in sorted(r for r in ranges if r[1] > 0):
+        end = start + length
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(a, b - a) for a, b in merged]
+
+
+@dataclass
+class StripeWork:
+    """The plan for one stripe: the rows to decode and the bytes to fetch.
+
+    Attributes:
+        stripe: the stripe.
+        footer: its footer.
+        streams: its streams by ``(column, kind)``.
+        runs: runs ``(first, end)`` of row groups to decode; ``None`` for the whole stripe.
+        positions: per column decoded from row-group starts: starts per stream kind.
+        whole: top-level column ids (or the root id) decoded from the stripe's start.
+        ranges: absolute ``(offset, length)`` ranges to fetch, merged.
+        segments: the absolute range of each positioned stream for each run of row groups,
+            by ``(column, kind, first row group of the run)``.
+    """
+
+    stripe: StripeInfo
+    footer: pb.StripeFooter
+    streams: dict[tuple[int, int], StreamInfo]
+    runs: list[tuple[int, int]] | None
+    positions: dict[int, dict[int, list[StreamStart]]] = field(default_factory=dict)
+    whole: set[int] = field(default_factory=set)
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    segments: dict[tuple[int, int, int], tuple[int, int]] = field(default_factory=dict)
+
+
+class ScanPlanner:
+    """Plans (and decodes) one filtered read of a file.
+
+    Args:
+        tail: the file's tail.
+        selected: column ids to return (from :func:`aorc.format.types.select_columns`).
+        predicate: the parsed filter.
+        opts: decoding options.
+        stats: counters to update.
+    """
+
+    def __init__(self, tail: FileTail, selected: set[int], predicate: Predicate,
+                 opts: DecodeOptions, stats: ScanStats) -> None:
+        self.tail = tail
+        self.selected = selected
+        self.predicate = predicate
+        self.opts = opts
+        self.stats = stats
+        self.filter_columns = select_columns(tail.schema, predicate.column_names)
+        self.decode_columns = selected | self.filter_columns
+        self.context = StatsContext(hybrid_calendar=tail.calendar == pb.JULIAN_GREGORIAN,
+                                    decimal_bloom_filters=not tail.is_unstable_pre_2)
+        self._bloom_tests: dict[int, Callable[[BloomFilter], bool] | None] = {
+            id(leaf): bloom_absent_test(leaf, self.context) for leaf in predicate.leaves}
+        self._types = {t.column_id: t for t in tail.schema.walk()}
+        self._tops = self._top_columns()
+
+    def _top_columns(self) -> list[OrcType]:
+        root = self.tail.schema
+        if root.kind != TypeKind.STRUCT:
+            return [root]
+        return [c for c in root.children if c.column_id in self.decode_columns]
+
+    # ------------------------------------------------------------------ stripes
+    def _groups_of(self, stripe: StripeInfo) -> int:
+        stride = self.tail.row_index_stride
+        return math.ceil(stripe.num_rows / stride) if stride > 0 else 1
+
+    def stripes(self) -> list[StripeInfo]:
+        """The stripes whose statistics do not rule them out (counters updated)."""
+        all_stats = self.tail.stripe_statistics
+        if all_stats is not None and len(all_stats) != len(self.tail.stripes):
+            all_stats = None
+        out = []
+        for stripe in self.tail.stripes:
+            self.stats.stripes_total += 1
+            if stripe.num_rows == 0:
+                continue
+            self.stats.row_groups_total += self._groups_of(stripe)
+            if all_stats is not None:
+                columns = all_stats[stripe.index]
+
+                def of(c: int, s: list[ColumnStatistics] = columns) -> ColumnStatistics | None:
+                    return s[c] if c < len(s) else None
+                truth = self.predicate.evaluate(of, self.context)
+                if not truth.may_be_true:
+                    self.stats.stripes_pruned_by_stats += 1
+                    continue
+            out.append(stripe)
+        return out
+
+    def _indexed(self, stripe: StripeInfo) -> bool:
+        return self.tail.row_index_stride > 0
+
+    def _bloom_stream(self, column: int, streams: dict[tuple[int, int], StreamInfo],
+                      footer: pb.StripeFooter) -> StreamInfo | None:
+        """The column's usable bloom filter stream (UTF-8 kind preferred), if any."""
+        t = self._types[column]
+        encoding = footer.columns[column]
+        bloom_encoding = encoding.bloomEncoding if encoding.HasField("bloomEncoding") else None
+        for kind in _BLOOM_KINDS:
+            s = streams.get((column, kind))
+            if s is not None and s.length:
+                usable = bloom_filter_usable(kind, t.kind, self.tail.writer,
+                                             self.tail.writer_version,
+                                             self.tail.software_version, bloom_encoding)
+                return s if usable else None
+        return None
+
+    def index_ranges(self, stripe: StripeInfo, footer: pb.StripeFooter,
+                     layout: Sequence[StreamInfo]) -> list[tuple[int, int]]:
+        """The index streams the plan of a stripe reads: ROW_INDEX of the filtered columns
+        (and struct ancestors) and of the decoded columns, and usable bloom filters."""
+        if not self._indexed(stripe):
+            return []
+        streams = {(s.column, s.kind): s for s in layout}
+        wanted = (self.predicate.index_columns | self.decode_columns) - {0}
+        if self.tail.schema.kind != TypeKind.STRUCT:
+            wanted.add(0)
+        found = [streams.get((c, K.ROW_INDEX)) for c in sorted(wanted)]
+        found += [self._bloom_stream(c, streams, footer) for c in self.predicate.bloom_columns]
+        return merge_ranges([(s.offset, s.length) for s in found if s is not None])
+
+    # ------------------------------------------------------------------ row groups
+    def plan(self, stripe: StripeInfo, footer: pb.StripeFooter, layout: Sequence[StreamInfo],
+             fetched: Fetched) -> StripeWork | None:
+        """Choose a stripe's row groups (counters updated) and the byte ranges to read.
+
+        Args:
+            stripe: the stripe.
+            footer: its footer.
+            layout: its streams.
+            fetched: holds (at least) the ranges of :meth:`index_ranges`.
+
+        Returns:
+            The plan, or None when no row group can match.
+
+        Raises:
+            CorruptFileError: an index stream is damaged.
+        """
+        streams = {(s.column, s.kind): s for s in layout}
+        n_groups = self._groups_of(stripe)
+        entries: dict[int, list[pb.RowIndexEntry]] = {}
+        if self._indexed(stripe):
+            entries = self._row_indexes(stripe, streams, fetched, n_groups)
+        if entries:  # a row index entry per row group: n_groups is backed by the file's bytes
+            keep = self._select(stripe, footer, streams, entries, fetched, n_groups)
+        else:  # no usable row index (a damaged stripe's n_groups may be absurd): all rows
+            keep = [True]
+        if not any(keep):
+            return None
+        self.stats.row_groups_read += sum(keep) if entries else n_groups
+        if all(keep):
+            work = StripeWork(stripe, footer, streams, None, whole={t.column_id
+                                                                     for t in self._tops})
+        else:
+            work = StripeWork(stripe, footer, streams, surviving_runs(keep))
+            self._place(work, entries)
+        work.ranges = self._data_ranges(work)
+        return work
+
+    def _row_indexes(self, stripe: StripeInfo, streams: dict[tuple[int, int], StreamInfo],
+                     fetched: Fetched, n_groups: int) -> dict[int, list[pb.RowIndexEntry]]:
+        out = {}
+        for (column, kind), s in streams.items():
+            if kind != K.ROW_INDEX or not fetched.covers(s.offset, s.length) or not s.length:
+                continue
+            index = parse_row_index(fetched.get(s.offset, s.length), self.tail,
+                                    where=f"stripe {stripe.index} column {column} row index")
+            if len(index.entry) == n_groups:  # otherwise unusable: read as if absent
+                out[column] = list(index.entry)
+        return out
+
+    def _select(self, stripe: StripeInfo, footer: pb.StripeFooter,
+                streams: dict[tuple[int, int], StreamInfo],
+                entries: dict[int, list[pb.RowIndexEntry]], fetched: Fetched,
+                n_groups: int) -> list[bool]:
+        """Which row groups may hold matching rows."""
+        zone = footer.writerTimezone if footer.HasField("writerTimezone") else None
+        stats = {c: [column_statistics_from_proto(
+                    e.statistics, self._types[c], writer_version=self.tail.writer_version,
+                    writer=self.tail.writer, writer_timezone=zone or None) for e in rows]
+                 for c, rows in entries.items() if c in self.predicate.index_columns}
+        blooms = self._bloom_filters(stripe, footer, streams, fetched, n_groups)
+        keep = []
+        for g in range(n_groups):
+            def of(c: int, g: int = g) -> ColumnStatistics | None:
+                rows = stats.get(c)
+                return None if rows is None else rows[g]
+            if not self.predicate.evaluate(of, self.context).may_be_true:
+                self.stats.row_groups_pruned_by_stats += 1
+                keep.append(False)
+                continue
+            if blooms and not self.predicate.evaluate(
+                    of, self.context, self._absent(blooms, g)).may_be_true:
+                self.stats.row_groups_pruned_by_bloom += 1
+                keep.append(False)
+                continue
+            keep.append(True)
+        return keep
+
+    def _absent(self, blooms: dict[int, list[tuple[int, pb.BloomFilter]]], g: int
+                ) -> Callable[[Leaf], bool]:
+        def absent(leaf: Leaf) -> bool:
+            test = self._bloom_tests.get(id(leaf))
+            protos = blooms.get(leaf.column.column_id)
+            if test is None or protos is None:
+                return False
+            kind, proto = protos[g]
+            bloom = BloomFilter.from_proto(proto, kind)
+            return bloom is not None and test(bloom)
+        return absent
+
+    def _bloom_filters(self, stripe: StripeInfo, footer: pb.StripeFooter,
+                       streams: dict[tuple[int, int], StreamInfo], fetched: Fetched,
+                       n_groups: int) -> dict[int, list[tuple[int, pb.BloomFilter]]]:
+        out = {}
+        for column in self.predicate.bloom_columns:
+            s = self._bloom_stream(column, streams, footer)
+            if s is None or not fetched.covers(s.offset, s.length):
+                continue
+            index = parse_bloom_filter_index(
+                fetched.get(s.offset, s.length), self.tail,
+                where=f"stripe {stripe.index} column {column} bloom filter")
+            if len(index.bloomFilter) == n_groups:
+                out[column] = [(s.kind, b) for b in index.bloomFilter]
+        return out
+
+    # ------------------------------------------------------------------ byte ranges
+    def _subtree(self, top: OrcType) -> list[OrcType]:
+        return [t for t in top.walk() if t.column_id in self.decode_columns]
+
+    def _place(self, work: StripeWork, entries: dict[int, list[pb.RowIndexEntry]]) -> None:
+        """Decide per top-level column: decoded from row-group starts, or whole."""
+        root = self.tail.schema
+        if root.kind == TypeKind.STRUCT and (0, K.PRESENT) in work.streams:
+            work.whole = {t.column_id for t in self._tops}  # null root rows: read it all
+            return
+        compressed = self.tail.compression != CompressionKind.NONE
+        for top in self._tops:
+            found: dict[int, dict[int, list[StreamStart]]] = {}
+            for t in self._subtree(top):
+                starts = self._column_starts(t, work, entries.get(t.column_id), compressed)
+                if starts is None:
+                    work.whole.add(top.column_id)
+                    break
+                found[t.column_id] = starts
+            else:
+                work.positions.update(found)
+
+    def _column_starts(self, t: OrcType, work: StripeWork,
+                       entries: list[pb.RowIndexEntry] | None,
+                       compressed: bool) -> dict[int, list[StreamStart]] | None:
+        c = t.column_id
+        decimal64 = bool(self.tail.is_unstable_pre_2 and t.precision and t.precision <= 18)
+        layout = position_layout(t, work.footer.columns[c], (c, K.PRESENT) in work.streams,
+                                 decimal64)
+        if not layout:
+            return {}
+        if entries is None:
+            return None
+        own = {kind: s for (col, kind), s in work.streams.items() if col == c}
+        return column_positions(entries, layout, own, compressed)
+
+    def _data_ranges(self, work: StripeWork) -> list[tuple[int, int]]:
+        ranges = [(s.offset, s.length) for (c, kind), s in work.streams.items()
+                  if c == 0 and kind in DATA_KINDS and self.tail.schema.kind == TypeKind.STRUCT]
+        compressed = self.tail.compression != CompressionKind.NONE
+        styles: dict[tuple[int, int], int] = {}
+        for top in self._tops:
+            for t in self._subtree(top):
+                layout = position_layout(
+                    t, work.footer.columns[t.column_id],
+                    (t.column_id, K.PRESENT) in work.streams,
+                    bool(self.tail.is_unstable_pre_2 and t.precision and t.precision <= 18))
+                styles.update({(t.column_id, kind): style for kind, style in layout})
+                for (c, kind), s in work.streams.items():
+                    if c != t.column_id or kind not in DATA_KINDS:
+                        continue
+                    starts = work.positions.get(c, {}).get(kind)
+                    if starts is None or work.runs is None:
+                        ranges.append((s.offset, s.length))
+                        continue
+                    for first, end in work.runs:
+                        offset, length = segment_range(starts, first, end, styles[c, kind],
+                                                       s.length, compressed,
+                                                       self.tail.block_size)
+                        ranges.append((s.offset + offset, length))
+                        work.segments[c, kind, first] = (s.offset + offset, length)
+        return merge_ranges(ranges)
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, work: StripeWork, fetched: Fetched) -> Iterator[pa.RecordBatch]:
+        """Decode the planned rows of a stripe and keep those matching the filter.
+
+        Yields:
+            One batch per run of row groups (empty batches left out).
+        """
+        whole = _WholeStreams(work, fetched, self.tail)
+        stride = self.tail.row_index_stride
+        num_rows = work.stripe.num_rows
+        runs = work.runs if work.runs is not None else [(0, 0)]
+        cache: dict[tuple[int, frozenset[int]], Any] = {}
+        for first, end in runs:
+            if work.runs is None:
+                r0, r1 = 0, num_rows
+            else:
+                r0, r1 = first * stride, min(end * stride, num_rows)
+            segment = _SegmentStreams(work, fetched, self.tail, whole, first, end)
+            batch = self._filtered(work, whole, segment, r0, r1, cache)
+            if batch.num_rows:
+                yield batch
+
+    def _filtered(self, work: StripeWork, whole: _WholeStreams, segment: _SegmentStreams,
+                  r0: int, r1: int, cache: dict[tuple[int, frozenset[int]], Any]
+                  ) -> pa.RecordBatch:
+        self.stats.rows_read += r1 - r0
+        shared = self.filter_columns <= self.selected
+        probe = self._rows(self.selected if shared else self.filter_columns, work, whole,
+                           segment, r0, r1, cache)
+        mask = self.predicate.row_mask(probe)
+        hits = mask.true_count
+        self.stats.rows_returned += hits
+        if not shared:
+            if not hits:
+                return self._rows(self.selected, work, whole, segment, r0, r0, cache)
+            probe = self._rows(self.selected, work, whole, segment, r0, r1, cache)
+        return probe if hits == len(probe) else probe.filter(mask)
+
+    def _rows(self, selected: set[int], work: StripeWork, whole: _WholeStreams,
+              segment: _SegmentStreams, r0: int, r1: int,
+              cache: dict[tuple[int, frozenset[int]], Any]) -> pa.RecordBatch:
+        """Rows ``r0 .. r1-1`` of the stripe's ``selected`` columns."""
+        root = self.tail.schema
+        n = r1 - r0
+        if root.kind == TypeKind.STRUCT and (0, K.PRESENT) in work.streams:
+            key = (0, frozenset(selected))
+            if key not in cache:  # null root rows: decode the stripe whole, then slice
+                cache[key] = decode_stripe(root, selected, whole, work.stripe.num_rows,
+                                           self.opts)
+            return cache[key].slice(r0, n)
+        tops = [root] if root.kind != TypeKind.STRUCT else [
+            c for c in root.children if c.column_id in selected]
+        names = ["_col0"] if root.kind != TypeKind.STRUCT else [
+            root.field_names[root.children.index(c)] for c in tops]
+        arrays = []
+        for top in tops:
+            if top.column_id in work.whole:
+                key = (top.column_id, frozenset(selected))
+                if key not in cache:
+                    cache[key] = decode_level(top, Context(whole, self.opts, selected),
+                                              Level(work.stripe.num_rows))
+                arrays.append(cache[key].slice(r0, n))
+            else:
+                arrays.append(decode_level(top, Context(segment, self.opts, selected),
+                                           Level(n)))
+        fields = [arrow_field(name, top, selected) for name, top in zip(names, tops,
+                                                                         strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class _WholeStreams:
+    """A stripe's streams decompressed whole, on first use (for columns read from the
+    stripe's start, and dictionaries)."""
+
+    def __init__(self, work: StripeWork, fetched: Fetched, tail: FileTail) -> None:
+        self._work = work
+        self._fetched = fetched
+        self._tail = tail
+        self._plain: dict[tuple[int, int], bytes | memoryview] = {}
+        tz = work.footer.writerTimezone if work.footer.HasField("writerTimezone") else None
+        self.writer_timezone = tz or None
+
+    def stream(self, column: int, kind: int) -> bytes | memoryview | None:
+        """The decompressed stream, None when the stripe has none."""
+        key = (column, kind)
+        if key not in self._plain:
+            s = self._work.streams.get(key)
+            if s is None:
+                return None
+            raw = self._fetched.get(s.offset, s.length)
+            try:
+                self._plain[key] = decompress_stream(raw, self._tail.compression,
+                                                     self._tail.block_size)
+            except CorruptFileError as exc:
+                raise CorruptFileError(f"column {column} {pb.Stream.Kind.Name(kind)} stream: "
+                                       f"{exc}") from exc
+        return self._plain[key]
+
+    def encoding(self, column: int) -> pb.ColumnEncoding:
+        """The column's encoding."""
+        encoding: pb.ColumnEncoding = self._work.footer.columns[column]
+        return encoding
+
+
+class _SegmentStreams:
+    """The streams of a stripe as seen from the start of row group ``first``: positioned
+    streams start at the group's run (with values to skip), others come whole."""
+
+    def __init__(self, work: StripeWork, fetched: Fetched, tail: FileTail,
+                 whole: _WholeStreams, first: int, end: int) -> None:
+        self._work = work
+        self._fetched = fetched
+        self._tail = tail
+        self._whole = whole
+        self._first = first
+        self._end = end
+        self._plain: dict[tuple[int, int], memoryview] = {}
+        self.writer_timezone = whole.writer_timezone
+
+    def _start(self, column: int, kind: int) -> StreamStart | None:
+        starts = self._work.positions.get(column, {}).get(kind)
+        return None if starts is None or self._work.runs is None else starts[self._first]
+
+    def stream(self, column: int, kind: int) -> bytes | memoryview | None:
+        """The stream's decompressed bytes from the segment's start."""
+        start = self._start(column, kind)
+        if start is None:
+            return self._whole.stream(column, kind)
+        if (column, kind) not in self._plain:
+            self._plain[column, kind] = self._positioned(column, kind, start)
+        return self._plain[column, kind]
+
+    def _positioned(self, column: int, kind: int, start: StreamStart) -> memoryview:
+        offset, length = self._work.segments[column, kind, self._first]
+        raw = self._fetched.get(offset, length)
+        where = f"column {column} {pb.Stream.Kind.Name(kind)} stream"
+        try:
+            plain = decompress_complete(raw, self._tail.compression, self._tail.block_size)
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"{where}: {exc}") from exc
+        return slice_start(plain, start, where)
+
+    def skip(self, column: int, kind: int) -> int:
+        """Values to skip at the start of the stream."""
+        start = self._start(column, kind)
+        return 0 if start is None else start.skip
+
+    def encoding(self, column: int) -> pb.ColumnEncoding:
+        """The column's encoding."""
+        encoding: pb.ColumnEncoding = self._work.footer.columns[column]
+        return encoding

@@ -1,0 +1,737 @@
+"""PySpark (>= 4) integration: ORC files written and read by aorc inside Spark tasks.
+
+:func:`write` writes each partition of a DataFrame as one ORC file through aorc from the
+executors (``mapInArrow``; multipart uploads on S3) and returns the files written.
+:func:`read` lists ORC files (local folders, ``s3://`` prefixes), splits them by stripes
+across tasks and decodes them with aorc, filters pushed down, so a Spark job reads ORC
+straight from an S3 endpoint without Hadoop's S3 connector::
+
+    uris = aorc.spark.write(df, "s3://bucket/out", storage_options=s3, compression="zstd")
+    df2 = aorc.spark.read(spark, "s3://bucket/out", filters=[("amount", ">", 10)],
+                          storage_options=s3)
+
+:func:`register` adds the same reader as a Spark Python data source, ``spark.read.format(
+"aorc")``, with options ``columns`` (comma-separated), ``filters`` (JSON), ``splitBytes`` and
+``storage.<name>`` for storage options (values parsed as JSON when they parse).
+
+Executors need aorc importable and the store's settings: pass ``storage_options`` (endpoint
+and credentials) explicitly, since executors do not see the driver's environment changes.
+When aorc is used from a source checkout (not installed), its folder is added to the
+``PYTHONPATH`` of the session's Python workers (enough for local mode).
+
+Types: ORC timestamps are returned as Spark ``TimestampType`` (the stored wall clock taken as
+UTC, as Spark's ORC reader does with a UTC JVM), nanoseconds truncated to microseconds;
+``char``/``varchar`` as strings; unions are not supported. Folders named ``key=value`` below
+the listed root (Hive style) become columns: integers when every value is one, else strings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import dataclasses
+import json
+import os
+import pickle
+import urllib.parse
+import uuid
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+import aorc
+from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.format.types import from_arrow_schema, parse_type_string, select_columns
+from aorc.io.s3_config import S3Config, is_s3_url
+from aorc.read.reader import OrcReader, open_reader
+from aorc.sink.plan import HIVE_DEFAULT_PARTITION
+from aorc.write.writer import parse_write_options
+
+__all__ = [
+    "DEFAULT_SPLIT_BYTES",
+    "Split",
+    "list_files",
+    "plan_read",
+    "read",
+    "read_schema",
+    "register",
+    "write",
+]
+
+#: Stripes of one file are grouped into splits of about this many (compressed) bytes.
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+#: :func:`read` makes at most this many tasks per core (several splits per task when more).
+TASKS_PER_CORE = 3
+
+Filters = Any  # pyarrow-style filters: list of tuples, or list of lists of tuples
+
+
+# =========================================================================== executors
+
+def _executor_path(spark: Any) -> None:
+    """Let the session's Python workers import this aorc when it is not installed."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(aorc.__file__)))
+    if os.path.basename(root) in ("site-packages", "dist-packages"):
+        return
+    env = spark.sparkContext.environment
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
+def _run_async_iter(agen: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.RecordBatch]:
+    """Drive an async generator from synchronous code (a Spark task), batch by batch; the
+    loop's shutdown closes its S3 clients."""
+    async def step() -> pa.RecordBatch:
+        return await agen.__anext__()
+
+    with asyncio.Runner() as runner:
+        try:
+            while True:
+                try:
+                    batch = runner.run(step())
+                except StopAsyncIteration:
+                    return
+                yield batch
+        finally:
+            runner.run(agen.aclose())
+
+
+# =========================================================================== write
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix.rstrip('/')}/{name}" if is_s3_url(prefix) else os.path.join(prefix, name)
+
+
+async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
+                           storage_options: Mapping[str, Any] | None,
+                           options: Mapping[str, Any]) -> tuple[int, int]:
+    """Write a partition's batches as one file (none when it has no rows)."""
+    batch: pa.RecordBatch | None = await asyncio.to_thread(next, batches, None)
+    while batch is not None and batch.num_rows == 0:
+        batch = await asyncio.to_thread(next, batches, None)
+    if batch is None:
+        return 0, 0
+    if not is_s3_url(uri):
+        await asyncio.to_thread(os.makedirs, os.path.dirname(uri) or ".", exist_ok=True)
+    writer = aorc.open_writer(uri, batch.schema, storage_options=storage_options, **options)
+    async with writer:
+        while batch is not None:
+            await writer.write(batch)
+            batch = await asyncio.to_thread(next, batches, None)
+    return writer.num_rows, writer.bytes_written
+
+
+def _write_task(prefix: str, job: str, storage_options: Mapping[str, Any] | None,
+                options: Mapping[str, Any]) -> Any:
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        number = context.partitionId() if context is not None else 0
+        uri = _join(prefix, f"part-{number:05d}-{job}.orc")
+        rows, size = asyncio.run(_write_partition(iter(batches), uri, storage_options,
+                                                  options))
+        out = {"uri": [uri] if rows else [], "rows": [rows] if rows else [],
+               "bytes": [size] if rows else []}
+        yield pa.RecordBatch.from_pydict(out, schema=pa.schema(
+            [("uri", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64())]))
+    return task
+
+
+def write(df: Any, uri_prefix: str, *, storage_options: Mapping[str, Any] | None = None,
+          **options: Any) -> list[str]:
+    """Write a DataFrame as ORC files under ``uri_prefix``, one per non-empty partition.
+
+    Files are named ``part-<partition>-<job id>.orc``; a retried task rewrites the same
+    object, so retries leave no duplicates. Each file is complete or absent.
+
+    Args:
+        df: the DataFrame.
+        uri_prefix: a local folder or an ``s3://bucket/prefix``.
+        storage_options: store settings, passed to the executors (see
+            :func:`aorc.io.open_store`).
+        **options: writer options of :func:`aorc.open_writer`.
+
+    Returns:
+        The URIs of the files written, in partition order.
+
+    Raises:
+        SchemaError: bad writer options (checked before any task runs).
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
+    parse_write_options(from_arrow_schema(arrow_schema), options, caller="aorc.spark.write")
+    if storage_options is not None and is_s3_url(uri_prefix):
+        S3Config.from_options(storage_options)  # fail fast on bad settings
+    _executor_path(df.sparkSession)
+    job = uuid.uuid4().hex[:16]
+    task = _write_task(uri_prefix, job, storage_options, options)
+    rows = df.mapInArrow(task, "uri string, rows long, bytes long").collect()
+    return sorted(r["uri"] for r in rows)
+
+
+# =========================================================================== listing
+
+def _hidden(name: str) -> bool:
+    return name.startswith((".", "_"))
+
+
+def _list_local(root: str) -> list[str]:
+    if os.path.isfile(root):
+        return [root]
+    if not os.path.isdir(root):
+        raise aorc.ObjectNotFoundError(f"{root}: no such file or folder")
+    out: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not _hidden(d))
+        out.extend(os.path.join(folder, f) for f in sorted(files) if not _hidden(f))
+    return out
+
+
+async def _list_s3(uri: str, storage_options: Mapping[str, Any] | None) -> list[str]:
+    from aorc.io.s3_clients import acquire_client, map_s3_error
+
+    bucket, _, key = uri.split("://", 1)[1].partition("/")
+    lease = await acquire_client(S3Config.from_options(storage_options))
+    out: list[str] = []
+    try:
+        prefix = key if not key or key.endswith("/") else key + "/"
+        if key and not key.endswith("/"):
+            response = await lease.client.list_objects_v2(Bucket=bucket, Prefix=key,
+                                                          MaxKeys=1)
+            found = response.get("Contents", [])
+            if found and found[0]["Key"] == key:
+                return [uri]
+        paginator = lease.client.get_paginator("list_objects_v2")
+        async for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                relative = item["Key"][len(prefix):]
+                if item["Size"] and not any(_hidden(p) for p in relative.split("/")):
+                    out.append(f"{uri.split('://', 1)[0]}://{bucket}/{item['Key']}")
+    except Exception as exc:
+        from botocore.exceptions import BotoCoreError, ClientError
+        if isinstance(exc, (BotoCoreError, ClientError)):
+            raise map_s3_error(exc, uri, "list") from exc
+        raise
+    finally:
+        lease.release()
+    if not out:
+        raise aorc.ObjectNotFoundError(f"{uri}: no files found")
+    return out
+
+
+async def list_files(uris: str | Sequence[str],
+                     storage_options: Mapping[str, Any] | None = None
+                     ) -> list[tuple[str, str]]:
+    """The files under each URI (a file, a local folder, an ``s3://`` prefix), skipping
+    hidden names (``.x``, ``_x``), as (root, file) pairs.
+
+    Raises:
+        ObjectNotFoundError: a URI names nothing.
+    """
+    roots = [uris] if isinstance(uris, str) else list(uris)
+    out: list[tuple[str, str]] = []
+    for root in roots:
+        root = os.fspath(root)
+        files = (await _list_s3(root, storage_options) if is_s3_url(root)
+                 else await asyncio.to_thread(_list_local, root))
+        out.extend((root, f) for f in files)
+    return out
+
+
+def _partition_values(root: str, uri: str) -> dict[str, str | None]:
+    base = root.rstrip("/") + "/"
+    relative = uri[len(base):] if uri.startswith(base) else ""
+    values: dict[str, str | None] = {}
+    for part in relative.replace(os.sep, "/").split("/")[:-1]:
+        key, sep, value = part.partition("=")
+        if sep and key:
+            text = urllib.parse.unquote(value)
+            values[urllib.parse.unquote(key)] = None if text == HIVE_DEFAULT_PARTITION else text
+    return values
+
+
+def _partition_columns(values: list[dict[str, str | None]]) -> list[tuple[str, pa.DataType]]:
+    """Hive partition columns shared by every file, typed int32/int64 or string."""
+    if not values or not values[0] or any(list(v) != list(values[0]) for v in values):
+        return []
+    columns = []
+    for key in values[0]:
+        texts = [v[key] for v in values if v[key] is not None]
+        try:
+            numbers = [int(t) for t in texts]  # type: ignore[arg-type]
+            small = all(-2**31 <= n < 2**31 for n in numbers)
+            columns.append((key, pa.int32() if small else pa.int64()))
+        except ValueError:
+            columns.append((key, pa.string()))
+    return columns
+
+
+# =========================================================================== planning
+
+@dataclass(frozen=True)
+class Split:
+    """One read task: some stripes of one file, and its partition values.
+
+    Attributes:
+        uri: the file.
+        stripes: indexes of the stripes to read (consecutive).
+        partition: Hive partition values of the file's folder.
+        filters: the filters left for this file once partition columns are resolved
+            (``None``: every row).
+    """
+
+    uri: str
+    stripes: tuple[int, ...]
+    partition: tuple[tuple[str, str | None], ...] = ()
+    filters: Any = None
+
+
+def _dnf(filters: Filters) -> list[list[tuple[Any, ...]]]:
+    if not filters:
+        return []
+    first = filters[0]
+    if isinstance(first, (list, tuple)) and first and isinstance(first[0], str):
+        return [list(filters)]
+    return [list(c) for c in filters]
+
+
+def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any]) -> bool:
+    name, op = leaf[0], " ".join(str(leaf[1]).lower().split())
+    value = values[name]
+    arg: Any = leaf[2] if len(leaf) > 2 else None
+    if op == "is null":
+        return value is None
+    if op == "is not null":
+        return value is not None
+    if value is None:
+        return bool(op == "in" and None in arg or op == "not in" and None not in arg)
+    compare = {"==": value == arg, "=": value == arg, "!=": value != arg}
+    if op in compare:
+        return bool(compare[op])
+    if op in ("in", "not in"):
+        return (value in arg) == (op == "in")
+    return bool({"<": value < arg, "<=": value <= arg, ">": value > arg,
+                 ">=": value >= arg}[op])
+
+
+def _resolve_filters(filters: Filters, values: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Evaluate the leaves on partition columns: (can the file match, remaining filters)."""
+    clauses = _dnf(filters)
+    if not clauses:
+        return True, None
+    left = []
+    for clause in clauses:
+        rest = []
+        matched = True
+        for leaf in clause:
+            if leaf[0] in values:
+                if not _leaf_on_partition(tuple(leaf), values):
+                    matched = False
+                    break
+            else:
+                rest.append(tuple(leaf))
+        if matched:
+            if not rest:
+                return True, None  # one clause holds for every row
+            left.append(rest)
+    return bool(left), left or None
+
+
+def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int) -> list[tuple[int, ...]]:
+    """Consecutive stripes not ruled out by their statistics, grouped by size."""
+    from aorc.filters.predicate import StatsContext, parse_filters
+
+    predicate = parse_filters(filters, parse_type_string(reader.orc_type)) if filters else None
+    context = StatsContext(hybrid_calendar=reader.calendar == "JULIAN_GREGORIAN",
+                           decimal_bloom_filters=reader.file_version != "UNSTABLE-PRE-2.0")
+    groups: list[list[int]] = []
+    size = 0
+    previous = -2
+    for stripe in reader.stripes:
+        stats = stripe.statistics
+        if not stripe.num_rows:
+            continue
+        if predicate is not None and stats is not None:
+            def of(c: int, s: list[Any] = stats) -> Any:
+                return s[c] if c < len(s) else None
+            if not predicate.evaluate(of, context).may_be_true:
+                continue
+        if groups and previous == stripe.index - 1 and size + stripe.length <= split_bytes:
+            groups[-1].append(stripe.index)
+            size += stripe.length
+        else:
+            groups.append([stripe.index])
+            size = stripe.length
+        previous = stripe.index
+    return [tuple(g) for g in groups]
+
+
+async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = None,
+                    filters: Filters = None, *,
+                    storage_options: Mapping[str, Any] | None = None,
+                    split_bytes: int = DEFAULT_SPLIT_BYTES) -> tuple[pa.Schema, list[Split]]:
+    """List the files, check that they share a schema, prune stripes (and files, by their
+    partition values) with ``filters`` and group stripes into splits.
+
+    Returns:
+        The Arrow schema of the rows (aorc's types, partition columns last) and the splits.
+
+    Raises:
+        SchemaError: files with different schemas, unknown columns, bad filters.
+    """
+    files = await list_files(uris, storage_options)
+    values = [_partition_values(root, uri) for root, uri in files]
+    part_columns = _partition_columns(values)
+    columns = _data_columns(columns, part_columns)
+    sem = asyncio.Semaphore(16)
+
+    async def plan_file(uri: str, typed: dict[str, Any]) -> tuple[pa.Schema, list[Split]]:
+        ok, rest = _resolve_filters(filters, typed)
+        async with sem, open_reader(uri, storage_options=storage_options) as reader:
+            schema = reader.schema
+            if not ok:
+                return schema, []
+            select_columns(parse_type_string(reader.orc_type), columns)
+            groups = _stripe_groups(reader, rest, split_bytes)
+        part = tuple((k, typed[k]) for k, _ in part_columns)
+        return schema, [Split(uri, g, part, rest) for g in groups]
+
+    typed_values = [_typed(v, part_columns) for v in values]
+    planned = await asyncio.gather(*(plan_file(uri, t) for (_, uri), t
+                                     in zip(files, typed_values, strict=True)))
+    schemas = {str(s) for s, _ in planned}
+    if len(schemas) > 1:
+        raise SchemaError(f"the files have different schemas: {sorted(schemas)[:2]}")
+    schema = _projected(planned[0][0], columns)
+    for name, t in part_columns:
+        schema = schema.append(pa.field(name, t))
+    return schema, [s for _, splits in planned for s in splits]
+
+
+async def read_schema(uris: str | Sequence[str], columns: Sequence[str] | None = None, *,
+                      storage_options: Mapping[str, Any] | None = None) -> pa.Schema:
+    """The schema :func:`plan_read` gives, from the listing and the first file only."""
+    files = await list_files(uris, storage_options)
+    part_columns = _partition_columns([_partition_values(r, u) for r, u in files])
+    columns = _data_columns(columns, part_columns)
+    async with open_reader(files[0][1], storage_options=storage_options) as reader:
+        schema = _projected(reader.schema, columns)
+    for name, t in part_columns:
+        schema = schema.append(pa.field(name, t))
+    return schema
+
+
+def _data_columns(columns: Sequence[str] | None,
+                  part_columns: list[tuple[str, pa.DataType]]) -> list[str] | None:
+    """The asked columns that are in the files (not partition columns)."""
+    if columns is None:
+        return None
+    parts = {name for name, _ in part_columns}
+    return [c for c in columns if c not in parts]
+
+
+def _typed(values: Mapping[str, str | None], columns: list[tuple[str, pa.DataType]]
+           ) -> dict[str, Any]:
+    return {k: (None if values[k] is None else int(values[k])  # type: ignore[arg-type]
+                if pa.types.is_integer(t) else values[k]) for k, t in columns}
+
+
+def _projected(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
+    if columns is None:
+        return schema
+    if any("." in c for c in columns):
+        raise UnsupportedFeatureError("aorc.spark.read selects top-level columns only; "
+                                      "select nested fields in Spark")
+    return pa.schema([f for f in schema if f.name in set(columns)])
+
+
+# =========================================================================== read
+
+def _spark_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type Spark accepts for an aorc column."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", "UTC")
+    if pa.types.is_union(t):
+        raise UnsupportedFeatureError("Spark cannot hold ORC union columns")
+    if pa.types.is_list(t):
+        return pa.list_(pa.field("element", _spark_type(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(_spark_type(t.key_type), _spark_type(t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _spark_type(f.type)) for f in t])
+    return t
+
+
+def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
+    """The Arrow schema of the batches :func:`read` hands to Spark for aorc's ``schema``."""
+    return pa.schema([pa.field(f.name, _spark_type(f.type)) for f in schema])
+
+
+def _to_spark(batch: pa.RecordBatch, schema: pa.Schema,
+              partition: tuple[tuple[str, Any], ...]) -> pa.RecordBatch:
+    arrays = [batch.column(f.name).cast(f.type, safe=False)
+              for f in schema if f.name in batch.schema.names]
+    for name, value in partition:
+        arrays.append(pa.array([value] * batch.num_rows, schema.field(name).type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def stripe_reader(reader: OrcReader, stripes: Sequence[int]) -> OrcReader:
+    """A view of an open reader that sees only some stripes (its rows and their order).
+
+    Uses the reader's internals; the view shares the reader's store and must not outlive it.
+    """
+    tail = reader._tail  # noqa: SLF001 - no public stripe selection yet
+    chosen = set(stripes)
+    subset = dataclasses.replace(tail, stripes=[s for s in tail.stripes if s.index in chosen])
+    return OrcReader(reader._store, subset, bytes(reader._tail_bytes),  # noqa: SLF001
+                     owns_store=False)
+
+
+async def read_split(split: Split, columns: Sequence[str] | None, schema: pa.Schema,
+                     storage_options: Mapping[str, Any] | None,
+                     batch_size: int = 65_536) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The rows of one split as batches in Spark's Arrow types."""
+    data_columns = [f.name for f in schema if f.name not in dict(split.partition)]
+    async with open_reader(split.uri, storage_options=storage_options) as reader:
+        view = stripe_reader(reader, split.stripes)
+        wanted = data_columns if columns is not None else None
+        async for batch in view.iter_batches(wanted, batch_size=batch_size,
+                                             filters=split.filters):
+            yield _to_spark(batch, schema, split.partition)
+
+
+async def _read_splits(splits: list[Split], columns: Sequence[str] | None,
+                       schema: pa.Schema, storage_options: Mapping[str, Any] | None
+                       ) -> AsyncGenerator[pa.RecordBatch, None]:
+    for split in splits:  # in one event loop, so S3 clients are made once per task
+        async for batch in read_split(split, columns, schema, storage_options):
+            yield batch
+
+
+def _read_task(columns: Sequence[str] | None, schema: pa.Schema,
+               storage_options: Mapping[str, Any] | None) -> Any:
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        splits = [_split_from_text(text) for batch in batches
+                  for text in batch.column(0).to_pylist()]
+        if splits:
+            yield from _run_async_iter(_read_splits(splits, columns, schema, storage_options))
+    return task
+
+
+def _split_to_text(split: Split) -> str:
+    """A split as text for a Spark row (filters may hold dates, decimals, ...)."""
+    return base64.b64encode(pickle.dumps(split)).decode("ascii")
+
+
+def _split_from_text(text: str) -> Split:
+    split = pickle.loads(base64.b64decode(text))  # noqa: S301 - made by _split_to_text
+    assert isinstance(split, Split)
+    return split
+
+
+def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = None,
+         filters: Filters = None, *, storage_options: Mapping[str, Any] | None = None,
+         split_bytes: int = DEFAULT_SPLIT_BYTES) -> Any:
+    """A DataFrame of ORC files read by aorc in Spark tasks.
+
+    Args:
+        spark: the SparkSession.
+        uris: files, local folders or ``s3://`` prefixes (hidden names skipped).
+        columns: top-level columns to read (default all), in this order.
+        filters: pyarrow-style filters (see :meth:`aorc.OrcReader.iter_batches`); stripes
+            and row groups are pruned with statistics and bloom filters, rows filtered
+            exactly. Filters on Hive partition columns skip whole files.
+        storage_options: store settings, passed to the executors.
+        split_bytes: stripes of a file are grouped into splits of about this many bytes.
+
+    Returns:
+        The DataFrame: one Spark partition per split, up to :data:`TASKS_PER_CORE` times
+        the default parallelism (then several splits per partition).
+
+    Raises:
+        SchemaError: files with different schemas, unknown columns, bad filters.
+        ObjectNotFoundError: a URI names nothing.
+    """
+    from pyspark.sql.pandas.types import from_arrow_schema as to_spark_schema
+
+    schema, splits = asyncio.run(plan_read(uris, columns, filters,
+                                           storage_options=storage_options,
+                                           split_bytes=split_bytes))
+    arrow = spark_arrow_schema(schema)
+    _executor_path(spark)
+    texts = [(_split_to_text(s),) for s in splits]
+    tasks = min(len(texts), TASKS_PER_CORE * spark.sparkContext.defaultParallelism)
+    rdd = spark.sparkContext.parallelize(texts, max(1, tasks))
+    plan = spark.createDataFrame(rdd, "split string")
+    df = plan.mapInArrow(_read_task(columns, arrow, storage_options),
+                         to_spark_schema(arrow, prefer_timestamp_ntz=False))
+    if columns is not None:  # in the order asked, partition columns last
+        df = df.select(*columns, *[n for n in arrow.names if n not in columns])
+    return df
+
+
+# =========================================================================== data source
+
+_PUSHABLE = (pa.types.is_integer, pa.types.is_string, pa.types.is_boolean, pa.types.is_date,
+             pa.types.is_decimal)
+
+
+def _and(filters: Filters, leaves: list[tuple[Any, ...]]) -> Filters:
+    """``filters`` AND ``leaves``."""
+    if not leaves:
+        return filters
+    clauses = _dnf(filters) or [[]]
+    return [[*c, *leaves] for c in clauses]
+
+
+def spark_filter(f: Any, schema: pa.Schema) -> tuple[Any, ...] | None:
+    """An aorc filter for a Spark data source filter whose meaning aorc shares exactly
+    (comparisons on integer, string, boolean, date and decimal columns, null tests), else
+    ``None``."""
+    from pyspark.sql import datasource as ds
+
+    path = getattr(f, "attribute", None)
+    if not path or len(path) != 1 or path[0] not in schema.names:
+        return None
+    name = path[0]
+    if isinstance(f, ds.IsNull):
+        return (name, "is null")
+    if isinstance(f, ds.IsNotNull):
+        return (name, "is not null")
+    if not any(test(schema.field(name).type) for test in _PUSHABLE):
+        return None
+    ops = {ds.EqualTo: "==", ds.GreaterThan: ">", ds.GreaterThanOrEqual: ">=",
+           ds.LessThan: "<", ds.LessThanOrEqual: "<="}
+    value: Any = getattr(f, "value", None)
+    for kind, op in ops.items():
+        if type(f) is kind and value is not None:
+            return (name, op, value)
+    if isinstance(f, ds.In) and all(v is not None for v in value):
+        return (name, "in", list(value))
+    return None
+
+
+@dataclass
+class _SourceSettings:
+    paths: list[str]
+    columns: list[str] | None
+    filters: Filters
+    storage_options: dict[str, Any]
+    split_bytes: int
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> _SourceSettings:
+        items = {str(k).lower(): v for k, v in options.items()}
+        paths = [p for p in (items.get("path"), *json.loads(items.get("paths", "[]"))) if p]
+        if not paths:
+            raise SchemaError("spark.read.format('aorc'): give a path (load(path))")
+        storage = {}
+        for key, value in options.items():
+            if str(key).lower().startswith("storage."):
+                try:
+                    storage[str(key)[8:]] = json.loads(value)
+                except json.JSONDecodeError:
+                    storage[str(key)[8:]] = value
+        columns = [c.strip() for c in items["columns"].split(",")] if "columns" in items \
+            else None
+        filters = json.loads(items["filters"]) if "filters" in items else None
+        if filters:
+            filters = [[tuple(x) for x in c] for c in _dnf(filters)]
+        return cls(paths, columns, filters, storage,
+                   int(items.get("splitbytes", DEFAULT_SPLIT_BYTES)))
+
+    def plan(self, extra: list[tuple[Any, ...]] | None = None) -> tuple[pa.Schema, list[Split]]:
+        return asyncio.run(plan_read(self.paths, self.columns, _and(self.filters, extra or []),
+                                     storage_options=self.storage_options or None,
+                                     split_bytes=self.split_bytes))
+
+    def schema(self) -> pa.Schema:
+        return asyncio.run(read_schema(self.paths, self.columns,
+                                       storage_options=self.storage_options or None))
+
+
+try:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+    HAVE_DATA_SOURCES = True
+except ImportError:  # PySpark < 4 or absent
+    HAVE_DATA_SOURCES = False
+
+
+if HAVE_DATA_SOURCES:
+    class AorcDataSource(DataSource):
+        """``spark.read.format("aorc").load(path)``: ORC files read by aorc."""
+
+        pushdown = False  # set by register() when Spark pushes filters to Python sources
+
+        @classmethod
+        def name(cls) -> str:
+            return "aorc"
+
+        def schema(self) -> Any:
+            from pyspark.sql.pandas.types import from_arrow_schema as to_spark_schema
+
+            schema = _SourceSettings.from_options(self.options).schema()
+            return to_spark_schema(spark_arrow_schema(schema), prefer_timestamp_ntz=False)
+
+        def reader(self, schema: Any) -> AorcSourceReader:
+            settings = _SourceSettings.from_options(self.options)
+            return (AorcPushdownReader if self.pushdown else AorcSourceReader)(settings)
+
+    class AorcSourceReader(DataSourceReader):
+        """Plans splits of stripes on the driver and reads them with aorc in tasks."""
+
+        def __init__(self, settings: _SourceSettings) -> None:
+            self.settings = settings
+            self.pushed: list[tuple[Any, ...]] = []
+            self.arrow: pa.Schema | None = None
+
+        def partitions(self) -> list[Any]:
+            schema, splits = self.settings.plan(self.pushed)
+            self.arrow = spark_arrow_schema(schema)
+            return [InputPartition(s) for s in splits]
+
+        def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
+            if self.arrow is None:
+                self.arrow = spark_arrow_schema(self.settings.schema())
+            split = partition.value
+            yield from _run_async_iter(read_split(split, self.settings.columns, self.arrow,
+                                                  self.settings.storage_options or None))
+
+    class AorcPushdownReader(AorcSourceReader):
+        """The reader when Spark pushes filters: those aorc evaluates exactly are applied
+        while reading (statistics, bloom filters, rows) and not re-checked by Spark."""
+
+        def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802
+            schema = self.settings.schema()
+            for f in filters:
+                leaf = spark_filter(f, schema)
+                if leaf is None:
+                    yield f
+                else:
+                    self.pushed.append(leaf)
+
+
+def register(spark: Any) -> bool:
+    """Register ``spark.read.format("aorc")`` when this Spark has Python data sources.
+
+    Filters are pushed to aorc when ``spark.sql.python.filterPushdown.enabled`` is true at
+    registration (Spark >= 4.1; register again after changing it).
+
+    Returns:
+        Whether the data source was registered.
+    """
+    if not HAVE_DATA_SOURCES:
+        return False
+    _executor_path(spark)
+    conf = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false"))
+    source: type = AorcDataSource
+    if conf.lower() == "true":
+        source = type("AorcDataSource", (AorcDataSource,), {"pushdown": True})
+    spark.dataSource.register(source)
+    return True

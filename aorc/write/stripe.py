@@ -1,0 +1,310 @@
+"""Stripe assembly: encoded columns -> the bytes of one stripe, its footer and statistics.
+
+The column encoders (:mod:`aorc.format.columns.encode`) hand over each column's streams
+uncompressed,
+with the row-index positions of every row group in uncompressed form. This module, like ORC
+Java's ``PhysicalFsWriter``:
+
+* compresses every stream with the file's codec (:func:`compress_stream`: chunks of
+  ``compression_block_size`` bytes, a chunk kept original when compression does not shrink it,
+  codec levels per stream kind as ORC Java picks them);
+* turns each uncompressed position into the position ORC records (see
+  :func:`orc_positions`);
+* builds the ROW_INDEX stream of every column (one entry per row group: the positions of the
+  column's streams concatenated in the column's stream order, and the row group's statistics)
+  and the BLOOM_FILTER_UTF8 stream of the columns that have bloom filters;
+* lays the streams out in ORC Java's order (``StreamName.compareTo``): the index area first
+  (per column in id order: ROW_INDEX, then BLOOM_FILTER_UTF8), then the data area (per column
+  in id order, stream kinds in ``Stream.Kind`` order);
+* writes the StripeFooter: the stream directory, one ColumnEncoding per column and the writer
+  time zone;
+* completes the stripe statistics with ``bytesOnDisk`` (the compressed size of the column's
+  data streams, as ORC Java records it).
+
+Everything here is synchronous and runs in a worker thread of the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from aorc.errors import AorcError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.bloom import BloomFilter
+from aorc.format.codec.compression import (
+    HEADER_SIZE,
+    CompressionKind,
+    compress_stream,
+    default_level,
+)
+
+__all__ = [
+    "EncodedStripe",
+    "assemble_stripe",
+    "compress",
+    "orc_positions",
+    "stream_order_key",
+]
+
+_ROW_INDEX = pb.Stream.ROW_INDEX
+_BLOOM_FILTER_UTF8 = pb.Stream.BLOOM_FILTER_UTF8
+#: Stream kinds that live in a stripe's index area (``StreamName.getArea``).
+_INDEX_KINDS = frozenset({pb.Stream.ROW_INDEX, pb.Stream.DICTIONARY_COUNT,
+                          pb.Stream.BLOOM_FILTER, pb.Stream.BLOOM_FILTER_UTF8})
+
+
+class _Stream(Protocol):
+    """What the assembler reads of an ``aorc.format.columns.encode.EncodedStream``."""
+
+    @property
+    def kind(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def positions(self) -> Sequence[Sequence[int]]: ...
+
+
+class _Column(Protocol):
+    """What the assembler reads of an ``aorc.format.columns.encode.EncodedColumn``."""
+
+    @property
+    def column_id(self) -> int: ...
+    @property
+    def encoding(self) -> pb.ColumnEncoding: ...
+    @property
+    def streams(self) -> Sequence[_Stream]: ...
+    @property
+    def stripe_stats(self) -> pb.ColumnStatistics: ...
+    @property
+    def row_group_stats(self) -> Sequence[pb.ColumnStatistics]: ...
+    @property
+    def bloom_filters(self) -> Sequence[BloomFilter] | None: ...
+    @property
+    def children(self) -> Sequence[_Column]: ...
+
+
+class _Options(Protocol):
+    """What the assembler reads of ``aorc.format.columns.encode.WriteOptions``."""
+
+    @property
+    def compression(self) -> CompressionKind: ...
+    @property
+    def compression_block_size(self) -> int: ...
+    @property
+    def timezone(self) -> str: ...
+
+
+@dataclass
+class EncodedStripe:
+    """One finished stripe.
+
+    Attributes:
+        data: the stripe's bytes: index streams, data streams, then the footer.
+        index_length: bytes of the index area.
+        data_length: bytes of the data area.
+        footer_length: bytes of the (compressed) stripe footer.
+        num_rows: rows in the stripe.
+        column_stats: the stripe's statistics of every column, by column id.
+        footer: the stripe footer as written.
+    """
+
+    data: bytes
+    index_length: int
+    data_length: int
+    footer_length: int
+    num_rows: int
+    column_stats: list[pb.ColumnStatistics]
+    footer: pb.StripeFooter
+
+    def information(self, offset: int) -> pb.StripeInformation:
+        """The footer's StripeInformation for this stripe placed at ``offset``."""
+        return pb.StripeInformation(
+            offset=offset, indexLength=self.index_length, dataLength=self.data_length,
+            footerLength=self.footer_length, numberOfRows=self.num_rows)
+
+
+def _internal(message: str) -> AorcError:
+    return AorcError(f"internal error in the stripe writer: {message}")
+
+
+def compress(data: bytes, opts: _Options, stream_kind: int | None) -> bytes:
+    """Compress one stream (or a stripe footer: ``stream_kind`` None) as ORC Java does."""
+    kind = CompressionKind(opts.compression)
+    if kind is CompressionKind.NONE:
+        return data if isinstance(data, bytes) else bytes(data)
+    return compress_stream(data, kind, opts.compression_block_size,
+                           level=default_level(kind, stream_kind))
+
+
+def _chunk_starts(framed: bytes) -> list[int]:
+    """Offsets of the chunk headers of a stream framed by :func:`compress_stream`."""
+    starts = []
+    pos, end = 0, len(framed)
+    while pos < end:
+        starts.append(pos)
+        header = framed[pos] | framed[pos + 1] << 8 | framed[pos + 2] << 16
+        pos += HEADER_SIZE + (header >> 1)
+    return starts
+
+
+def orc_positions(positions: Sequence[int], chunk_starts: Sequence[int] | None,
+                  block_size: int) -> list[int]:
+    """The row-index positions ORC records for one stream at one row group.
+
+    Args:
+        positions: the uncompressed position from the encoder: a byte offset in the
+            uncompressed stream, then the offsets inside the RLE run (and bit) that follow.
+        chunk_starts: offsets of the chunk headers in the compressed stream; ``None`` for an
+            uncompressed file.
+        block_size: the compression block size the stream was cut with.
+
+    Returns:
+        ``positions`` unchanged for an uncompressed file; otherwise the byte offset is
+        replaced by (offset of the chunk holding the byte, offset of the byte inside that
+        chunk's decompressed bytes). As in ORC Java's ``OutStream.getPosition``, a byte
+        offset on a chunk boundary points at the end of the chunk before it: ORC Java cuts
+        a chunk only when the next byte arrives, so at that moment the full chunk is still
+        its current buffer. Offset 0 (also in an empty stream) is (0, 0).
+    """
+    if not positions:
+        return []
+    if chunk_starts is None:
+        return list(positions)
+    offset = positions[0]
+    if offset == 0:
+        return [0, 0, *positions[1:]]
+    chunk = (offset - 1) // block_size
+    if offset < 0 or chunk >= len(chunk_starts):
+        raise _internal(f"position {offset} lies beyond the stream's {len(chunk_starts)} "
+                        f"chunks of {block_size} bytes")
+    return [chunk_starts[chunk], offset - chunk * block_size, *positions[1:]]
+
+
+def stream_order_key(column: int, kind: int) -> tuple[int, int, int]:
+    """Sort key of a stream in a stripe, as ORC Java's ``StreamName.compareTo``: the index
+    area before the data area, then column id, then stream kind."""
+    return (0 if kind in _INDEX_KINDS else 1, column, kind)
+
+
+def _flatten(root: _Column) -> list[_Column]:
+    """The columns of the tree by column id, checking the ids are 0..n-1 in pre-order."""
+    out: list[_Column] = []
+
+    def walk(col: _Column) -> Iterator[_Column]:
+        yield col
+        for child in col.children:
+            yield from walk(child)
+
+    for expected, col in enumerate(walk(root)):
+        if col.column_id != root.column_id + expected:
+            raise _internal(f"column ids are not in pre-order: found {col.column_id} where "
+                            f"{root.column_id + expected} was expected")
+        out.append(col)
+    return out
+
+
+@dataclass
+class _Placed:
+    column: int
+    kind: int
+    data: bytes
+
+
+def _column_streams(col: _Column, opts: _Options, num_groups: int
+                    ) -> tuple[list[_Placed], pb.RowIndex | None]:
+    """Compress a column's data streams and build its row index (None without row groups)."""
+    block = opts.compression_block_size
+    compressed = CompressionKind(opts.compression) is not CompressionKind.NONE
+    placed: list[_Placed] = []
+    entries = [pb.RowIndexEntry() for _ in range(num_groups)]
+    for stream in col.streams:
+        data = compress(stream.data, opts, stream.kind)
+        placed.append(_Placed(col.column_id, stream.kind, data))
+        if not num_groups:
+            continue
+        if len(stream.positions) != num_groups:
+            raise _internal(f"column {col.column_id} stream kind {stream.kind} has positions "
+                            f"for {len(stream.positions)} row groups, not {num_groups}")
+        starts = _chunk_starts(data) if compressed else None
+        for entry, pos in zip(entries, stream.positions, strict=True):
+            entry.positions.extend(orc_positions(pos, starts, block))
+    if not num_groups:
+        return placed, None
+    if len(col.row_group_stats) != num_groups:
+        raise _internal(f"column {col.column_id} has statistics for "
+                        f"{len(col.row_group_stats)} row groups, not {num_groups}")
+    for entry, stats in zip(entries, col.row_group_stats, strict=True):
+        entry.statistics.CopyFrom(stats)
+    return placed, pb.RowIndex(entry=entries)
+
+
+def _bloom_index(col: _Column, num_groups: int) -> pb.BloomFilterIndex | None:
+    filters = col.bloom_filters
+    if filters is None or not num_groups:
+        return None
+    if len(filters) != num_groups:
+        raise _internal(f"column {col.column_id} has {len(filters)} bloom filters for "
+                        f"{num_groups} row groups")
+    return pb.BloomFilterIndex(bloomFilter=[f.to_proto() for f in filters])
+
+
+def _stripe_stats(col: _Column, placed: Sequence[_Placed]) -> pb.ColumnStatistics:
+    stats = pb.ColumnStatistics()
+    stats.CopyFrom(col.stripe_stats)
+    on_disk = sum(len(p.data) for p in placed)
+    if on_disk:
+        stats.bytesOnDisk = on_disk
+    else:
+        stats.ClearField("bytesOnDisk")
+    return stats
+
+
+def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
+                    opts: _Options) -> EncodedStripe:
+    """Build one stripe from the encoded column tree of its rows.
+
+    Args:
+        root: the encoded root column (``aorc.format.columns.encode.EncodedColumn``); every column
+            of the schema must be in the tree.
+        num_rows: rows in the stripe.
+        num_groups: row groups in the stripe; 0 when the file has no row index (then no
+            ROW_INDEX or bloom filter streams are written).
+        opts: the write options (codec, block size, time zone).
+
+    Returns:
+        The stripe's bytes with its lengths and statistics.
+
+    Raises:
+        AorcError: the encoded columns do not fit together (an internal error).
+    """
+    columns = _flatten(root)
+    index: list[_Placed] = []
+    data: list[_Placed] = []
+    stats: list[pb.ColumnStatistics] = []
+    for col in columns:
+        placed, row_index = _column_streams(col, opts, num_groups)
+        if row_index is not None:
+            index.append(_Placed(col.column_id, _ROW_INDEX,
+                                 compress(row_index.SerializeToString(), opts, _ROW_INDEX)))
+        bloom = _bloom_index(col, num_groups)
+        if bloom is not None:
+            index.append(_Placed(col.column_id, _BLOOM_FILTER_UTF8,
+                                 compress(bloom.SerializeToString(), opts, _BLOOM_FILTER_UTF8)))
+        data.extend(placed)
+        stats.append(_stripe_stats(col, placed))
+    streams = sorted(index + data, key=lambda p: stream_order_key(p.column, p.kind))
+    footer = pb.StripeFooter(
+        streams=[pb.Stream(kind=p.kind, column=p.column, length=len(p.data))  # type: ignore[arg-type]
+                 for p in streams],
+        columns=[col.encoding for col in columns],
+        writerTimezone=opts.timezone,
+    )
+    footer_bytes = compress(footer.SerializeToString(), opts, None)
+    index_length = sum(len(p.data) for p in streams if p.kind in _INDEX_KINDS)
+    data_length = sum(len(p.data) for p in streams) - index_length
+    return EncodedStripe(
+        data=b"".join([p.data for p in streams] + [footer_bytes]),
+        index_length=index_length, data_length=data_length,
+        footer_length=len(footer_bytes), num_rows=num_rows, column_stats=stats, footer=footer)
