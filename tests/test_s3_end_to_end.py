@@ -18,8 +18,8 @@ from helpers.s3proxy import S3Proxy, fail_every
 import aorc
 import aorc.read.reader
 from aorc.errors import ObjectChangedError
-from aorc.io.output import open_sink
-from aorc.io.s3 import S3Sink
+from aorc.io.output import open_output
+from aorc.io.s3 import S3Output
 from aorc.io.s3_config import DEFAULT_S3_REQUEST_SIZE
 from aorc.write.writer import open_writer, write_table
 
@@ -102,8 +102,8 @@ async def test_round_trip_of_a_multipart_file_written_by_aorc(
         s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy) -> None:
     t = table(300_000)
     url = f"s3://{s3_bucket}/dir/data.orc"
-    sink = open_sink(url, {"endpoint_url": s3_proxy.url, "part_size": PART})
-    assert isinstance(sink, S3Sink)
+    sink = open_output(url, {"endpoint_url": s3_proxy.url, "part_size": PART})
+    assert isinstance(sink, S3Output)
     await write_table(t, sink, stripe_size=MiB, compression="zstd")
     data = download(s3_client, s3_bucket, "dir/data.orc")
     assert len(data) > PART and len(pyorc_stripes(data)) >= 4
@@ -247,7 +247,7 @@ async def test_injected_server_errors_are_retried_without_loss(
     options = {"endpoint_url": s3_proxy.url, "part_size": PART, "max_attempts": 5}
     t = table(300_000)
     url = f"s3://{s3_bucket}/data.orc"
-    sink = open_sink(url, options)
+    sink = open_output(url, options)
     await write_table(t, sink, stripe_size=MiB)
     assert sink.stats.retries >= 3 and sink.stats.parts >= 2  # type: ignore[attr-defined]
     async with aorc.open_reader(url, storage_options=options) as reader:

@@ -24,7 +24,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind, decompress_stream
 from aorc.format.tail import FileTail, parse_tail
 from aorc.format.types import from_arrow_schema
-from aorc.io.output import TEMP_MARKER, MemorySink
+from aorc.io.output import TEMP_MARKER, MemoryOutput
 
 CODECS = ["none", "zlib", "snappy", "lz4", "zstd"]
 
@@ -132,7 +132,7 @@ async def test_empty_table_gives_a_file_without_stripes(tmp_path: pathlib.Path) 
 
 async def test_record_batch_memory_sink_and_file_uri(tmp_path: pathlib.Path) -> None:
     batch = sample_table(500).to_batches()[0]
-    sink = MemorySink()
+    sink = MemoryOutput()
     await aorc.write_table(batch, sink)
     assert po.ORCFile(io.BytesIO(sink.getvalue())).read().equals(pa.Table.from_batches([batch]))
     path = tmp_path / "u.orc"

@@ -18,7 +18,7 @@ from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_optio
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
-from aorc.io.s3 import S3Sink, S3Store
+from aorc.io.s3 import S3Output, S3Store
 from aorc.io.s3_clients import close_clients
 from aorc.io.s3_config import S3Config, is_s3_url
 
@@ -29,7 +29,7 @@ __all__ = [
     "MemoryStore",
     "RangePlan",
     "S3Config",
-    "S3Sink",
+    "S3Output",
     "S3Store",
     "Source",
     "Store",

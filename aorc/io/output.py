@@ -1,15 +1,15 @@
-"""Sinks: where the writer's bytes go (local files, memory, S3 via aorc.io.s3).
+"""Outputs: where the writer's bytes go (local files, memory, S3 via aorc.io.s3).
 
-A sink receives a file's bytes in order with :meth:`Sink.write` and makes them visible only
-when :meth:`Sink.complete` is called; :meth:`Sink.abort` drops everything written so far.
+An output receives a file's bytes in order with :meth:`Output.write` and makes them visible only
+when :meth:`Output.complete` is called; :meth:`Output.abort` drops everything written so far.
 Readers therefore never see a half-written file:
 
-* :class:`LocalSink` writes to a temporary file beside the target (same directory, named
+* :class:`LocalOutput` writes to a temporary file beside the target (same directory, named
   ``.<target name>.aorc-tmp-<random>``) and renames it over the target on completion
   (``os.replace``, atomic on POSIX file systems); abort removes the temporary file.
-* :class:`MemorySink` collects the bytes in memory, for tests and for ``bytes`` output.
+* :class:`MemoryOutput` collects the bytes in memory, for tests and for ``bytes`` output.
 
-:func:`open_sink` picks the sink for a destination.
+:func:`open_output` picks the output for a destination.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from aorc.errors import (
 
 __all__ = [
     "Destination",
-    "LocalSink",
-    "MemorySink",
-    "Sink",
-    "open_sink",
+    "LocalOutput",
+    "MemoryOutput",
+    "Output",
+    "open_output",
 ]
 
 #: Marker in the names of temporary files (``.<name>.aorc-tmp-<random>``).
@@ -44,7 +44,7 @@ TEMP_MARKER = ".aorc-tmp-"
 
 
 @runtime_checkable
-class Sink(Protocol):
+class Output(Protocol):
     """Where a file being written goes.
 
     Attributes:
@@ -67,8 +67,8 @@ class Sink(Protocol):
         ...
 
 
-#: What :func:`open_sink` accepts.
-Destination = str | os.PathLike[str] | Sink
+#: What :func:`open_output` accepts.
+Destination = str | os.PathLike[str] | Output
 
 
 def _write_error(exc: OSError, path: str, action: str) -> StoreError:
@@ -84,8 +84,8 @@ def _write_error(exc: OSError, path: str, action: str) -> StoreError:
     return err
 
 
-class _SinkState:
-    """The life cycle shared by the sinks: open -> completed | aborted."""
+class _OutputState:
+    """The life cycle shared by the outputs: open -> completed | aborted."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -99,7 +99,7 @@ class _SinkState:
             raise StoreError(f"cannot {action} {self.path}: the file is already complete")
 
 
-class LocalSink(_SinkState):
+class LocalOutput(_OutputState):
     """A file on a local file system, written atomically.
 
     The temporary file is created by the first :meth:`write` (so a writer that fails before
@@ -214,7 +214,7 @@ class LocalSink(_SinkState):
         self._completed = True
 
     async def _finish_cancelled_complete(self) -> None:
-        """A cancellation cannot stop a rename under way: wait for it so that the sink's
+        """A cancellation cannot stop a rename under way: wait for it so that the output's
         state says whether the file became visible (then :meth:`abort` leaves it)."""
         busy, self._busy = self._busy, None
         if busy is None:  # pragma: no cover - _run always sets it
@@ -234,7 +234,7 @@ class LocalSink(_SinkState):
         await asyncio.shield(asyncio.get_running_loop().run_in_executor(None, self._abort_sync))
 
 
-class MemorySink(_SinkState):
+class MemoryOutput(_OutputState):
     """Collects the file in memory; :meth:`getvalue` returns it once complete.
 
     Args:
@@ -285,37 +285,37 @@ class MemorySink(_SinkState):
         return bytes(self._buffer)
 
 
-def open_sink(dest: Destination, storage_options: Mapping[str, Any] | None = None) -> Sink:
-    """The sink that writes ``dest``.
+def open_output(dest: Destination, storage_options: Mapping[str, Any] | None = None) -> Output:
+    """The output that writes ``dest``.
 
     Args:
         dest: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, or a
-            :class:`Sink` (returned as is, e.g. a :class:`MemorySink`).
+            :class:`Output` (returned as is, e.g. a :class:`MemoryOutput`).
         storage_options: store settings; local files take ``fsync`` (bool, default true:
             flush to disk before the final rename).
 
     Raises:
         UnsupportedFeatureError: for URL schemes other than ``file://`` and ``s3://``
-            (``s3://bucket/key`` gives an :class:`aorc.io.s3.S3Sink`; its storage options
+            (``s3://bucket/key`` gives an :class:`aorc.io.s3.S3Output`; its storage options
             are described in :mod:`aorc.io.s3_config`).
         SchemaError: for an unknown storage option or destination type.
     """
     options = dict(storage_options or {})
-    if isinstance(dest, Sink) and not isinstance(dest, (str, os.PathLike)):
+    if isinstance(dest, Output) and not isinstance(dest, (str, os.PathLike)):
         if options:
-            raise SchemaError("storage_options cannot be applied to an existing sink")
+            raise SchemaError("storage_options cannot be applied to an existing output")
         return dest
     if isinstance(dest, os.PathLike):
         dest = os.fspath(dest)
     if not isinstance(dest, str):
         raise SchemaError(f"cannot write to a {type(dest).__name__}: pass a path, a file:// "
-                          "URL or a Sink")
+                          "URL or a Output")
     if "://" in dest:
         parsed = urllib.parse.urlsplit(dest)
         scheme = parsed.scheme.lower()
         if scheme in ("s3", "s3a"):
-            from aorc.io.s3 import S3Sink
-            return S3Sink.from_url(dest, storage_options)
+            from aorc.io.s3 import S3Output
+            return S3Output.from_url(dest, storage_options)
         if scheme != "file":
             raise UnsupportedFeatureError(f"unsupported URL scheme {scheme!r} in {dest}")
         if parsed.netloc not in ("", "localhost"):
@@ -328,4 +328,4 @@ def open_sink(dest: Destination, storage_options: Mapping[str, Any] | None = Non
         raise SchemaError(f"unknown storage option(s) for local files: {unknown}")
     if not isinstance(fsync, bool):
         raise SchemaError(f"storage option fsync must be a bool, got {fsync!r}")
-    return LocalSink(dest, fsync=fsync)
+    return LocalOutput(dest, fsync=fsync)

@@ -1,4 +1,4 @@
-"""S3 and S3-compatible object stores: reading (:class:`S3Store`) and writing (:class:`S3Sink`).
+"""S3 and S3-compatible object stores: reading (:class:`S3Store`) and writing (:class:`S3Output`).
 
 Reading. Opening an object is one ``GetObject`` for a suffix range (``Range: bytes=-N``): the
 response's ``Content-Range`` gives the object's size and its ``ETag`` identifies the version,
@@ -7,13 +7,13 @@ carries ``If-Match: <etag>``; when the object is replaced mid-read S3 answers 41
 read fails with :class:`~aorc.errors.ObjectChangedError` instead of mixing two versions.
 Ranges are coalesced and fetched concurrently by :class:`~aorc.io.base.BaseStore`.
 
-Writing. :class:`S3Sink` buffers the file. A file of at most ``part_size`` bytes is sent by
+Writing. :class:`S3Output` buffers the file. A file of at most ``part_size`` bytes is sent by
 one ``PutObject`` when it is completed. A longer one becomes a multipart upload, created when
 the first part is full; each full part is uploaded in the background (at most
-``max_concurrency`` at once) while the writer goes on encoding, and :meth:`S3Sink.write`
+``max_concurrency`` at once) while the writer goes on encoding, and :meth:`S3Output.write`
 waits only when the bytes buffered plus those in flight exceed the memory budget.
-:meth:`S3Sink.complete` sends the last part and ``CompleteMultipartUpload``;
-:meth:`S3Sink.abort` (called by the writer on any exception or cancellation) cancels the part
+:meth:`S3Output.complete` sends the last part and ``CompleteMultipartUpload``;
+:meth:`S3Output.abort` (called by the writer on any exception or cancellation) cancels the part
 uploads and sends ``AbortMultipartUpload``, shielded from cancellation, so no object appears
 and no parts are left. Parts carry a checksum (CRC32 by default) that S3 verifies.
 
@@ -45,7 +45,7 @@ from aorc.io.s3_clients import (
 )
 from aorc.io.s3_config import MAX_PART_SIZE, MAX_PARTS, S3Config, parse_s3_url
 
-__all__ = ["PARTS_PER_DOUBLING", "S3Sink", "S3Store"]
+__all__ = ["PARTS_PER_DOUBLING", "S3Output", "S3Store"]
 
 logger = logging.getLogger(__name__)
 
@@ -152,11 +152,11 @@ class S3Store(BaseStore):
 
 # =========================================================================== writing
 
-class S3Sink:
+class S3Output:
     """Writes one S3 object: a single PUT when small, a streaming multipart upload otherwise.
 
     The object appears only when :meth:`complete` succeeds. Use it through
-    :func:`aorc.io.output.open_sink` (``s3://bucket/key``) or directly.
+    :func:`aorc.io.output.open_output` (``s3://bucket/key``) or directly.
 
     Args:
         bucket: the bucket.
@@ -193,8 +193,8 @@ class S3Sink:
         self._state = "open"  # open -> completing -> completed | aborted; open -> failed
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Sink:
-        """The sink of ``s3://bucket/key`` with ``storage_options`` (see
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Output:
+        """The output of ``s3://bucket/key`` with ``storage_options`` (see
         :mod:`aorc.io.s3_config`).
 
         Raises:
@@ -204,7 +204,7 @@ class S3Sink:
         return cls(bucket, key, S3Config.from_options(storage_options))
 
     def __repr__(self) -> str:
-        return f"<S3Sink {self.path!r} {self._state}>"
+        return f"<S3Output {self.path!r} {self._state}>"
 
     # ----------------------------------------------------------------- sizes
 

@@ -56,7 +56,7 @@ from aorc.format.types import (
     resolve_column as _resolve_column,
 )
 from aorc.io.base import IOStats
-from aorc.io.output import Destination, Sink, open_sink
+from aorc.io.output import Destination, Output, open_output
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import assemble_stripe
 
@@ -338,7 +338,7 @@ class OrcWriter:
         self.schema, self.orc_type = resolve_schema(schema)
         self.options, self.user_metadata = parse_write_options(self.orc_type, options,
                                                                caller=_caller)
-        self._sink: Sink = open_sink(dest, storage_options)
+        self._sink: Output = open_output(dest, storage_options)
         self._assembler = FileAssembler(self.orc_type, self.options, self.user_metadata)
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_rows = 0

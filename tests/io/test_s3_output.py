@@ -1,4 +1,4 @@
-"""S3Sink against moto's HTTP server: single PUT, streaming multipart with overlapping part
+"""S3Output against moto's HTTP server: single PUT, streaming multipart with overlapping part
 uploads and backpressure, checksums, abort on errors and cancellation, retries."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from helpers.s3proxy import Delay, Fault, Hold, Record, S3Proxy, fail_first
 
 from aorc.errors import AccessDeniedError, RetriesExhaustedError, SchemaError, StoreError
-from aorc.io.output import Sink, open_sink
-from aorc.io.s3 import S3Sink
+from aorc.io.output import Output, open_output
+from aorc.io.s3 import S3Output
 from aorc.io.s3_config import MIN_PART_SIZE, S3Config
 
 MiB = 1024 * 1024
@@ -32,10 +32,10 @@ def payload(n: int, seed: int = 1) -> bytes:
     return bytes(out[:n])
 
 
-def sink_for(proxy: S3Proxy, bucket: str, key: str = "out.bin", **options: Any) -> S3Sink:
-    sink = open_sink(f"s3://{bucket}/{key}",
+def sink_for(proxy: S3Proxy, bucket: str, key: str = "out.bin", **options: Any) -> S3Output:
+    sink = open_output(f"s3://{bucket}/{key}",
                      {"endpoint_url": proxy.url, "part_size": PART, **options})
-    assert isinstance(sink, S3Sink)
+    assert isinstance(sink, S3Output)
     return sink
 
 
@@ -58,23 +58,23 @@ def peak_overlap(records: list[Record]) -> int:
 
 
 def test_open_sink_dispatch_and_options() -> None:
-    sink = open_sink("s3://bkt/a/b.orc", {"part_size": 6 * MiB, "max_concurrency": 2})
-    assert isinstance(sink, S3Sink) and isinstance(sink, Sink)
+    sink = open_output("s3://bkt/a/b.orc", {"part_size": 6 * MiB, "max_concurrency": 2})
+    assert isinstance(sink, S3Output) and isinstance(sink, Output)
     assert (sink.bucket, sink.key, sink.path) == ("bkt", "a/b.orc", "s3://bkt/a/b.orc")
     assert sink.config.part_size == 6 * MiB and sink.config.store.max_concurrency == 2
     with pytest.raises(SchemaError, match="part_size"):
-        open_sink("s3://bkt/k", {"part_size": 4 * MiB})
+        open_output("s3://bkt/k", {"part_size": 4 * MiB})
     with pytest.raises(SchemaError, match="fsync"):
-        open_sink("s3://bkt/k", {"fsync": True})
+        open_output("s3://bkt/k", {"fsync": True})
 
 
 def test_part_size_grows_to_fit_10000_parts() -> None:
-    sink = S3Sink("bkt", "k", S3Config.from_options({}))
+    sink = S3Output("bkt", "k", S3Config.from_options({}))
     sizes = [sink.part_size(n) for n in (1, 1000, 1001, 2001, 9001, 10_000)]
     assert sizes == [8 * MiB, 8 * MiB, 16 * MiB, 32 * MiB, 4096 * MiB, 4096 * MiB]
     capacity = sum(sink.part_size(n) for n in range(1, 10_001))
     assert capacity > 5 * 1024**4  # S3's largest object (5 TiB) fits
-    big = S3Sink("bkt", "k", S3Config.from_options({"part_size": 1024 * MiB}))
+    big = S3Output("bkt", "k", S3Config.from_options({"part_size": 1024 * MiB}))
     assert big.part_size(5000) == 5 * 1024 * MiB  # S3's largest part
 
 

@@ -1,4 +1,4 @@
-"""Sinks: atomic local files, memory, open_sink."""
+"""Sinks: atomic local files, memory, open_output."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from aorc.errors import (
     StoreError,
     UnsupportedFeatureError,
 )
-from aorc.io.output import TEMP_MARKER, LocalSink, MemorySink, Sink, open_sink
+from aorc.io.output import TEMP_MARKER, LocalOutput, MemoryOutput, Output, open_output
 
 
 def listing(directory: pathlib.Path) -> list[str]:
@@ -30,7 +30,7 @@ def temp_files(directory: pathlib.Path) -> list[str]:
 
 async def test_local_sink_is_invisible_until_complete(tmp_path: pathlib.Path) -> None:
     target = tmp_path / "out.orc"
-    sink = LocalSink(target)
+    sink = LocalOutput(target)
     assert listing(tmp_path) == []  # nothing is created before the first write
     await sink.write(b"ORC")
     await sink.write(memoryview(b"-stripe-"))
@@ -48,7 +48,7 @@ async def test_local_sink_is_invisible_until_complete(tmp_path: pathlib.Path) ->
 async def test_complete_replaces_an_existing_file(tmp_path: pathlib.Path) -> None:
     target = tmp_path / "out.orc"
     target.write_bytes(b"old contents")
-    sink = LocalSink(target, fsync=False)
+    sink = LocalOutput(target, fsync=False)
     await sink.write(b"new")
     assert target.read_bytes() == b"old contents"
     await sink.complete()
@@ -60,7 +60,7 @@ async def test_abort_removes_the_temporary_file_and_keeps_the_target(
         tmp_path: pathlib.Path) -> None:
     target = tmp_path / "out.orc"
     target.write_bytes(b"old contents")
-    sink = LocalSink(target)
+    sink = LocalOutput(target)
     await sink.write(b"partial")
     assert len(temp_files(tmp_path)) == 1
     await sink.abort()
@@ -74,13 +74,13 @@ async def test_abort_removes_the_temporary_file_and_keeps_the_target(
 
 
 async def test_abort_before_any_write_leaves_nothing(tmp_path: pathlib.Path) -> None:
-    sink = LocalSink(tmp_path / "out.orc")
+    sink = LocalOutput(tmp_path / "out.orc")
     await sink.abort()
     assert listing(tmp_path) == []
 
 
 async def test_complete_without_writes_creates_an_empty_file(tmp_path: pathlib.Path) -> None:
-    sink = LocalSink(tmp_path / "out.orc")
+    sink = LocalOutput(tmp_path / "out.orc")
     await sink.complete()
     assert (tmp_path / "out.orc").read_bytes() == b""
     await sink.abort()  # after completion: nothing to do
@@ -90,7 +90,7 @@ async def test_complete_without_writes_creates_an_empty_file(tmp_path: pathlib.P
 
 
 async def test_missing_directory(tmp_path: pathlib.Path) -> None:
-    sink = LocalSink(tmp_path / "missing" / "out.orc")
+    sink = LocalOutput(tmp_path / "missing" / "out.orc")
     with pytest.raises(ObjectNotFoundError, match="directory does not exist") as info:
         await sink.write(b"ORC")
     assert isinstance(info.value, FileNotFoundError)
@@ -103,35 +103,35 @@ async def test_read_only_directory(tmp_path: pathlib.Path) -> None:  # pragma: n
     tmp_path.chmod(0o500)
     try:
         with pytest.raises(AccessDeniedError):
-            await LocalSink(tmp_path / "out.orc").write(b"ORC")
+            await LocalOutput(tmp_path / "out.orc").write(b"ORC")
     finally:
         tmp_path.chmod(0o700)
 
 
 async def test_target_is_a_directory(tmp_path: pathlib.Path) -> None:
     (tmp_path / "dir.orc").mkdir()
-    sink = LocalSink(tmp_path / "dir.orc")
+    sink = LocalOutput(tmp_path / "dir.orc")
     with pytest.raises(StoreError, match="dir.orc"):
         await sink.write(b"ORC")
     await sink.abort()
     assert listing(tmp_path) == ["dir.orc"]
     with pytest.raises(SchemaError, match="directory"):
-        LocalSink(str(tmp_path) + os.sep)
+        LocalOutput(str(tmp_path) + os.sep)
 
 
 async def test_abort_waits_for_a_cancelled_write(tmp_path: pathlib.Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A write cancelled while its thread runs must not recreate or leave the temp file."""
     started = threading.Event()
-    original = LocalSink._write_sync
+    original = LocalOutput._write_sync
 
-    def slow_write(self: LocalSink, data: bytes) -> None:
+    def slow_write(self: LocalOutput, data: bytes) -> None:
         started.set()
         time.sleep(0.2)
         original(self, data)
 
-    monkeypatch.setattr(LocalSink, "_write_sync", slow_write)
-    sink = LocalSink(tmp_path / "out.orc")
+    monkeypatch.setattr(LocalOutput, "_write_sync", slow_write)
+    sink = LocalOutput(tmp_path / "out.orc")
     task = asyncio.ensure_future(sink.write(b"data"))
     while not started.is_set():
         await asyncio.sleep(0.01)
@@ -143,7 +143,7 @@ async def test_abort_waits_for_a_cancelled_write(tmp_path: pathlib.Path,
 
 
 async def test_memory_sink() -> None:
-    sink = MemorySink()
+    sink = MemoryOutput()
     await sink.write(b"ab")
     await sink.write(memoryview(b"cd"))
     assert sink.bytes_written == 4
@@ -155,7 +155,7 @@ async def test_memory_sink() -> None:
     with pytest.raises(StoreError):
         await sink.write(b"x")
 
-    aborted = MemorySink()
+    aborted = MemoryOutput()
     await aborted.write(b"ab")
     await aborted.abort()
     assert aborted.bytes_written == 0
@@ -164,34 +164,34 @@ async def test_memory_sink() -> None:
 
 
 def test_sinks_implement_the_protocol(tmp_path: pathlib.Path) -> None:
-    assert isinstance(MemorySink(), Sink)
-    assert isinstance(LocalSink(tmp_path / "x.orc"), Sink)
+    assert isinstance(MemoryOutput(), Output)
+    assert isinstance(LocalOutput(tmp_path / "x.orc"), Output)
 
 
 def test_open_sink_destinations(tmp_path: pathlib.Path) -> None:
     target = tmp_path / "out.orc"
     for dest in (str(target), target, target.as_uri(), "file://localhost" + str(target)):
-        sink = open_sink(dest)
-        assert isinstance(sink, LocalSink)
+        sink = open_output(dest)
+        assert isinstance(sink, LocalOutput)
         assert os.path.abspath(sink.path) == str(target)
-    memory = MemorySink()
-    assert open_sink(memory) is memory
-    assert open_sink(str(target), {"fsync": False})._fsync is False  # type: ignore[attr-defined]
+    memory = MemoryOutput()
+    assert open_output(memory) is memory
+    assert open_output(str(target), {"fsync": False})._fsync is False  # type: ignore[attr-defined]
 
 
-def test_open_sink_refusals(tmp_path: pathlib.Path) -> None:
+def test_open_output_refusals(tmp_path: pathlib.Path) -> None:
     with pytest.raises(UnsupportedFeatureError, match="scheme"):
-        open_sink("http://example.com/x.orc")
+        open_output("http://example.com/x.orc")
     with pytest.raises(UnsupportedFeatureError, match="another host"):
-        open_sink("file://elsewhere/x.orc")
+        open_output("file://elsewhere/x.orc")
     with pytest.raises(SchemaError, match="unknown storage option"):
-        open_sink(str(tmp_path / "x.orc"), {"region": "x"})
+        open_output(str(tmp_path / "x.orc"), {"region": "x"})
     with pytest.raises(SchemaError, match="fsync"):
-        open_sink(str(tmp_path / "x.orc"), {"fsync": "yes"})
-    with pytest.raises(SchemaError, match="existing sink"):
-        open_sink(MemorySink(), {"fsync": False})
+        open_output(str(tmp_path / "x.orc"), {"fsync": "yes"})
+    with pytest.raises(SchemaError, match="existing output"):
+        open_output(MemoryOutput(), {"fsync": False})
     with pytest.raises(SchemaError, match="cannot write to a int"):
-        open_sink(42)  # type: ignore[arg-type]
+        open_output(42)  # type: ignore[arg-type]
 
 
 async def test_cancelled_complete_reports_the_outcome(tmp_path: pathlib.Path,
@@ -199,15 +199,15 @@ async def test_cancelled_complete_reports_the_outcome(tmp_path: pathlib.Path,
     """A rename under way finishes despite a cancellation; the sink then counts as complete
     and abort leaves the file, so its state matches the disk."""
     started = threading.Event()
-    original = LocalSink._complete_sync
+    original = LocalOutput._complete_sync
 
-    def slow_complete(self: LocalSink) -> None:
+    def slow_complete(self: LocalOutput) -> None:
         started.set()
         time.sleep(0.2)
         original(self)
 
-    monkeypatch.setattr(LocalSink, "_complete_sync", slow_complete)
-    sink = LocalSink(tmp_path / "out.orc")
+    monkeypatch.setattr(LocalOutput, "_complete_sync", slow_complete)
+    sink = LocalOutput(tmp_path / "out.orc")
     await sink.write(b"data")
     task = asyncio.ensure_future(sink.complete())
     while not started.is_set():
