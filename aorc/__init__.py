@@ -13,6 +13,7 @@ or stream it::
 Errors are :class:`AorcError` subclasses (see :mod:`aorc.errors`).
 """
 
+from aorc._version import __version__ as __version__
 from aorc.errors import (
     AccessDeniedError,
     AorcError,
@@ -41,8 +42,6 @@ from aorc.read.reader import (
 )
 from aorc.sink.rolling import RollingSink, SinkCommit, SinkFile
 from aorc.write.writer import OrcWriter, WriteOptions, open_writer, write_table
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AccessDeniedError",

@@ -39,10 +39,16 @@ def test_errors_are_all_exported() -> None:
     assert set(aorc.errors.__all__) <= set(aorc.__all__)
 
 
-def test_version_matches_pyproject() -> None:
+def test_version_has_one_source() -> None:
+    """pyproject takes the version from aorc/_version.py; the installed metadata agrees."""
+    import importlib.metadata
+
     with open(ROOT / "pyproject.toml", "rb") as f:
-        project = tomllib.load(f)["project"]
-    assert aorc.__version__ == project["version"]
+        pyproject = tomllib.load(f)
+    assert "version" in pyproject["project"]["dynamic"]
+    attr = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "aorc._version.__version__"
+    assert aorc.__version__ == importlib.metadata.version("aorc")
 
 
 def test_entry_point_is_the_cli_main() -> None:

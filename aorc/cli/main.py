@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc import __version__
+from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
 from aorc.errors import AorcError, SchemaError
 from aorc.read.reader import OrcReader, StripeFooterInfo, open_reader

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from aorc._version import __version__
 from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind
@@ -58,9 +59,7 @@ _MAX_POSTSCRIPT_LENGTH = 255
 
 def software_version() -> str:
     """The footer's ``softwareVersion``: ``"aorc <version>"``."""
-    import aorc  # the package is fully imported by the time a file is written
-
-    return f"aorc {aorc.__version__}"
+    return f"aorc {__version__}"
 
 
 class FileAssembler:

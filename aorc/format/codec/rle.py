@@ -1,8 +1,10 @@
 """ORC's run-length encodings and varints: typed front for the Cython kernels.
 
-Decoders (this module's first part) wrap :mod:`aorc.format.codec._decode`;
-encoders (the second part)
-wrap :mod:`aorc.format.codec._encode`. Every decoder takes ``data`` (any C-contiguous buffer: bytes,
+Decoders wrap :mod:`aorc.format.codec._decode`; the encoders of
+:mod:`aorc.format.codec._encode` (byte-identical with ORC Java's, with row-index positions) are
+re-exported here so that the column encoders need not reach into the kernel.
+
+Every decoder takes ``data`` (any C-contiguous buffer: bytes,
 bytearray, memoryview; read-only is fine), starts reading at byte ``offset``, skips ``skip``
 values (as a row-index seek needs) and returns exactly the next ``n`` values in a new numpy
 array. A stream may hold more values than asked for. Integers are 64-bit two's complement and
@@ -22,10 +24,19 @@ import numpy.typing as npt
 
 from aorc.errors import CorruptFileError
 from aorc.format.codec import _decode
+from aorc.format.codec._encode import (
+    encode_nanos,
+    write_bool_rle_with_positions,
+    write_byte_rle_with_positions,
+    write_int_rle_v2,
+    write_int_rle_v2_with_positions,
+    write_varint128_with_positions,
+)
 
 __all__ = [
     "decode_ints",
     "decode_nanos",
+    "encode_nanos",
     "read_bool_rle",
     "read_byte_rle",
     "read_int_rle_v1",
@@ -33,6 +44,11 @@ __all__ = [
     "read_varint128",
     "read_varints",
     "rle_version",
+    "write_bool_rle_with_positions",
+    "write_byte_rle_with_positions",
+    "write_int_rle_v2",
+    "write_int_rle_v2_with_positions",
+    "write_varint128_with_positions",
 ]
 
 Data = bytes | bytearray | memoryview

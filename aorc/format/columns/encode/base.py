@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _encode
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import DEFAULT_FPP, BloomFilter
 from aorc.format.codec.compression import DEFAULT_BLOCK_SIZE, CompressionKind
 from aorc.format.columns.encode.statistics import Stats, base_group_stats, stats_class
@@ -380,7 +380,7 @@ def _present(level: Level, arr: pa.Array) -> tuple[list[EncodedStream], pa.Array
     vstarts = before[starts]
     counts = before[slot_ends] - vstarts
     has_null = counts < (slot_ends - slot_starts)
-    data, pos = _encode.write_bool_rle_with_positions(valid, level.starts)
+    data, pos = rle.write_bool_rle_with_positions(valid, level.starts)
     present = EncodedStream(pb.Stream.PRESENT, data, positions_list(pos))
     values = arr.filter(pa.array(valid)) if arr.null_count < n else arr.slice(0, 0)
     return [present], values, vstarts, counts, has_null

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from aorc.errors import SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _encode
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedColumn,
@@ -63,7 +63,7 @@ def _lengths(level: Level, lengths: npt.NDArray[np.int64], vstarts: npt.NDArray[
                                                      list[npt.NDArray[np.int64]] | None]:
     """The LENGTH stream, the children's row-group starts, the statistics and bloom hashes."""
     bounds = boundaries(level, vstarts)
-    data, pos = _encode.write_int_rle_v2_with_positions(lengths, False, bounds)
+    data, pos = rle.write_int_rle_v2_with_positions(lengths, False, bounds)
     starts, ends = group_bounds(vstarts, len(lengths))
     low, nonempty = group_reduce(np.minimum, lengths, starts, ends)
     high, _ = group_reduce(np.maximum, lengths, starts, ends)
@@ -148,7 +148,7 @@ def encode_union(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
                           f"{values.type.num_fields} branches")
     branches, offsets = _union_layout(values)
     bounds = boundaries(level, vstarts)
-    data, pos = _encode.write_byte_rle_with_positions(branches.astype(np.int8), bounds)
+    data, pos = rle.write_byte_rle_with_positions(branches.astype(np.int8), bounds)
     children: list[EncodedColumn] = []
     for k, child_t in enumerate(t.children):
         rows = branches == k

@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _encode
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import hash_arrow_array
 from aorc.format.columns.encode.base import (
     EncodedStream,
@@ -160,8 +160,8 @@ def encode_decimal(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64
     words = _words(values)
     trimmed, scales = trim_decimals(words, scale)
     bounds = boundaries(level, vstarts)
-    data, dpos = _encode.write_varint128_with_positions(trimmed, bounds)
-    secondary, spos = _encode.write_int_rle_v2_with_positions(scales, True, bounds)
+    data, dpos = rle.write_varint128_with_positions(trimmed, bounds)
+    secondary, spos = rle.write_int_rle_v2_with_positions(scales, True, bounds)
     streams = [EncodedStream(pb.Stream.DATA, data, positions_list(dpos)),
                EncodedStream(pb.Stream.SECONDARY, secondary, positions_list(spos))]
     if groups and isinstance(groups[0], Decimal64Stats):

@@ -13,7 +13,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _encode
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedStream,
@@ -50,7 +50,7 @@ def int64_values(values: pa.Array) -> npt.NDArray[np.int64]:
 
 def _int_rle(level: Level, kind: int, values: npt.NDArray[np.int64],
              vstarts: npt.NDArray[np.int64], signed: bool) -> EncodedStream:
-    data, pos = _encode.write_int_rle_v2_with_positions(values, signed, boundaries(level, vstarts))
+    data, pos = rle.write_int_rle_v2_with_positions(values, signed, boundaries(level, vstarts))
     return EncodedStream(kind, data, positions_list(pos))
 
 
@@ -59,7 +59,7 @@ def encode_boolean(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64
                    groups: list[BooleanStats]) -> ValueParts:
     """Encode a boolean column's values."""
     bits = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.bool_)
-    data, pos = _encode.write_bool_rle_with_positions(bits, boundaries(level, vstarts))
+    data, pos = rle.write_bool_rle_with_positions(bits, boundaries(level, vstarts))
     starts, ends = group_bounds(vstarts, len(bits))
     trues = np.concatenate(([0], np.cumsum(bits, dtype=np.int64)))
     for g, count in zip(groups, (trues[ends] - trues[starts]).tolist(), strict=True):
@@ -73,7 +73,7 @@ def encode_byte(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
                 groups: list[IntegerStats]) -> ValueParts:
     """Encode a tinyint column's values."""
     v = int64_values(values)
-    data, pos = _encode.write_byte_rle_with_positions(v.astype(np.int8),
+    data, pos = rle.write_byte_rle_with_positions(v.astype(np.int8),
                                                       boundaries(level, vstarts))
     integer_group_stats(groups, v, vstarts)
     hashes = split_hashes(thomas_wang_hash64(v), vstarts) if level.bloom else None

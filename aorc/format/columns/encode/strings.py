@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _encode
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import hash_arrow_array
 from aorc.format.columns.encode.base import (
     EncodedStream,
@@ -160,7 +160,7 @@ def _direct_streams(level: Level, blob: _Blob, vstarts: npt.NDArray[np.int64]
                     ) -> list[EncodedStream]:
     bounds = boundaries(level, vstarts)
     data = EncodedStream(pb.Stream.DATA, blob.data, blob.offsets[bounds][:, None].tolist())
-    lengths, pos = _encode.write_int_rle_v2_with_positions(blob.lengths, False, bounds)
+    lengths, pos = rle.write_int_rle_v2_with_positions(blob.lengths, False, bounds)
     return [data, EncodedStream(pb.Stream.LENGTH, lengths, positions_list(pos))]
 
 
@@ -177,11 +177,11 @@ def _encode_dictionary(level: Level, values: pa.Array, vstarts: npt.NDArray[np.i
         codes = rank[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)]
         keys = encoded.dictionary.take(pa.array(order))
     blob = _Blob(keys)
-    data, pos = _encode.write_int_rle_v2_with_positions(codes, False, boundaries(level, vstarts))
+    data, pos = rle.write_int_rle_v2_with_positions(codes, False, boundaries(level, vstarts))
     streams = [
         EncodedStream(pb.Stream.DATA, data, positions_list(pos)),
         EncodedStream(pb.Stream.DICTIONARY_DATA, blob.data, no_positions(level)),
-        EncodedStream(pb.Stream.LENGTH, _encode.write_int_rle_v2(blob.lengths, False),
+        EncodedStream(pb.Stream.LENGTH, rle.write_int_rle_v2(blob.lengths, False),
                       no_positions(level)),
     ]
     if _has_long(blob):

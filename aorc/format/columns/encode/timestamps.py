@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _encode
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns._tz import ZoneOffsets, zone_offsets
 from aorc.format.columns.encode.base import (
@@ -96,9 +96,9 @@ def encode_timestamp(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int
         instants = wall_to_instant(zone, seconds)
     java_seconds = instants + ((instants < 0) & (nanos >= 1_000_000))
     bounds = boundaries(level, vstarts)
-    data, dpos = _encode.write_int_rle_v2_with_positions(java_seconds - zone.base_epoch, True,
+    data, dpos = rle.write_int_rle_v2_with_positions(java_seconds - zone.base_epoch, True,
                                                          bounds)
-    secondary, spos = _encode.write_int_rle_v2_with_positions(_encode.encode_nanos(nanos),
+    secondary, spos = rle.write_int_rle_v2_with_positions(rle.encode_nanos(nanos),
                                                               False, bounds)
     streams = [EncodedStream(pb.Stream.DATA, data, positions_list(dpos)),
                EncodedStream(pb.Stream.SECONDARY, secondary, positions_list(spos))]
