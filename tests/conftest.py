@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -19,6 +22,29 @@ from helpers.readers import READER_ENV, reader_name  # noqa: E402
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which reader the conformance and differential tests exercise."""
     return f"reader under test: {reader_name()} (set {READER_ENV}=pyarrow to check the harness)"
+
+
+def missing_oracles() -> list[str]:
+    """The reference oracles that are absent: tests that need them would skip."""
+    missing = []
+    if corpus_root() is None:
+        missing.append("the ORC conformance corpus (../shared/orc-conformance)")
+    java_home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
+        missing.append("a Java runtime (java on PATH or JAVA_HOME), for ORC Java and Spark")
+    if importlib.util.find_spec("pyspark") is None:
+        missing.append("PySpark")
+    return missing
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In CI (``CI=true``) a missing oracle fails the run instead of skipping tests silently."""
+    if os.environ.get("CI", "").lower() != "true":
+        return
+    missing = missing_oracles()
+    if missing:
+        pytest.exit("CI=true but these test oracles are missing: " + "; ".join(missing),
+                    returncode=1)
 
 
 @pytest.fixture(scope="session")
