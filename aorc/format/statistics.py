@@ -1,7 +1,7 @@
 """Column statistics: typed read-only views of ``pb.ColumnStatistics``.
 
-Sections: reading (views over the protobuf messages the file holds) and JSON output. The
-writer's compute/merge/to_proto functions belong in their own section below.
+Views over the protobuf messages a file holds, and their JSON form. Computing and merging
+statistics while writing is :mod:`aorc.format.columns.encode.statistics`.
 
 Value conventions (:class:`ColumnStatistics`):
 

@@ -1,8 +1,11 @@
-"""Stores: where ORC bytes come from (local files, buffers, S3 and S3-compatible stores).
+"""Stores: where ORC bytes come from and go to (local files, memory, S3 and S3-compatible
+stores). Only this package knows URL schemes; it knows nothing of the ORC format.
 
 :func:`open_store` picks the store for a source. All stores implement :class:`Store`:
 a one-request tail read that also reveals the size, ranged reads, and coalesced concurrent
-batches of ranged reads, with counters in :class:`IOStats`.
+batches of ranged reads, with counters in :class:`IOStats`. Writing goes through an
+:class:`aorc.io.output.Output` (:func:`aorc.io.output.open_output`): bytes in order, visible
+only once complete (atomic rename locally, multipart upload on S3).
 """
 
 from __future__ import annotations
