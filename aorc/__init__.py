@@ -10,9 +10,14 @@ or stream it::
         async for batch in reader.iter_batches(batch_size=10_000):
             ...
 
+Without asyncio (scripts, notebooks), use the blocking facade :mod:`aorc.sync`::
+
+    table = aorc.sync.read_table("data.orc")
+
 Errors are :class:`AorcError` subclasses (see :mod:`aorc.errors`).
 """
 
+from aorc import sync as sync  # the blocking facade (a submodule)
 from aorc._version import __version__ as __version__
 from aorc.errors import (
     AccessDeniedError,

@@ -282,7 +282,7 @@ def test_type_change_in_a_later_block_suggests_a_schema(tmp_path: pathlib.Path) 
     (["convert", "{d}/ok.csv", "{d}/o.orc", "--schema", "struct<a:nonsense>"], "nonsense"),
     (["convert", "{d}/ok.csv", "{d}/o.orc", "--metadata", "novalue"], "KEY=VALUE"),
     (["convert", "{d}/ok.csv", "{d}/o.orc", "--bloom-filter-columns", "zz"], "zz"),
-    (["convert", "{d}/ok.csv", "{d}/missing-dir/o.orc"], "missing-dir"),
+    (["convert", "{d}/ok.csv", "{d}/ok.csv/o.orc"], "ok.csv/o.orc"),  # parent is a file
     (["convert", "{d}/junk.parquet", "{d}/o.orc"], "junk.parquet"),
     (["convert", "{d}/junk.orc", "{d}/o.orc"], "junk.orc"),
     (["convert", "{d}/t.jsonl", "{d}/o.orc"], "t.jsonl"),

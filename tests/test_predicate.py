@@ -158,7 +158,8 @@ ROW_CASES = [
     [("i16", "not in", [1, None])], [("f64", "==", 0.0)], [("f64", "!=", float("nan"))],
     [("f64", "in", [float("nan"), 0.0])], [("f64", "not in", [float("nan")])],
     [("f64", "<", float("inf"))], [("f64", ">", float("-inf"))], [("f64", "<", math.nan)],
-    [("s", ">=", "k2")], [("s", "in", ["k1", "k10", "zz"])], [("s", "==", None)],
+    [("s", ">=", "k2")], [("s", "in", ["k1", "k10", "zz"])],
+    [("s", "==", pa.scalar(None, pa.string()))],
     [("dec", "<", decimal.Decimal("1.005"))], [("dec", "<=", decimal.Decimal("-3.999"))],
     [("dec", "==", decimal.Decimal("1.50"))], [("dec", ">", decimal.Decimal(3))],
     [("ts", ">=", np.datetime64(0, "ns"))], [("ts", "<", pa.scalar(7, pa.timestamp("ns")))],
@@ -212,15 +213,15 @@ def _stats(arr: pa.Array, kind_type: str) -> ColumnStatistics:
     minmax = pc.min_max(valid) if len(valid) else None
     low = None if minmax is None else minmax["min"].as_py()
     high = None if minmax is None else minmax["max"].as_py()
+    extra: dict[str, object] = {}
     if pa.types.is_timestamp(arr.type) and minmax is not None:
-        low, high = minmax["min"].value, minmax["max"].value
-    extra = {}
+        extra = {"minimum_nanos": minmax["min"].value, "maximum_nanos": minmax["max"].value}
     if pa.types.is_boolean(arr.type):
         true_count = int(pc.sum(values.cast(pa.int8())).as_py() or 0)
         extra = {"true_count": true_count, "false_count": len(values) - true_count}
         low = high = None
     if pa.types.is_timestamp(arr.type):
-        extra = {"timestamp_utc": True}
+        extra["timestamp_utc"] = True
     return ColumnStatistics(t.kind, len(values), arr.null_count > 0, minimum=low, maximum=high,
                             **extra)
 
@@ -371,10 +372,12 @@ def test_timestamp_statistics_need_utc() -> None:
     assert p is not None
     kind = parse_type_string("timestamp").kind
     year_2200 = int(np.datetime64("2200-01-01", "ns").astype(np.int64))
-    local = ColumnStatistics(kind, 5, False, minimum=year_2200, maximum=year_2200,
+    moment = datetime.datetime(2200, 1, 1)
+    local = ColumnStatistics(kind, 5, False, minimum=moment, maximum=moment,
+                             minimum_nanos=year_2200, maximum_nanos=year_2200,
                              timestamp_utc=False)
-    utc = ColumnStatistics(kind, 5, False, minimum=year_2200, maximum=year_2200,
-                           timestamp_utc=True)
+    utc = ColumnStatistics(kind, 5, False, minimum=moment, maximum=moment,
+                           minimum_nanos=year_2200, maximum_nanos=year_2200, timestamp_utc=True)
     assert leaf_truth(p.leaves[0], local, False, CTX).may_be_true
     assert not leaf_truth(p.leaves[0], utc, False, CTX).may_be_true
 

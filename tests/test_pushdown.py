@@ -275,7 +275,7 @@ def test_iter_batches_with_filters(keyed_files: list[tuple[str, pa.Table, int]])
 
     out = run(batches())
     assert out and all(0 < b.num_rows <= 97 for b in out)
-    expected = full.filter(oracle(filters, {})).select(["str", "key"])  # file order
+    expected = full.filter(oracle(filters, {})).select(["key", "str"])  # as asked
     assert_tables_equal(pa.Table.from_batches(out), expected)
 
 

@@ -130,6 +130,7 @@ def assert_stats_match(ours: ColumnStatistics, expected: dict[str, Any], t: OrcT
             assert actual is None  # the writer did not record this kind of statistics
             continue
         if t.kind in (K.TIMESTAMP, K.TIMESTAMP_INSTANT) and key in ("minimum", "maximum"):
+            actual = getattr(ours, f"{key}_nanos")
             # old writers truncate to milliseconds: the statistics bound the values
             if key == "minimum":
                 assert actual <= value < actual + _MS, (where, key, actual, value)
@@ -206,7 +207,9 @@ def test_local_timestamps_are_converted_with_the_stripe_zone() -> None:
         wall = tail.stripe_column_statistics(i, "US/Pacific")[1]
         assert not local.timestamp_utc and wall.timestamp_utc
         # Pacific Standard Time, or War Time (UTC-7) in 1942-1945
-        assert wall.minimum - local.minimum in (-8 * 3600 * 10**9, -7 * 3600 * 10**9)
+        assert wall.minimum_nanos - local.minimum_nanos in (-8 * 3600 * 10**9, -7 * 3600 * 10**9)
+        assert wall.minimum - local.minimum in (datetime.timedelta(hours=-8),
+                                                datetime.timedelta(hours=-7))
     assert _compare_file(_entry("TestOrcFile.testDate1900.orc"), stripes=True) > 0
 
 
@@ -262,6 +265,7 @@ def test_file_statistics_match_pyorc(entry: CorpusFile) -> None:
                     if not ours.timestamp_utc:  # ORC C++ has no minimum without a zone
                         assert theirs.get(key) is None
                         continue
+                    mine = getattr(ours, f"{key}_nanos")
                     mine = mine // 1000 if mine is not None else None
                 assert mine == _pyorc_value(theirs.get(key)), (t.column_id, key, theirs)
 
@@ -304,23 +308,26 @@ def test_timestamp_nanos_are_stored_plus_one() -> None:
     ts = pb.TimestampStatistics(minimumUtc=1000, maximumUtc=2000, minimumNanos=5,
                                 maximumNanos=1)
     s = _stats("timestamp", timestampStatistics=ts)
-    assert (s.minimum, s.maximum, s.timestamp_utc) == (1000 * _MS + 4, 2000 * _MS, True)
+    assert (s.minimum_nanos, s.maximum_nanos, s.timestamp_utc) == (1000 * _MS + 4, 2000 * _MS,
+                                                                    True)
+    assert s.minimum == datetime.datetime(1970, 1, 1, 0, 0, 1)  # naive: wall clock
+    assert s.maximum == datetime.datetime(1970, 1, 1, 0, 0, 2)
     bare = _stats("timestamp", timestampStatistics=pb.TimestampStatistics(minimumUtc=-1,
                                                                           maximumUtc=-1))
-    assert (bare.minimum, bare.maximum) == (-_MS, -_MS + 999_999)
+    assert (bare.minimum_nanos, bare.maximum_nanos) == (-_MS, -_MS + 999_999)
 
 
 def test_timestamp_local_fields() -> None:
     ts = pb.TimestampStatistics(minimum=0, maximum=3_600_000)
     as_is = _stats("timestamp", timestampStatistics=ts)
-    assert (as_is.minimum, as_is.maximum, as_is.timestamp_utc) == (0, 3_600_000 * _MS
-                                                                   + 999_999, False)
+    assert (as_is.minimum_nanos, as_is.maximum_nanos, as_is.timestamp_utc) == (
+        0, 3_600_000 * _MS + 999_999, False)
     # 1970-01-01 00:00 UTC is 1969-12-31 16:00 wall clock in Los Angeles (UTC-8)
     la = _stats("timestamp", timestampStatistics=ts, writer_timezone="America/Los_Angeles")
-    assert la.timestamp_utc and la.minimum == -8 * 3_600_000 * _MS
+    assert la.timestamp_utc and la.minimum_nanos == -8 * 3_600_000 * _MS
     # an unknown zone leaves the values as they are
     odd = _stats("timestamp", timestampStatistics=ts, writer_timezone="Not/AZone")
-    assert (odd.minimum, odd.timestamp_utc) == (0, False)
+    assert (odd.minimum_nanos, odd.timestamp_utc) == (0, False)
 
 
 def test_dates() -> None:

@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
@@ -34,6 +34,7 @@ from aorc.write.writer import open_writer
 __all__ = [
     "FORMATS",
     "ConvertResult",
+    "CsvOptions",
     "Progress",
     "convert",
     "detect_format",
@@ -182,12 +183,40 @@ def _text_stream(path: str, counter: _CountingFile) -> pa.NativeFile:
     return raw
 
 
-def _csv_batches(path: str, name: str, schema: pa.Schema | None, delimiter: str,
+@dataclass(frozen=True)
+class CsvOptions:
+    """How CSV text is parsed.
+
+    Attributes:
+        delimiter: the field delimiter.
+        null_values: fields that mean null (``None``: pyarrow.csv's list, which holds
+            ``""``, ``NULL``, ``null``, ``NA``, ``N/A``, ``NaN``, ...). They apply to
+            non-string columns, and to string columns with ``strings_can_be_null``; an
+            empty field of a non-string column is null in any case (unless
+            ``strings_can_be_null`` is set with a list that leaves ``""`` out).
+        strings_can_be_null: string columns also read ``null_values`` as null (otherwise
+            an empty field is ``""`` and ``null`` is the text ``"null"``).
+    """
+
+    delimiter: str = ","
+    null_values: tuple[str, ...] | None = None
+    strings_can_be_null: bool = False
+
+
+def _csv_batches(path: str, name: str, schema: pa.Schema | None, options: CsvOptions,
                  counter: _CountingFile) -> Iterator[pa.RecordBatch]:
     from pyarrow import csv
 
+    extra: dict[str, Any] = {"strings_can_be_null": options.strings_can_be_null}
+    if options.null_values is not None:
+        nulls = list(options.null_values)
+        if not options.strings_can_be_null and "" not in nulls:
+            nulls.append("")  # an empty field of a non-string column is always null
+        extra["null_values"] = nulls
     convert = csv.ConvertOptions(column_types=dict(zip(schema.names, schema.types,
-                                                       strict=True)) if schema else None)
+                                                       strict=True)) if schema else None,
+                                 **extra)
+    delimiter = options.delimiter
     reader = csv.open_csv(_text_stream(name, counter),
                           read_options=csv.ReadOptions(block_size=BLOCK_BYTES),
                           parse_options=csv.ParseOptions(delimiter=delimiter),
@@ -224,7 +253,7 @@ class _Input:
     name: str
     fmt: str
     schema: pa.Schema | None
-    delimiter: str
+    csv: CsvOptions
 
     def total(self) -> tuple[int, str]:
         if self.fmt == "parquet":
@@ -237,7 +266,7 @@ class _Input:
         with open(self.path, "rb") as f:
             counter = _CountingFile(f)
             if self.fmt == "csv":
-                it = _csv_batches(self.path, self.name, self.schema, self.delimiter, counter)
+                it = _csv_batches(self.path, self.name, self.schema, self.csv, counter)
             elif self.fmt == "jsonl":
                 it = _json_batches(self.path, self.name, self.schema, counter)
             else:
@@ -313,7 +342,7 @@ def _cast(batch: pa.RecordBatch, schema: pa.Schema, name: str) -> pa.RecordBatch
                           f"{exc}") from exc
 
 
-async def _batches(src: str, fmt: str, schema: pa.Schema | None, delimiter: str,
+async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions,
                    storage_options: Mapping[str, Any] | None,
                    progress_enabled: bool | None) -> AsyncGenerator[pa.RecordBatch, None]:
     """The input's batches; the first one is empty and carries the schema."""
@@ -332,7 +361,7 @@ async def _batches(src: str, fmt: str, schema: pa.Schema | None, delimiter: str,
     local = (await _download(src, storage_options, progress_enabled, suffix)
              if is_s3_url(src) else src)
     try:
-        source = _Input(local, src, fmt, schema, delimiter)
+        source = _Input(local, src, fmt, schema, csv)
         total, unit = await asyncio.to_thread(source.total)
         progress = Progress(f"converting {src}", total, unit, enabled=progress_enabled)
         async for batch in source.batches(progress):
@@ -345,7 +374,8 @@ async def _batches(src: str, fmt: str, schema: pa.Schema | None, delimiter: str,
 
 async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | None = None,
                   delimiter: str = ",", storage_options: Mapping[str, Any] | None = None,
-                  progress: bool | None = None, **write_options: Any) -> ConvertResult:
+                  progress: bool | None = None, null_values: Sequence[str] | None = None,
+                  strings_can_be_null: bool = False, **write_options: Any) -> ConvertResult:
     """Convert a CSV, JSON lines, Parquet or ORC file to an ORC file.
 
     Args:
@@ -355,6 +385,9 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
             extension of ``src``.
         schema: an ORC type string for the output (CSV and JSON inputs are parsed with it).
         delimiter: the CSV field delimiter.
+        null_values: CSV fields read as null (default: pyarrow.csv's list, see
+            :class:`CsvOptions`).
+        strings_can_be_null: CSV string columns read ``null_values`` as null too.
         storage_options: store settings (see :func:`aorc.io.open_store`), for the ``s3://``
             side(s); for both sides when neither is on S3.
         progress: show a progress bar on standard error (default: when it is a terminal).
@@ -372,7 +405,9 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
     rows = 0
     src_options = options_for(src, storage_options, src, dest)
     dest_options = options_for(dest, storage_options, src, dest)
-    async with contextlib.aclosing(_batches(src, fmt, wanted, delimiter, src_options,
+    csv = CsvOptions(delimiter, tuple(null_values) if null_values is not None else None,
+                     strings_can_be_null)
+    async with contextlib.aclosing(_batches(src, fmt, wanted, csv, src_options,
                                             progress)) as it:
         first = await anext(it)
         target = wanted if wanted is not None else _writable(first.schema)
@@ -394,9 +429,12 @@ def options_for(path: str, options: Mapping[str, Any] | None,
     return None
 
 
-def arrow_error(exc: pa.ArrowException, name: str) -> AorcError:
-    """An :class:`AorcError` for a pyarrow error raised while reading ``name``."""
+def arrow_error(exc: pa.ArrowException, name: str, *,
+                suggest_schema: bool = True) -> AorcError:
+    """An :class:`AorcError` for a pyarrow error raised while reading ``name`` (a type
+    error suggests ``--schema`` unless ``suggest_schema`` is false: one was given)."""
     text = " ".join(str(exc).split())
     hint = (" (use --schema to give the column types)"
-            if "conversion error" in text.lower() or "changed" in text.lower() else "")
+            if suggest_schema and ("conversion error" in text.lower()
+                                   or "changed" in text.lower()) else "")
     return AorcError(f"{name}: {text}{hint}")

@@ -2,8 +2,9 @@
 
 ``aorc meta FILE [--json]`` describes a file: format, writer, compression, stripes (with
 their column encodings), schema, user metadata, column statistics and bloom filters.
-``aorc head FILE [-n 10] [--columns a,b]`` prints the first rows as JSON lines.
-``aorc cat FILE [--format jsonl|csv] [--columns a,b]`` prints every row.
+``aorc head FILE [-n 10] [--columns a,b] [--filter 'col op value' ...]`` prints the first
+rows as JSON lines.
+``aorc cat FILE [--format jsonl|csv] [--columns a,b] [--filter ...]`` prints every row.
 ``aorc convert IN OUT [--from csv|jsonl|parquet|orc] [--compression zstd] ...`` writes an ORC
 file from a CSV, JSON lines, Parquet or ORC file (see :mod:`aorc.cli.convert`), with a
 progress bar on standard error when it is a terminal.
@@ -11,8 +12,9 @@ progress bar on standard error when it is a terminal.
 Files are local paths, ``file://`` URLs or ``s3://`` URLs; S3 settings come from the AWS
 environment, ``--endpoint-url`` and ``--storage-option KEY=VALUE``.
 
-Errors (bad or missing files, bad options, store failures) are printed as one line
-(``aorc: error: ...``) with exit status 1, never as a traceback.
+Failures (bad or missing files, bad filters or option values, store failures) are printed
+as one line (``aorc: error: ...``) with exit status 1, never as a traceback. Usage errors
+(unknown or missing arguments) are one line too, with argparse's exit status 2.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +40,7 @@ import pyarrow.compute as pc
 from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
 from aorc.errors import AorcError, SchemaError
+from aorc.filters.text import filters_from_text
 from aorc.read.reader import OrcReader, StripeFooterInfo, open_reader
 
 __all__ = ["main"]
@@ -232,12 +235,15 @@ def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
 
 
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
-                storage_options: Mapping[str, Any] | None = None) -> None:
+                storage_options: Mapping[str, Any] | None = None,
+                filters: Sequence[str] = ()) -> None:
     if n <= 0:
         return
     async with open_reader(path, storage_options=storage_options) as reader:
         left = n
-        async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n)) as batches:
+        selected = filters_from_text(filters, reader.schema)
+        async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
+                                                           filters=selected)) as batches:
             async for batch in batches:
                 for row in _rows(batch.slice(0, left)):
                     out.write(json.dumps(row, default=_json_default) + "\n")
@@ -273,13 +279,15 @@ def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
 
 async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                storage_options: Mapping[str, Any] | None = None,
-               progress: bool | None = None) -> None:
+               progress: bool | None = None, filters: Sequence[str] = ()) -> None:
     async with open_reader(path, storage_options=storage_options) as reader:
+        selected = filters_from_text(filters, reader.schema)
         header = fmt == "csv"
         if progress is None:  # a bar on the terminal only when the rows go elsewhere
             progress = isatty(sys.stderr) and not isatty(out)
         bar = Progress(f"reading {path}", reader.num_rows, "rows", enabled=progress)
-        async with contextlib.aclosing(reader.iter_batches(columns)) as batches:
+        async with contextlib.aclosing(reader.iter_batches(columns,
+                                                           filters=selected)) as batches:
             async for batch in batches:
                 if fmt == "csv":
                     out.write(_csv_text(batch, header))
@@ -350,8 +358,16 @@ def _write_options(args: argparse.Namespace) -> dict[str, Any]:
 
 # =========================================================================== main
 
-def _store_parent() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line and a pointer to ``--help``
+    (exit status 2, as argparse's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _store_parent() -> _Parser:
+    parent = _Parser(add_help=False)
     group = parent.add_argument_group("storage")
     group.add_argument("--endpoint-url", help="S3 endpoint (e.g. a MinIO server)")
     group.add_argument("-S", "--storage-option", action="append", metavar="KEY=VALUE",
@@ -368,6 +384,14 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
                       help="input format (default: from the extension)")
     conv.add_argument("--schema", help="ORC type of the output, e.g. struct<a:int,b:string>")
     conv.add_argument("--delimiter", default=",", help="CSV field delimiter (,)")
+    conv.add_argument("--null-values", metavar="LIST",
+                      help="comma-separated CSV fields read as null; an empty item means an "
+                      "empty field (default: pyarrow.csv's list: '', NULL, null, NA, N/A, NaN, "
+                      "...); they apply to non-string columns, and to strings with "
+                      "--strings-can-be-null")
+    conv.add_argument("--strings-can-be-null", action="store_true",
+                      help="CSV string columns read the null values as null too (otherwise "
+                      "an empty field is an empty string)")
     conv.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
     conv.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
     conv.add_argument("--compression-block-size", type=_size, help="e.g. 256k")
@@ -381,6 +405,13 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
     _progress_flags(conv)
 
 
+def _filter_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
+                        help="only rows matching, e.g. 'amount >= 10' or \"name in (a, b)\" "
+                        "(ops as filters=: == != < <= > >= in, not in, is null, is not null); "
+                        "repeatable: all must match")
+
+
 def _progress_flags(parser: argparse.ArgumentParser) -> None:
     bar = parser.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
@@ -390,8 +421,8 @@ def _progress_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="aorc", description="Look inside, print and convert "
-                                     "Apache ORC files.")
+    parser = _Parser(prog="aorc", description="Look inside, print and convert Apache ORC "
+                     "files.")
     parser.add_argument("--version", action="version", version=f"aorc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parent = _store_parent()
@@ -404,11 +435,13 @@ def _parser() -> argparse.ArgumentParser:
     head.add_argument("file", help=where)
     head.add_argument("-n", "--rows", type=int, default=10, help="rows to print (10)")
     head.add_argument("--columns", help="comma-separated column names or dotted paths")
+    _filter_flag(head)
     cat = sub.add_parser("cat", parents=[parent], help="print every row (JSON lines or CSV)")
     cat.add_argument("file", help=where)
     cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
                      help="output format (jsonl)")
     cat.add_argument("--columns", help="comma-separated column names or dotted paths")
+    _filter_flag(cat)
     _progress_flags(cat)
     _add_convert(sub, parent)
     return parser
@@ -419,19 +452,23 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
     if args.command == "meta":
         await _meta(args.file, args.json, out, options)
     elif args.command == "head":
-        await _head(args.file, args.rows, _names(args.columns), out, options)
+        await _head(args.file, args.rows, _names(args.columns), out, options, args.filter)
     elif args.command == "cat":
-        await _cat(args.file, args.format, _names(args.columns), out, options, args.progress)
+        await _cat(args.file, args.format, _names(args.columns), out, options, args.progress,
+                   args.filter)
     else:
         await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                       delimiter=args.delimiter, storage_options=options,
-                      progress=args.progress, **_write_options(args))
+                      progress=args.progress,
+                      null_values=(args.null_values.split(",")
+                                   if args.null_values is not None else None),
+                      strings_can_be_null=args.strings_can_be_null, **_write_options(args))
 
 
 def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
     name = str(getattr(args, "input", None) or getattr(args, "file", ""))
     if isinstance(exc, pa.ArrowException):
-        exc = arrow_error(exc, name)
+        exc = arrow_error(exc, name, suggest_schema=not getattr(args, "schema", None))
     elif isinstance(exc, OSError) and not isinstance(exc, AorcError):
         where = exc.filename if exc.filename is not None else name
         return f"{where}: {exc.strerror or exc}"

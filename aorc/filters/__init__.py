@@ -1,2 +1,2 @@
-"""Row filters: parse pyarrow-style DNF filters, evaluate them on rows and prune stripes and
-row groups on statistics and bloom filters. Synchronous, no I/O."""
+"""Row filters: pyarrow-style filter lists (DNF) and pyarrow.compute expressions; evaluated on
+rows, used to prune stripes and row groups on statistics and bloom filters. Synchronous, no I/O."""

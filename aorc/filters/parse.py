@@ -192,10 +192,26 @@ def _resolve(root: OrcType, name: str) -> tuple[OrcType, tuple[str, ...], tuple[
             more, dot, tail = tail.partition(".")
             head = f"{head}.{more}"
         if head not in node.field_names or not dot:
-            raise SchemaError(f"unknown filter column {name!r}")
+            raise SchemaError(f"unknown filter column {name!r}; the columns are: "
+                              f"{_column_list(root)}")
         node = node.children[node.field_names.index(head)]
         path.append(head)
         rest = tail
+
+
+def _column_list(root: OrcType) -> str:
+    """The names filters can reach (top-level and dotted struct paths), for messages."""
+    names: list[str] = []
+
+    def walk(node: OrcType, prefix: str) -> None:
+        for field, child in zip(node.field_names, node.children, strict=True):
+            names.append(prefix + field)
+            if child.kind == TypeKind.STRUCT:
+                walk(child, f"{prefix}{field}.")
+
+    walk(root, "")
+    shown = ", ".join(names[:50])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > 50 else "")
 
 
 # --------------------------------------------------------------------------- literals
@@ -402,6 +418,11 @@ def _exact_member(leaf: Leaf, value: Any) -> Any:
 
 def _comparison_leaf(base: Leaf, value: Any) -> Leaf:
     op = base.op
+    if value is None:
+        hint = "is null" if op == Op.EQ else "is not null" if op == Op.NE else "is null"
+        raise SchemaError(f"filter ({base.name!r}, {op.value!r}, None): a comparison with "
+                          f"None matches no row; to select missing values write "
+                          f"({base.name!r}, {hint!r})")
     value = _plain(value)
     if _is_null_literal(value):
         return _replace(base, Op.FALSE)  # a comparison with null is null: no row is kept

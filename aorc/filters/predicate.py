@@ -169,6 +169,13 @@ def parse_filters(filters: Any, root: OrcType) -> Predicate | None:
     """
     if filters is None:
         return None
+    if isinstance(filters, pc.Expression):
+        from aorc.filters.expression import split_expression
+        parts = split_expression(filters)
+        for name in parts.names:  # unknown columns are reported as for list filters
+            parse_clauses([(name, "is null")], root)
+        clauses = parse_clauses(parts.implied, root) if parts.implied else ()
+        return Predicate(clauses, residual=filters, residual_names=parts.names)
     return Predicate(parse_clauses(filters, root))
 
 
@@ -225,7 +232,8 @@ def _stat_range(leaf: Leaf, s: ColumnStatistics,
         return (_days_to_domain((lo - _EPOCH_DATE).days, ctx),
                 _days_to_domain((hi - _EPOCH_DATE).days, ctx), True)
     if kind in TIMESTAMP:
-        if not s.timestamp_utc:
+        lo, hi = s.minimum_nanos, s.maximum_nanos
+        if not s.timestamp_utc or lo is None or hi is None:
             return None  # writer-local values of unknown zone: not comparable
         return int(lo) - _TIMESTAMP_SLACK, int(hi) + _TIMESTAMP_SLACK, False
     if kind in STRING:
@@ -383,10 +391,15 @@ class Predicate:
 
     Attributes:
         clauses: the disjunction's members.
+        residual: a filter expression the rows are filtered with exactly (its implied
+            filters are ``clauses``, which then serve pruning only).
+        residual_names: the columns ``residual`` reads.
     """
 
     clauses: tuple[tuple[Leaf, ...], ...]
     _leaves: tuple[Leaf, ...] = field(init=False, repr=False, compare=False)
+    residual: pc.Expression | None = field(default=None, compare=False)
+    residual_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_leaves", tuple(x for c in self.clauses for x in c))
@@ -399,7 +412,8 @@ class Predicate:
     @property
     def column_names(self) -> list[str]:
         """The filtered columns' names, as given, without repeats."""
-        return list(dict.fromkeys(leaf.name for leaf in self._leaves))
+        return list(dict.fromkeys([*(leaf.name for leaf in self._leaves),
+                                   *self.residual_names]))
 
     @property
     def columns(self) -> set[int]:
@@ -426,6 +440,8 @@ class Predicate:
             ctx: the file's conventions.
             absent: says whether bloom filters show a leaf's literals absent from the group.
         """
+        if not self.clauses:
+            return TruthValue.YES_NO_NULL  # an expression with no ORC predicate in it
         result = _NONE
         for clause in self.clauses:
             value = _Y
@@ -449,6 +465,9 @@ class Predicate:
 
         ``batch`` must hold the filtered columns (under their top-level names, as read).
         """
+        if self.residual is not None:  # it implies the clauses
+            from aorc.filters.expression import expression_mask
+            return expression_mask(self.residual, batch)
         result: pa.Array | None = None
         for clause in self.clauses:
             value: pa.Array | None = None
@@ -461,6 +480,8 @@ class Predicate:
 
     def expression(self) -> pc.Expression:
         """The predicate as a pyarrow.compute expression over the read table's columns."""
+        if self.residual is not None:
+            return self.residual
         result: pc.Expression | None = None
         for clause in self.clauses:
             value: pc.Expression | None = None

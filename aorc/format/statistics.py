@@ -13,8 +13,11 @@ Value conventions (:class:`ColumnStatistics`):
 - booleans: ``true_count``/``false_count``;
 - dates: ``datetime.date`` (the file stores days since 1970-01-01); a day outside the range of
   ``datetime.date`` gives ``None`` (unknown);
-- timestamps: ``int`` nanoseconds since the epoch of the wall-clock time read as UTC (what a
-  TIMESTAMP column decodes to). Writers since ORC-135 record that in ``minimumUtc``/
+- timestamps: ``datetime.datetime`` minimum/maximum (naive wall-clock time for TIMESTAMP,
+  UTC-aware for TIMESTAMP WITH LOCAL TIME ZONE, as the columns read), truncated to
+  microseconds; the exact values are ``minimum_nanos``/``maximum_nanos``: ``int`` nanoseconds
+  since the epoch of the wall-clock time read as UTC (what a TIMESTAMP column decodes to;
+  ``None`` when out of ``datetime``'s range). Writers since ORC-135 record that in ``minimumUtc``/
   ``maximumUtc`` (``timestamp_utc`` is then true). Older writers recorded only ``minimum``/
   ``maximum``, the instant of the wall-clock time in the writer's zone: with the stripe's
   ``writer_timezone`` they are converted (``timestamp_utc`` true), otherwise they are taken as
@@ -35,21 +38,23 @@ from __future__ import annotations
 import datetime
 import decimal
 import zoneinfo
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
-from aorc.errors import CorruptFileError
+from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.types import OrcType, TypeKind
 
 __all__ = [
     "ColumnStatistics",
     "StatValue",
+    "StatisticsList",
     "column_statistics_from_proto",
 ]
 
 #: Python types a statistic's minimum/maximum/sum may have.
-StatValue = int | float | str | decimal.Decimal | datetime.date
+StatValue = int | float | str | decimal.Decimal | datetime.date | datetime.datetime
 
 _EPOCH = datetime.date(1970, 1, 1)
 _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -96,6 +101,8 @@ class ColumnStatistics:
         timestamp_utc: timestamps: minimum/maximum are wall-clock times read as UTC (from the
             UTC fields, or converted with the writer's zone); false when the writer-local
             fields were taken as they are.
+        minimum_nanos: timestamps: the exact minimum, nanoseconds since the epoch.
+        maximum_nanos: timestamps: the exact maximum, nanoseconds since the epoch.
     """
 
     kind: TypeKind | None
@@ -113,6 +120,8 @@ class ColumnStatistics:
     max_children: int | None = None
     total_children: int | None = None
     timestamp_utc: bool | None = None
+    minimum_nanos: int | None = None
+    maximum_nanos: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: recorded fields only; decimals as strings, dates and timestamps
@@ -123,7 +132,8 @@ class ColumnStatistics:
             if value is None:
                 continue
             if name in ("minimum", "maximum") and self.kind in _TIMESTAMP:
-                value = _iso_nanos(int(value), bool(self.timestamp_utc))
+                nanos = getattr(self, f"{name}_nanos")
+                value = _iso_nanos(int(nanos), bool(self.timestamp_utc))
             out[name] = _json_value(value)
         return out
 
@@ -131,6 +141,33 @@ class ColumnStatistics:
 _DICT_FIELDS = ("num_values", "has_null", "bytes_on_disk", "minimum", "maximum", "sum",
                 "lower_bound", "upper_bound", "true_count", "false_count", "min_children",
                 "max_children", "total_children", "timestamp_utc")
+
+
+class StatisticsList(list[ColumnStatistics]):
+    """Column statistics indexed by column id, also reachable by dotted column name
+    (``stats["address.city"]``, names as :meth:`aorc.OrcReader.column_names` gives them)."""
+
+    def __init__(self, items: Any, names: Sequence[str]) -> None:
+        super().__init__(items)
+        self._ids = {name: i for i, name in enumerate(names)}
+
+    @overload
+    def __getitem__(self, key: SupportsIndex | str) -> ColumnStatistics: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> list[ColumnStatistics]: ...
+
+    def __getitem__(self, key: SupportsIndex | str | slice) -> Any:
+        if isinstance(key, str):
+            if key not in self._ids:
+                known = ", ".join(n for n in self._ids if n)
+                raise SchemaError(f"no column {key!r}; the columns are: {known}")
+            key = self._ids[key]
+        return super().__getitem__(key)
+
+    def names(self) -> list[str]:
+        """The column names, by column id (the root is ``""``)."""
+        return list(self._ids)
 
 
 def column_statistics_from_proto(p: pb.ColumnStatistics, orc_type: OrcType | None = None, *,
@@ -164,7 +201,7 @@ def column_statistics_from_proto(p: pb.ColumnStatistics, orc_type: OrcType | Non
     trusted = writer_version is None or writer_version >= _HIVE_8732
     if kind is not None and (trusted or kind not in _NEED_HIVE_8732):
         if kind in _TIMESTAMP:
-            base.update(_timestamp_stats(p, writer_timezone))
+            base.update(_timestamp_stats(p, writer_timezone, kind))
         else:
             reader = _READERS.get(kind)
             if reader is not None:
@@ -293,7 +330,20 @@ def _wall_millis(millis: int | None, zone: str | None) -> int | None:
     return millis + offset // datetime.timedelta(milliseconds=1)
 
 
-def _timestamp_stats(p: pb.ColumnStatistics, writer_timezone: str | None) -> dict[str, Any]:
+def _datetime(nanos: int | None, kind: TypeKind) -> datetime.datetime | None:
+    """Nanoseconds of wall-clock time read as UTC as a ``datetime`` (microseconds, floored):
+    naive for TIMESTAMP, UTC-aware for TIMESTAMP_INSTANT; None out of range."""
+    if nanos is None:
+        return None
+    try:
+        moment = _EPOCH_UTC + datetime.timedelta(microseconds=nanos // 1000)
+    except OverflowError:
+        return None
+    return moment if kind == TypeKind.TIMESTAMP_INSTANT else moment.replace(tzinfo=None)
+
+
+def _timestamp_stats(p: pb.ColumnStatistics, writer_timezone: str | None,
+                     kind: TypeKind = TypeKind.TIMESTAMP) -> dict[str, Any]:
     if not p.HasField("timestampStatistics"):
         return {}
     s = p.timestampStatistics
@@ -309,10 +359,11 @@ def _timestamp_stats(p: pb.ColumnStatistics, writer_timezone: str | None) -> dic
             (low, high), utc = wall, True
     low_nanos = s.minimumNanos - 1 if s.HasField("minimumNanos") else 0
     high_nanos = s.maximumNanos - 1 if s.HasField("maximumNanos") else _DEFAULT_MAX_NANOS
+    minimum = None if low is None else low * _NANOS_PER_MILLI + low_nanos
+    maximum = None if high is None else high * _NANOS_PER_MILLI + high_nanos
     return {
-        "minimum": None if low is None else low * _NANOS_PER_MILLI + low_nanos,
-        "maximum": None if high is None else high * _NANOS_PER_MILLI + high_nanos,
-        "timestamp_utc": utc,
+        "minimum": _datetime(minimum, kind), "maximum": _datetime(maximum, kind),
+        "minimum_nanos": minimum, "maximum_nanos": maximum, "timestamp_utc": utc,
     }
 
 

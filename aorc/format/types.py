@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -18,11 +18,13 @@ from aorc.format._proto import orc_proto_pb2 as pb
 
 __all__ = [
     "ORC_TYPE_METADATA_KEY",
+    "WIDENED_ARROW_TYPES",
     "OrcType",
     "TypeKind",
     "from_arrow_schema",
     "from_arrow_type",
     "parse_type_string",
+    "requested_order",
     "resolve_column",
     "select_columns",
     "to_arrow_schema",
@@ -30,6 +32,7 @@ __all__ = [
     "to_proto",
     "type_string",
     "types_from_proto",
+    "widen_arrow_type",
 ]
 
 #: Arrow field metadata key holding the ORC type string where Arrow's type loses information
@@ -520,14 +523,49 @@ def to_arrow_schema(root: OrcType) -> pa.Schema:
     return pa.schema([to_arrow_field("_col0", root)])
 
 
+#: Arrow types ORC has no equivalent of, written as the next wider signed ORC type (uint64
+#: as bigint, which must hold every value); they read back as that type.
+WIDENED_ARROW_TYPES: dict[pa.DataType, pa.DataType] = {
+    pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
+    pa.uint64(): pa.int64(), pa.float16(): pa.float32()}
+
+
+def widen_arrow_type(dt: pa.DataType) -> pa.DataType:
+    """``dt`` with unsigned integers and half floats (also nested ones) replaced by the
+    types of :data:`WIDENED_ARROW_TYPES`; other types unchanged."""
+    if dt in WIDENED_ARROW_TYPES:
+        return WIDENED_ARROW_TYPES[dt]
+    if pa.types.is_map(dt):
+        return pa.map_(_widen_field(dt.key_field), _widen_field(dt.item_field),
+                       keys_sorted=dt.keys_sorted)
+    if pa.types.is_list(dt):
+        return pa.list_(_widen_field(dt.value_field))
+    if pa.types.is_large_list(dt):
+        return pa.large_list(_widen_field(dt.value_field))
+    if pa.types.is_fixed_size_list(dt):
+        return pa.list_(_widen_field(dt.value_field), dt.list_size)
+    if pa.types.is_struct(dt):
+        return pa.struct([_widen_field(dt.field(i)) for i in range(dt.num_fields)])
+    if pa.types.is_dictionary(dt):
+        return pa.dictionary(dt.index_type, widen_arrow_type(dt.value_type))
+    return dt
+
+
+def _widen_field(f: pa.Field) -> pa.Field:
+    return f.with_type(widen_arrow_type(f.type))
+
+
 def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None) -> OrcType:
-    """The ORC type aorc writes for an Arrow type (ids not yet assigned)."""
+    """The ORC type aorc writes for an Arrow type (ids not yet assigned); unsigned integers
+    and half floats are widened (:data:`WIDENED_ARROW_TYPES`)."""
     if metadata and ORC_TYPE_METADATA_KEY in metadata:
         declared = parse_type_string(metadata[ORC_TYPE_METADATA_KEY].decode())
         if not declared.kind.is_compound:
             return declared
     if pa.types.is_dictionary(dt):
         return from_arrow_type(dt.value_type, metadata)
+    if dt in WIDENED_ARROW_TYPES:
+        return from_arrow_type(WIDENED_ARROW_TYPES[dt])
     for kind, arrow in _ARROW_SIMPLE.items():
         if kind in (
             TypeKind.VARCHAR,
@@ -615,6 +653,22 @@ def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
             if t.children[1].column_id not in selected:
                 selected.update(v.column_id for v in t.children[1].walk())
     return selected
+
+
+def requested_order(root: OrcType, columns: Sequence[str] | None) -> list[str] | None:
+    """The top-level columns of a ``columns=`` selection in the order they were asked for
+    (``None`` when that is the file's order, or everything is read)."""
+    if columns is None or root.kind != TypeKind.STRUCT:
+        return None
+    order: dict[str, None] = {}
+    for name in columns:
+        node = _resolve(root, name)
+        top = next(c for c in root.children
+                   if c.column_id <= node.column_id <= c.max_column_id)
+        order[root.field_names[root.children.index(top)]] = None
+    names = list(order)
+    file_order = sorted(names, key=root.field_names.index)
+    return None if names == file_order else names
 
 
 def resolve_column(root: OrcType, name: str) -> OrcType:

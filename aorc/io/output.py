@@ -109,7 +109,8 @@ class LocalOutput(_OutputState):
     cannot undo the rename: the file is then complete and :meth:`abort` leaves it.
 
     Args:
-        path: the target file's path. Its directory must exist.
+        path: the target file's path. Missing parent directories are created (by the first
+            write).
         fsync: flush the data to the disk before the rename (default), so that a crash
             after :meth:`complete` cannot leave an empty or partial target.
     """
@@ -131,6 +132,7 @@ class LocalOutput(_OutputState):
     def _open_sync(self) -> BinaryIO:
         if os.path.isdir(self.path):
             raise IsADirectoryError(errno.EISDIR, "is a directory", self.path)
+        os.makedirs(os.path.dirname(self.temp_path), exist_ok=True)
         return open(self.temp_path, "xb")  # noqa: SIM115 - closed by complete/abort
 
     def _write_sync(self, data: bytes | bytearray | memoryview) -> None:
@@ -158,8 +160,8 @@ class LocalOutput(_OutputState):
                 pass  # the data is being thrown away anyway
         try:
             os.remove(self.temp_path)
-        except FileNotFoundError:
-            pass
+        except (FileNotFoundError, NotADirectoryError):
+            pass  # never created
 
     # ----------------------------------------------------------------- async API
 

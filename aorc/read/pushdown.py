@@ -23,6 +23,7 @@ read whole. Results are exact in every case: pruning only ever skips rows that c
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,19 @@ class ScanStats:
     rows_returned: int = 0
     requests: int = 0
     bytes: int = 0
+
+    def __add__(self, other: ScanStats) -> ScanStats:
+        if not isinstance(other, ScanStats):
+            return NotImplemented
+        return ScanStats(*(getattr(self, f.name) + getattr(other, f.name)
+                           for f in dataclasses.fields(self)))
+
+    def __sub__(self, other: ScanStats) -> ScanStats:
+        """The counts since ``other`` was taken (``after - before``)."""
+        if not isinstance(other, ScanStats):
+            return NotImplemented
+        return ScanStats(*(getattr(self, f.name) - getattr(other, f.name)
+                           for f in dataclasses.fields(self)))
 
 
 class Fetched:

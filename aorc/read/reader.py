@@ -45,10 +45,17 @@ from aorc.filters.predicate import Predicate, parse_filters
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import decompress_stream
 from aorc.format.columns import DecodeOptions, DictStripeStreams, arrow_field, decode_stripe
-from aorc.format.statistics import ColumnStatistics
+from aorc.format.statistics import ColumnStatistics, StatisticsList
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, StripeInfo, parse_tail
-from aorc.format.types import OrcType, TypeKind, select_columns, to_arrow_schema, type_string
+from aorc.format.types import (
+    OrcType,
+    TypeKind,
+    requested_order,
+    select_columns,
+    to_arrow_schema,
+    type_string,
+)
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
 from aorc.read.pushdown import ScanStats
@@ -115,8 +122,8 @@ class StripeMetadata:
         data_length: bytes of data streams.
         footer_length: bytes of the stripe footer.
         num_rows: rows in the stripe.
-        statistics: the stripe's column statistics, indexed by column id, or ``None`` when
-            the file records no stripe statistics.
+        statistics: the stripe's column statistics, indexed by column id or dotted name,
+            or ``None`` when the file records no stripe statistics.
     """
 
     index: int
@@ -310,16 +317,19 @@ class OrcReader:
         stats = self._tail.stripe_statistics
         if stats is not None and len(stats) != len(self._tail.stripes):
             stats = None
+        names = self.column_names()
         return [StripeMetadata(s.index, s.offset, s.index_length, s.data_length,
                                s.footer_length, s.num_rows,
-                               stats[s.index] if stats is not None else None)
+                               StatisticsList(stats[s.index], names)
+                               if stats is not None else None)
                 for s in self._tail.stripes]
 
     @property
-    def statistics(self) -> list[ColumnStatistics]:
+    def statistics(self) -> StatisticsList:
         """File-level column statistics, indexed by column id (0 is the root; ids are
-        pre-order, see :func:`column_names`)."""
-        return list(self._tail.column_statistics)
+        pre-order) or by dotted column name, e.g. ``reader.statistics["address.city"]``
+        (names as :meth:`column_names` gives them)."""
+        return StatisticsList(self._tail.column_statistics, self.column_names())
 
     @property
     def metadata(self) -> dict[str, bytes]:
@@ -532,7 +542,10 @@ class OrcReader:
             filters: only rows matching these, in pyarrow.parquet's form: a list of
                 ``(column, op, value)`` tuples (AND) or a list of such lists (OR of ANDs);
                 ops ``==``, ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``,
-                ``is null``, ``is not null`` (see :mod:`aorc.filters.predicate`). Stripes and row
+                ``is null``, ``is not null`` (see :mod:`aorc.filters.predicate`); or a
+                :class:`pyarrow.compute.Expression` such as ``pc.field("x") > 5``, whose
+                parts that map to these ops prune and which filters the rows exactly
+                (see :mod:`aorc.filters.expression`). Stripes and row
                 groups that cannot match are skipped using statistics and bloom filters,
                 and only the surviving row groups' bytes are read; :attr:`scan_stats` says
                 what was skipped. Filtered columns need not be among ``columns``.
@@ -548,9 +561,12 @@ class OrcReader:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
         selected = select_columns(self._tail.schema, columns)
         predicate = parse_filters(filters, self._tail.schema)
+        order = requested_order(self._tail.schema, columns)
         if predicate is not None:
-            return self._filtered(selected, predicate, batch_size)
-        return self._batches(selected, batch_size)
+            source = self._filtered(selected, predicate, batch_size)
+        else:
+            source = self._batches(selected, batch_size)
+        return source if order is None else _reordered(source, order)
 
     def _filtered(self, selected: set[int], predicate: Predicate,
                   batch_size: int | None) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -572,8 +588,11 @@ class OrcReader:
                   else self._filtered(selected, predicate, None))
         batches = [b async for b in source]
         if batches:
-            return pa.Table.from_batches(batches, schema=batches[0].schema)
-        return pa.Table.from_batches([], schema=self._projected_schema(selected))
+            table = pa.Table.from_batches(batches, schema=batches[0].schema)
+        else:
+            table = pa.Table.from_batches([], schema=self._projected_schema(selected))
+        order = requested_order(self._tail.schema, columns)
+        return table if order is None else table.select(order)
 
     def _projected_schema(self, selected: set[int]) -> pa.Schema:
         """The schema :func:`decode_stripe` gives the selected columns."""
@@ -687,6 +706,16 @@ class OrcReader:
                              self._decode_options)
 
 
+async def _reordered(source: AsyncGenerator[pa.RecordBatch, None],
+                     order: list[str]) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The batches of ``source`` with their columns in ``order``."""
+    try:
+        async for batch in source:
+            yield batch.select(order)
+    finally:
+        await source.aclose()
+
+
 def _wanted(stream: StreamInfo, selected: set[int]) -> bool:
     """A data stream of a selected column."""
     return stream.column in selected and stream.kind in DATA_KINDS
@@ -761,9 +790,19 @@ def open_reader(source: Source, *,
     open_reader(path)`` also works, and then ``await reader.close()`` is up to you.
 
     Args:
-        source: a local path, a ``file://`` URI, a bytes-like object holding a file, or a
-            :class:`aorc.io.Store`.
-        storage_options: store tuning (see :func:`aorc.io.open_store`).
+        source: where the file is:
+
+            - a local path (``str`` or ``os.PathLike``) or a ``file://`` URL;
+            - an ``s3://bucket/key`` (or ``s3a://``) URL: S3 or an S3-compatible store
+              (MinIO, ...), configured by ``storage_options`` and the AWS environment;
+            - a bytes-like object (``bytes``, ``bytearray``, ``memoryview``) holding a
+              whole ORC file;
+            - a :class:`aorc.io.Store` (e.g. from :func:`aorc.open_store`), used as it is
+              and not closed with the reader.
+        storage_options: store settings: S3 connection and credentials (``endpoint_url``,
+            ``region``, ``key``/``secret``, ``anon``, ...) and read tuning
+            (``max_merge_distance``, ``max_request_size``, ``max_concurrency``); see
+            :func:`aorc.io.open_store`. Not allowed with a Store (it is configured).
 
     Raises:
         ObjectNotFoundError: when the file does not exist.

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import aorc
 from aorc.errors import SchemaError, UnsupportedFeatureError
@@ -319,8 +320,23 @@ def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any]) -> bool
                  ">=": value >= arg}[op])
 
 
+def _expression_without_partitions(expression: pc.Expression,
+                                   values: Mapping[str, Any]) -> pc.Expression:
+    """A pyarrow expression filter, checked to read no partition column (which the files
+    do not hold); it then applies to every file as it is."""
+    from aorc.filters.expression import split_expression
+
+    used = [n for n in split_expression(expression).names if n in values]
+    if used:
+        raise SchemaError(f"a pyarrow expression filter cannot use the partition columns "
+                          f"{used}; give list filters (column, op, value) for them")
+    return expression
+
+
 def _resolve_filters(filters: Filters, values: Mapping[str, Any]) -> tuple[bool, Any]:
     """Evaluate the leaves on partition columns: (can the file match, remaining filters)."""
+    if isinstance(filters, pc.Expression):
+        return True, _expression_without_partitions(filters, values)
     clauses = _dnf(filters)
     if not clauses:
         return True, None
@@ -346,7 +362,8 @@ def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int) -> list[tu
     """Consecutive stripes not ruled out by their statistics, grouped by size."""
     from aorc.filters.predicate import StatsContext, parse_filters
 
-    predicate = parse_filters(filters, parse_type_string(reader.orc_type)) if filters else None
+    predicate = (parse_filters(filters, parse_type_string(reader.orc_type))
+                 if filters is not None else None)
     context = StatsContext(hybrid_calendar=reader.calendar == "JULIAN_GREGORIAN",
                            decimal_bloom_filters=reader.file_version != "UNSTABLE-PRE-2.0")
     groups: list[list[int]] = []
@@ -544,7 +561,8 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
         spark: the SparkSession.
         uris: files, local folders or ``s3://`` prefixes (hidden names skipped).
         columns: top-level columns to read (default all), in this order.
-        filters: pyarrow-style filters (see :meth:`aorc.OrcReader.iter_batches`); stripes
+        filters: pyarrow-style filters (see :meth:`aorc.OrcReader.iter_batches`), or a
+            pyarrow.compute expression over data (not partition) columns; stripes
             and row groups are pruned with statistics and bloom filters, rows filtered
             exactly. Filters on Hive partition columns skip whole files.
         storage_options: store settings, passed to the executors.

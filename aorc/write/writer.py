@@ -38,6 +38,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from aorc.errors import AorcError, SchemaError
 from aorc.format.codec.compression import MAX_BLOCK_SIZE, CompressionKind
@@ -51,6 +52,7 @@ from aorc.format.types import (
     to_arrow_schema,
     to_arrow_type,
     type_string,
+    widen_arrow_type,
 )
 from aorc.format.types import (
     resolve_column as _resolve_column,
@@ -245,7 +247,9 @@ def resolve_schema(schema: pa.Schema | str | OrcType) -> tuple[pa.Schema, OrcTyp
         SchemaError: the schema cannot be written as ORC, or its root is not a struct.
     """
     if isinstance(schema, pa.Schema):
-        return schema, from_arrow_schema(schema)
+        widened = pa.schema([f.with_type(widen_arrow_type(f.type)) for f in schema],
+                            metadata=schema.metadata)
+        return widened, from_arrow_schema(widened)
     if isinstance(schema, str):
         orc_type = parse_type_string(schema)
     elif isinstance(schema, OrcType):
@@ -307,10 +311,41 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
             try:
                 arr = arr.cast(want.type, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-                raise SchemaError(f"column {want.name!r}: cannot convert {got.type} to "
-                                  f"{want.type}: {exc}") from exc
+                raise _cast_error(want.name, arr, want.type, exc) from exc
         arrays.append(arr)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _uint64_max(arr: pa.Array | pa.ChunkedArray) -> int | None:
+    """The largest uint64 value in ``arr`` and its nested children (None when none)."""
+    t = arr.type
+    if t == pa.uint64():
+        value = pc.max(arr).as_py()
+        return int(value) if value is not None else None
+    if isinstance(arr, pa.ChunkedArray):
+        parts = [_uint64_max(c) for c in arr.chunks]
+    elif pa.types.is_struct(t):
+        parts = [_uint64_max(arr.field(i)) for i in range(t.num_fields)]
+    elif pa.types.is_map(t):
+        parts = [_uint64_max(arr.keys), _uint64_max(arr.items)]
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        parts = [_uint64_max(arr.flatten())]
+    elif pa.types.is_dictionary(t):
+        parts = [_uint64_max(arr.dictionary)]
+    else:
+        return None
+    found = [p for p in parts if p is not None]
+    return max(found) if found else None
+
+
+def _cast_error(name: str, arr: pa.Array, want: pa.DataType, exc: Exception) -> SchemaError:
+    """The SchemaError for a failed cast of column ``name`` (naming the value that does not
+    fit when uint64 values exceed ORC's bigint)."""
+    largest = _uint64_max(arr)
+    if largest is not None and largest > 2**63 - 1:
+        return SchemaError(f"column {name!r}: uint64 is written as ORC bigint, which holds at "
+                           f"most {2**63 - 1}, but the column holds {largest}")
+    return SchemaError(f"column {name!r}: cannot convert {arr.type} to {want}: {exc}")
 
 
 # =========================================================================== the writer

@@ -12,7 +12,6 @@ import pytest
 
 from aorc.errors import (
     AccessDeniedError,
-    ObjectNotFoundError,
     SchemaError,
     StoreError,
     UnsupportedFeatureError,
@@ -89,11 +88,19 @@ async def test_complete_without_writes_creates_an_empty_file(tmp_path: pathlib.P
         await sink.write(b"x")
 
 
-async def test_missing_directory(tmp_path: pathlib.Path) -> None:
-    sink = LocalOutput(tmp_path / "missing" / "out.orc")
-    with pytest.raises(ObjectNotFoundError, match="directory does not exist") as info:
+async def test_missing_directories_are_created(tmp_path: pathlib.Path) -> None:
+    sink = LocalOutput(tmp_path / "missing" / "deeper" / "out.orc")
+    assert not (tmp_path / "missing").exists()  # nothing happens before the first write
+    await sink.write(b"ORC")
+    await sink.complete()
+    assert (tmp_path / "missing" / "deeper" / "out.orc").read_bytes() == b"ORC"
+
+
+async def test_parent_that_is_a_file(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "plain").write_bytes(b"x")
+    sink = LocalOutput(tmp_path / "plain" / "out.orc")
+    with pytest.raises(StoreError, match="plain"):
         await sink.write(b"ORC")
-    assert isinstance(info.value, FileNotFoundError)
     await sink.abort()
 
 
