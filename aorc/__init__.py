@@ -34,6 +34,7 @@ from aorc.errors import (
 )
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
+from aorc.read.dataset import Dataset, DatasetFile, open_dataset, read_dataset, read_table
 from aorc.read.reader import (
     ColumnEncodingInfo,
     OrcReader,
@@ -43,9 +44,9 @@ from aorc.read.reader import (
     StripeMetadata,
     WriterInfo,
     open_reader,
-    read_table,
 )
 from aorc.sink.rolling import RollingSink, SinkCommit, SinkFile
+from aorc.write.dataset import write_dataset
 from aorc.write.writer import OrcWriter, WriteOptions, open_writer, write_table
 
 __all__ = [
@@ -54,6 +55,8 @@ __all__ = [
     "ColumnEncodingInfo",
     "ColumnStatistics",
     "CorruptFileError",
+    "Dataset",
+    "DatasetFile",
     "FormatError",
     "IOStats",
     "ObjectChangedError",
@@ -75,9 +78,12 @@ __all__ = [
     "UnsupportedVersionError",
     "WriteOptions",
     "WriterInfo",
+    "open_dataset",
     "open_reader",
     "open_store",
     "open_writer",
+    "read_dataset",
     "read_table",
+    "write_dataset",
     "write_table",
 ]

@@ -34,9 +34,9 @@ import pyarrow as pa
 
 from aorc.errors import AorcError
 from aorc.io import Source
+from aorc.read.dataset import read_table as _read_table
 from aorc.read.reader import OrcReader
 from aorc.read.reader import open_reader as _open_reader
-from aorc.read.reader import read_table as _read_table
 from aorc.write.writer import write_table as _write_table
 
 P = ParamSpec("P")

@@ -18,7 +18,7 @@ from helpers.s3proxy import S3Proxy, fail_every
 import aorc
 import aorc.read.reader
 from aorc.errors import ObjectChangedError
-from aorc.io.output import open_output
+from aorc.io import open_output
 from aorc.io.s3 import S3Output
 from aorc.io.s3_config import DEFAULT_S3_REQUEST_SIZE
 from aorc.write.writer import open_writer, write_table

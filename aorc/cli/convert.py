@@ -27,7 +27,7 @@ import pyarrow as pa
 from aorc.errors import AorcError, SchemaError
 from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store
-from aorc.io.s3_config import is_s3_url
+from aorc.io.registry import is_remote
 from aorc.read.reader import open_reader
 from aorc.write.writer import open_writer
 
@@ -359,7 +359,7 @@ async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions
         return
     suffix = "".join(os.path.splitext(src.rsplit("/", 1)[-1])[1:])
     local = (await _download(src, storage_options, progress_enabled, suffix)
-             if is_s3_url(src) else src)
+             if is_remote(src) else src)
     try:
         source = _Input(local, src, fmt, schema, csv)
         total, unit = await asyncio.to_thread(source.total)
@@ -424,7 +424,7 @@ def options_for(path: str, options: Mapping[str, Any] | None,
                 *paths: str) -> Mapping[str, Any] | None:
     """The storage options for ``path`` among ``paths``: S3 settings go to the ``s3://``
     ones only; when none is on S3 they all get them (so a bad option is still reported)."""
-    if not options or is_s3_url(path) or not any(is_s3_url(p) for p in paths):
+    if not options or is_remote(path) or not any(is_remote(p) for p in paths):
         return options
     return None
 

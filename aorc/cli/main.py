@@ -39,6 +39,13 @@ import pyarrow.compute as pc
 
 from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
+from aorc.cli.dataset import (
+    add_count_command,
+    add_timestamp_unit_flag,
+    count,
+    open_rows,
+    print_dataset_meta,
+)
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.read.reader import OrcReader, StripeFooterInfo, open_reader
@@ -147,6 +154,8 @@ def print_meta(info: dict[str, Any], out: TextIO) -> None:
 
 async def _meta(path: str, as_json: bool, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None) -> None:
+    if await print_dataset_meta(path, as_json, out, storage_options):
+        return
     async with open_reader(path, storage_options=storage_options) as reader:
         info = await describe(reader)
     if as_json:
@@ -236,10 +245,10 @@ def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
 
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
-                filters: Sequence[str] = ()) -> None:
+                filters: Sequence[str] = (), timestamp_unit: str = "auto") -> None:
     if n <= 0:
         return
-    async with open_reader(path, storage_options=storage_options) as reader:
+    async with open_rows(path, storage_options, timestamp_unit) as reader:
         left = n
         selected = filters_from_text(filters, reader.schema)
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
@@ -279,8 +288,9 @@ def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
 
 async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                storage_options: Mapping[str, Any] | None = None,
-               progress: bool | None = None, filters: Sequence[str] = ()) -> None:
-    async with open_reader(path, storage_options=storage_options) as reader:
+               progress: bool | None = None, filters: Sequence[str] = (),
+               timestamp_unit: str = "auto") -> None:
+    async with open_rows(path, storage_options, timestamp_unit) as reader:
         selected = filters_from_text(filters, reader.schema)
         header = fmt == "csv"
         if progress is None:  # a bar on the terminal only when the rows go elsewhere
@@ -426,7 +436,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"aorc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parent = _store_parent()
-    where = "path, file:// or s3:// URL of an ORC file"
+    where = "path, file:// or s3:// URL of an ORC file, or a folder or prefix of them"
     meta = sub.add_parser("meta", parents=[parent],
                           help="describe a file: schema, stripes, statistics")
     meta.add_argument("file", help=where)
@@ -436,14 +446,17 @@ def _parser() -> argparse.ArgumentParser:
     head.add_argument("-n", "--rows", type=int, default=10, help="rows to print (10)")
     head.add_argument("--columns", help="comma-separated column names or dotted paths")
     _filter_flag(head)
+    add_timestamp_unit_flag(head)
     cat = sub.add_parser("cat", parents=[parent], help="print every row (JSON lines or CSV)")
     cat.add_argument("file", help=where)
     cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
                      help="output format (jsonl)")
     cat.add_argument("--columns", help="comma-separated column names or dotted paths")
     _filter_flag(cat)
+    add_timestamp_unit_flag(cat)
     _progress_flags(cat)
     _add_convert(sub, parent)
+    add_count_command(sub, parent)
     return parser
 
 
@@ -452,10 +465,13 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
     if args.command == "meta":
         await _meta(args.file, args.json, out, options)
     elif args.command == "head":
-        await _head(args.file, args.rows, _names(args.columns), out, options, args.filter)
+        await _head(args.file, args.rows, _names(args.columns), out, options, args.filter,
+                    args.timestamp_unit)
     elif args.command == "cat":
         await _cat(args.file, args.format, _names(args.columns), out, options, args.progress,
-                   args.filter)
+                   args.filter, args.timestamp_unit)
+    elif args.command == "count":
+        await count(args.source, args.filter, out, options, args.timestamp_unit)
     else:
         await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                       delimiter=args.delimiter, storage_options=options,

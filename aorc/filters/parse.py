@@ -70,7 +70,9 @@ STRING = frozenset({TypeKind.STRING, TypeKind.CHAR, TypeKind.VARCHAR})
 TIMESTAMP = frozenset({TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_INSTANT})
 DISCRETE = INTEGER | TIMESTAMP | {TypeKind.DATE, TypeKind.DECIMAL, TypeKind.BOOLEAN}
 _INT_RANGES = {TypeKind.BYTE: 8, TypeKind.SHORT: 16, TypeKind.INT: 32, TypeKind.LONG: 64,
-               TypeKind.DATE: 32, TypeKind.TIMESTAMP: 64, TypeKind.TIMESTAMP_INSTANT: 64}
+               TypeKind.DATE: 32,
+               # nanoseconds of int64 seconds: timestamp_unit "us"/"ms"/"s" reads them all
+               TypeKind.TIMESTAMP: 94, TypeKind.TIMESTAMP_INSTANT: 94}
 _NANOS_PER_DAY = 86_400 * 10**9
 _EPOCH = datetime.datetime(1970, 1, 1)
 _EPOCH_DATE = datetime.date(1970, 1, 1)

@@ -531,9 +531,41 @@ _ARRAY_COMPARE: dict[Op, Callable[..., Any]] = {
 }
 
 
+_NANOS_PER_UNIT = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _coarse_timestamp_mask(leaf: Leaf, arr: pa.Array) -> pa.Array:
+    """A comparison of timestamps read in a unit coarser than the nanosecond literals:
+    each literal is brought to the unit exactly (``x < 1.5`` is ``x < 2``; ``x == 1.5`` is
+    no row)."""
+    d = _NANOS_PER_UNIT[arr.type.unit]
+    op = leaf.op
+    if op in (Op.IN, Op.NOT_IN):
+        items: list[int | None] = [int(v) // d for v in leaf.values if int(v) % d == 0
+                                   and _INT64[0] <= int(v) // d <= _INT64[1]]
+        if leaf.null_in_set:
+            items.append(None)
+        found = pc.is_in(arr, value_set=pa.array(items, arr.type), skip_nulls=False)
+        return found if op == Op.IN else pc.invert(found)
+    v = int(leaf.value)
+    floor, ceil = v // d, -(-v // d)
+    if op in (Op.EQ, Op.NE) and v % d:
+        return pc.if_else(pc.is_valid(arr), op == Op.NE, None)
+    k = {Op.EQ: floor, Op.NE: floor, Op.LT: ceil, Op.LE: floor, Op.GT: floor,
+         Op.GE: ceil}[op]
+    if not _INT64[0] <= k <= _INT64[1]:  # beyond every value of the column
+        holds = op in ((Op.LT, Op.LE, Op.NE) if k > _INT64[1] else (Op.GT, Op.GE, Op.NE))
+        return pc.if_else(pc.is_valid(arr), holds, None)
+    return _ARRAY_COMPARE[op](arr, pa.scalar(k, arr.type))
+
+
 def _leaf_mask(leaf: Leaf, batch: pa.RecordBatch) -> pa.Array:
     arr = _column(leaf, batch)
     op = leaf.op
+    if (leaf.kind in TIMESTAMP and pa.types.is_timestamp(arr.type)
+            and op in (*_ARRAY_COMPARE, Op.IN, Op.NOT_IN)):
+        return _coarse_timestamp_mask(leaf, arr)
     if op in _ARRAY_COMPARE:
         return _ARRAY_COMPARE[op](arr, _scalar(leaf, leaf.value))
     if op in (Op.IN, Op.NOT_IN):

@@ -4,29 +4,40 @@ stores). Only this package knows URL schemes; it knows nothing of the ORC format
 :func:`open_store` picks the store for a source. All stores implement :class:`Store`:
 a one-request tail read that also reveals the size, ranged reads, and coalesced concurrent
 batches of ranged reads, with counters in :class:`IOStats`. Writing goes through an
-:class:`aorc.io.output.Output` (:func:`aorc.io.output.open_output`): bytes in order, visible
+:class:`aorc.io.output.Output` (:func:`aorc.io.open_output`): bytes in order, visible
 only once complete (atomic rename locally, multipart upload on S3).
 """
 
 from __future__ import annotations
 
 import os
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.io import registry
 from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
+from aorc.io.registry import (
+    FileInfo,
+    delete,
+    is_remote,
+    join,
+    list_files,
+    make_parents,
+    open_input,
+    open_output,
+    register_scheme,
+)
 from aorc.io.s3 import S3Output, S3Store
 from aorc.io.s3_clients import close_clients
-from aorc.io.s3_config import S3Config, is_s3_url
+from aorc.io.s3_config import S3Config
 
 __all__ = [
     "BaseStore",
+    "FileInfo",
     "IOStats",
     "LocalStore",
     "MemoryStore",
@@ -38,6 +49,15 @@ __all__ = [
     "Store",
     "StoreOptions",
     "close_clients",
+    "delete",
+    "is_remote",
+    "join",
+    "list_files",
+    "make_parents",
+    "open_input",
+    "open_output",
+    "register_scheme",
+    "registry",
     "open_store",
     "plan_ranges",
     "source_name",
@@ -67,8 +87,8 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
 
     Args:
         source: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, an
-            ``s3://bucket/key`` URL, a bytes-like object holding a whole ORC file, or an
-            existing :class:`Store` (returned as is).
+            ``s3://bucket/key`` URL (any scheme of :mod:`aorc.io.registry`), a bytes-like
+            object holding a whole ORC file, or an existing :class:`Store` (returned as is).
         storage_options: store tuning: ``max_merge_distance`` (bytes, default 1 MiB),
             ``max_request_size`` (default 64 MiB; 8 MiB for S3) and ``max_concurrency``
             (default 10; 8 for S3); for S3 also the connection settings of
@@ -87,31 +107,12 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
         if storage_options:
             raise SchemaError("storage_options cannot be applied to an already open store")
         return source
-    if is_s3_url(source):
-        return S3Store.from_url(str(source), storage_options)
-    options = dict(storage_options or {})
-    tuning = StoreOptions.pop_from(options)
+    if isinstance(source, (str, os.PathLike)):
+        return registry.open_input(source, storage_options)
     if isinstance(source, (bytes, bytearray, memoryview)):
+        options = dict(storage_options or {})
+        tuning = StoreOptions.pop_from(options)
         check_no_options_left(options, "memory")
         return MemoryStore(source, options=tuning)
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    if not isinstance(source, str):
-        raise SchemaError(f"cannot read from a {type(source).__name__}: pass a path, a URL "
-                          "or a bytes-like object")
-    if "://" in source:
-        return _open_url(source, options, tuning)
-    check_no_options_left(options, "local files")
-    return LocalStore(source, tuning)
-
-
-def _open_url(url: str, options: dict[str, Any], tuning: StoreOptions) -> Store:
-    parsed = urllib.parse.urlsplit(url)
-    scheme = parsed.scheme.lower()
-    if scheme == "file":
-        if parsed.netloc not in ("", "localhost"):
-            raise UnsupportedFeatureError(f"file:// URLs on another host are not supported: "
-                                          f"{url}")
-        check_no_options_left(options, "local files")
-        return LocalStore(urllib.request.url2pathname(parsed.path), tuning)
-    raise UnsupportedFeatureError(f"unsupported URL scheme {scheme!r} in {url}")
+    raise SchemaError(f"cannot read from a {type(source).__name__}: pass a path, a URL "
+                      "or a bytes-like object")

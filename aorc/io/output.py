@@ -9,7 +9,7 @@ Readers therefore never see a half-written file:
   (``os.replace``, atomic on POSIX file systems); abort removes the temporary file.
 * :class:`MemoryOutput` collects the bytes in memory, for tests and for ``bytes`` output.
 
-:func:`open_output` picks the output for a destination.
+:func:`aorc.io.open_output` (in :mod:`aorc.io.registry`) picks the output for a destination.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import asyncio
 import errno
 import os
 import secrets
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
@@ -28,7 +26,6 @@ from aorc.errors import (
     ObjectNotFoundError,
     SchemaError,
     StoreError,
-    UnsupportedFeatureError,
 )
 
 __all__ = [
@@ -36,7 +33,7 @@ __all__ = [
     "LocalOutput",
     "MemoryOutput",
     "Output",
-    "open_output",
+    "open_local_output",
 ]
 
 #: Marker in the names of temporary files (``.<name>.aorc-tmp-<random>``).
@@ -67,7 +64,7 @@ class Output(Protocol):
         ...
 
 
-#: What :func:`open_output` accepts.
+#: What :func:`aorc.io.open_output` accepts.
 Destination = str | os.PathLike[str] | Output
 
 
@@ -287,47 +284,22 @@ class MemoryOutput(_OutputState):
         return bytes(self._buffer)
 
 
-def open_output(dest: Destination, storage_options: Mapping[str, Any] | None = None) -> Output:
-    """The output that writes ``dest``.
+def open_local_output(path: str, storage_options: Mapping[str, Any] | None = None) -> Output:
+    """The output that writes the local file ``path`` (see :class:`LocalOutput`).
 
     Args:
-        dest: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, or a
-            :class:`Output` (returned as is, e.g. a :class:`MemoryOutput`).
-        storage_options: store settings; local files take ``fsync`` (bool, default true:
-            flush to disk before the final rename).
+        path: the file's path.
+        storage_options: ``fsync`` (bool, default true: flush to disk before the final
+            rename).
 
     Raises:
-        UnsupportedFeatureError: for URL schemes other than ``file://`` and ``s3://``
-            (``s3://bucket/key`` gives an :class:`aorc.io.s3.S3Output`; its storage options
-            are described in :mod:`aorc.io.s3_config`).
-        SchemaError: for an unknown storage option or destination type.
+        SchemaError: for an unknown storage option or a bad value.
     """
     options = dict(storage_options or {})
-    if isinstance(dest, Output) and not isinstance(dest, (str, os.PathLike)):
-        if options:
-            raise SchemaError("storage_options cannot be applied to an existing output")
-        return dest
-    if isinstance(dest, os.PathLike):
-        dest = os.fspath(dest)
-    if not isinstance(dest, str):
-        raise SchemaError(f"cannot write to a {type(dest).__name__}: pass a path, a file:// "
-                          "URL or a Output")
-    if "://" in dest:
-        parsed = urllib.parse.urlsplit(dest)
-        scheme = parsed.scheme.lower()
-        if scheme in ("s3", "s3a"):
-            from aorc.io.s3 import S3Output
-            return S3Output.from_url(dest, storage_options)
-        if scheme != "file":
-            raise UnsupportedFeatureError(f"unsupported URL scheme {scheme!r} in {dest}")
-        if parsed.netloc not in ("", "localhost"):
-            raise UnsupportedFeatureError(f"file:// URLs on another host are not supported: "
-                                          f"{dest}")
-        dest = urllib.request.url2pathname(parsed.path)
     fsync = options.pop("fsync", True)
     if options:
         unknown = ", ".join(sorted(map(str, options)))
         raise SchemaError(f"unknown storage option(s) for local files: {unknown}")
     if not isinstance(fsync, bool):
         raise SchemaError(f"storage option fsync must be a bool, got {fsync!r}")
-    return LocalOutput(dest, fsync=fsync)
+    return LocalOutput(path, fsync=fsync)

@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from aorc.errors import CorruptFileError
+from aorc.errors import CorruptFileError, UnsupportedFeatureError
 from aorc.filters.predicate import Leaf, Predicate, StatsContext, bloom_absent_test
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
@@ -474,12 +474,46 @@ class ScanPlanner:
                   r0: int, r1: int, cache: dict[tuple[int, frozenset[int]], Any]
                   ) -> pa.RecordBatch:
         self.stats.rows_read += r1 - r0
+        try:
+            return self._filtered_rows(work, whole, segment, r0, r1, cache)
+        except UnsupportedFeatureError as exc:
+            if self.opts.timestamp_unit != "ns" or "timestamp_unit=" not in str(exc):
+                raise
+            return self._filtered_wide(work, whole, segment, r0, r1, exc)
+
+    def _filtered_wide(self, work: StripeWork, whole: _WholeStreams, segment: _SegmentStreams,
+                       r0: int, r1: int, exc: UnsupportedFeatureError) -> pa.RecordBatch:
+        """The rows again with microsecond timestamps (they hold every ORC timestamp), so
+        a timestamp beyond nanoseconds raises only when its row matches the filter."""
+        opts = self.opts
+        try:
+            self.opts = dataclasses.replace(opts, timestamp_unit="us")
+            batch = self._filtered_rows(work, whole, segment, r0, r1, {}, count=False)
+        finally:
+            self.opts = opts
+        fields = [arrow_field(name, top, self.selected) for name, top in zip(
+            batch.schema.names, self._top_types(self.selected), strict=True)] \
+            if self.tail.schema.kind == TypeKind.STRUCT else None
+        try:
+            return batch.cast(pa.schema(fields)) if fields is not None else \
+                pa.record_batch([batch.column(0).cast(
+                    arrow_field("_col0", self.tail.schema, self.selected).type)], ["_col0"])
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise exc from None
+
+    def _top_types(self, selected: set[int]) -> list[OrcType]:
+        return [c for c in self.tail.schema.children if c.column_id in selected]
+
+    def _filtered_rows(self, work: StripeWork, whole: _WholeStreams, segment: _SegmentStreams,
+                       r0: int, r1: int, cache: dict[tuple[int, frozenset[int]], Any],
+                       count: bool = True) -> pa.RecordBatch:
         shared = self.filter_columns <= self.selected
         probe = self._rows(self.selected if shared else self.filter_columns, work, whole,
                            segment, r0, r1, cache)
         mask = self.predicate.row_mask(probe)
         hits = mask.true_count
-        self.stats.rows_returned += hits
+        if count:
+            self.stats.rows_returned += hits
         if not shared:
             if not hits:
                 return self._rows(self.selected, work, whole, segment, r0, r0, cache)
@@ -513,8 +547,8 @@ class ScanPlanner:
             else:
                 arrays.append(decode_level(top, Context(segment, self.opts, selected),
                                            Level(n)))
-        fields = [arrow_field(name, top, selected) for name, top in zip(names, tops,
-                                                                         strict=True)]
+        fields = [arrow_field(name, top, selected, timestamp_unit=self.opts.timestamp_unit)
+                  for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 

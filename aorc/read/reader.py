@@ -45,6 +45,8 @@ from aorc.filters.predicate import Predicate, parse_filters
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import decompress_stream
 from aorc.format.columns import DecodeOptions, DictStripeStreams, arrow_field, decode_stripe
+from aorc.format.columns.base import with_timestamp_unit
+from aorc.format.columns.timestamps import check_timestamp_unit
 from aorc.format.statistics import ColumnStatistics, StatisticsList
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, StripeInfo, parse_tail
@@ -69,7 +71,6 @@ __all__ = [
     "StripeMetadata",
     "WriterInfo",
     "open_reader",
-    "read_table",
 ]
 
 T = TypeVar("T")
@@ -276,7 +277,8 @@ class OrcReader:
     """
 
     def __init__(self, store: Store, tail: FileTail, tail_bytes: bytes, *,
-                 owns_store: bool) -> None:
+                 owns_store: bool, timestamp_unit: str = "ns") -> None:
+        check_timestamp_unit(timestamp_unit)
         self._store = store
         self._tail = tail
         self._tail_bytes = memoryview(tail_bytes)
@@ -287,14 +289,19 @@ class OrcReader:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.path = store.path
-        self._decode_options = DecodeOptions.from_tail(tail)
+        self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit)
+        self.timestamp_unit = timestamp_unit
         self._scan_stats = ScanStats()
 
     # ------------------------------------------------------------------ file information
     @property
     def schema(self) -> pa.Schema:
         """The Arrow schema of the rows (a non-struct root is one column ``_col0``)."""
-        return to_arrow_schema(self._tail.schema)
+        schema = to_arrow_schema(self._tail.schema)
+        if self.timestamp_unit == "ns":
+            return schema
+        return pa.schema([f.with_type(with_timestamp_unit(f.type, self.timestamp_unit))
+                          for f in schema], metadata=schema.metadata)
 
     @property
     def orc_type(self) -> str:
@@ -598,8 +605,9 @@ class OrcReader:
         """The schema :func:`decode_stripe` gives the selected columns."""
         root = self._tail.schema
         if root.kind != TypeKind.STRUCT:
-            return pa.schema([arrow_field("_col0", root, selected)])
-        return pa.schema([arrow_field(n, c, selected)
+            return pa.schema([arrow_field("_col0", root, selected,
+                                          timestamp_unit=self.timestamp_unit)])
+        return pa.schema([arrow_field(n, c, selected, timestamp_unit=self.timestamp_unit)
                           for n, c in zip(root.field_names, root.children, strict=True)
                           if c.column_id in selected])
 
@@ -739,7 +747,9 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
     return _guarded(path, None, lambda: parse_tail(tail, size, source=path))
 
 
-async def _load(source: Source, storage_options: Mapping[str, Any] | None) -> OrcReader:
+async def _load(source: Source, storage_options: Mapping[str, Any] | None,
+                timestamp_unit: str = "ns") -> OrcReader:
+    check_timestamp_unit(timestamp_unit)
     owns_store = not isinstance(source, Store)
     store = open_store(source, storage_options)
     try:
@@ -754,7 +764,8 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None) -> Or
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{store.path}: the file tail asks for {tail.n} bytes "
                                        f"after {len(tail_bytes)} were read")
-        return OrcReader(store, tail, tail_bytes, owns_store=owns_store)
+        return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
+                         timestamp_unit=timestamp_unit)
     except BaseException:
         if owns_store:
             await store.close()
@@ -764,16 +775,18 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None) -> Or
 class _OpenReader:
     """What :func:`open_reader` returns: use ``async with`` (or ``await``, then close)."""
 
-    def __init__(self, source: Source, storage_options: Mapping[str, Any] | None) -> None:
+    def __init__(self, source: Source, storage_options: Mapping[str, Any] | None,
+                 timestamp_unit: str = "ns") -> None:
         self._source = source
         self._options = storage_options
+        self._unit = timestamp_unit
         self._reader: OrcReader | None = None
 
     def __await__(self) -> Generator[Any, None, OrcReader]:
-        return _load(self._source, self._options).__await__()
+        return _load(self._source, self._options, self._unit).__await__()
 
     async def __aenter__(self) -> OrcReader:
-        self._reader = await _load(self._source, self._options)
+        self._reader = await _load(self._source, self._options, self._unit)
         return self._reader
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -782,8 +795,8 @@ class _OpenReader:
             await self._reader.close()
 
 
-def open_reader(source: Source, *,
-                storage_options: Mapping[str, Any] | None = None) -> _OpenReader:
+def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
+                timestamp_unit: str = "ns") -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -803,26 +816,14 @@ def open_reader(source: Source, *,
             ``region``, ``key``/``secret``, ``anon``, ...) and read tuning
             (``max_merge_distance``, ``max_request_size``, ``max_concurrency``); see
             :func:`aorc.io.open_store`. Not allowed with a Store (it is configured).
+        timestamp_unit: the unit of the timestamps returned: ``"s"``, ``"ms"``, ``"us"`` or
+            ``"ns"`` (the default, as pyarrow.orc); ``"us"`` holds every ORC timestamp
+            (year 9999 too). A value outside the unit's range raises an error naming this
+            option; coarser units floor the values.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
         CorruptFileError: when the file's tail is damaged.
         UnsupportedVersionError: for a future format version.
     """
-    return _OpenReader(source, storage_options)
-
-
-async def read_table(source: Source, *, columns: Sequence[str] | None = None,
-                     filters: Any = None,
-                     storage_options: Mapping[str, Any] | None = None) -> pa.Table:
-    """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
-    an Arrow table.
-
-    Args:
-        source: as for :func:`open_reader`.
-        columns: top-level column names or dotted nested paths; ``None`` reads all.
-        filters: as for :meth:`OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``.
-        storage_options: as for :func:`open_reader`.
-    """
-    async with open_reader(source, storage_options=storage_options) as reader:
-        return await reader.read(columns, filters=filters)
+    return _OpenReader(source, storage_options, timestamp_unit)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
-from aorc.io.s3_config import is_s3_url
+from aorc.hive import HIVE_DEFAULT_PARTITION, escape_path_name, partition_segment
+from aorc.io.registry import join as join_uri
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -44,55 +44,20 @@ __all__ = [
 
 #: Partition folders of ``event_time``: one per UTC hour.
 DEFAULT_TIME_PARTITIONING = "dt=%Y-%m-%d/hour=%H"
-#: The folder value of a null partition value (as Hive and Spark write it).
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 #: Bytes counted for the Python objects of each piece of rows held (batch, arrays, buffers).
 PIECE_OVERHEAD = 1024
 
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
-# Characters Hive escapes in partition folder names (FileUtils.escapePathName), plus '+'
-# which separates the parts of a file name.
-_ESCAPED = set('"#%\'*/:=?\\\x7f{}[]^+') | {chr(c) for c in range(0x20)}
+
 
 
 # =========================================================================== naming
 
-def partition_segment(name: str, value: Any) -> str:
-    """A Hive partition folder ``name=value``, escaped as Hive escapes it.
-
-    ``None`` becomes :data:`HIVE_DEFAULT_PARTITION`; booleans ``true``/``false``; dates and
-    times ISO format.
-    """
-    if value is None:
-        text = HIVE_DEFAULT_PARTITION
-    elif isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
-        text = value.isoformat(sep=" ") if isinstance(value, datetime.datetime) \
-            else value.isoformat()
-    elif isinstance(value, bytes):
-        text = value.decode("utf-8", "backslashreplace")
-    else:
-        text = str(value)
-    return f"{_escape(name)}={_escape(text)}"
-
-
-def _escape(text: str) -> str:
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
-
-
 def file_name(topic: str, partition: int, first_offset: int) -> str:
     """The name of the file of a stream whose first row has ``first_offset``."""
-    return f"{_escape(topic)}+{partition}+{first_offset:020d}.orc"
-
-
-def join_uri(prefix: str, *parts: str) -> str:
-    parts = tuple(p for p in parts if p)
-    if is_s3_url(prefix):
-        return "/".join([prefix.rstrip("/"), *parts])
-    return os.path.join(prefix, *parts)
+    return f"{escape_path_name(topic)}+{partition}+{first_offset:020d}.orc"
 
 
 # =========================================================================== layout

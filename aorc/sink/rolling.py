@@ -73,7 +73,7 @@ import pyarrow as pa
 
 from aorc.errors import AorcError, SchemaError
 from aorc.format.types import from_arrow_schema
-from aorc.io.s3_config import is_s3_url
+from aorc.io.registry import make_parents
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
     HIVE_DEFAULT_PARTITION,
@@ -600,9 +600,7 @@ class RollingSink:
         async with self._uploads:
             uri = join_uri(self.prefix, f.path, file_name(stream.topic, stream.partition,
                                                           f.first))
-            if not is_s3_url(uri):
-                await asyncio.to_thread(os.makedirs, os.path.dirname(uri) or ".",
-                                        exist_ok=True)
+            await make_parents(uri)
             options = dict(self._write_options)
             options["metadata"] = {**(options.get("metadata") or {}),
                                    "aorc.sink.topic": stream.topic,

@@ -45,9 +45,9 @@ import pyarrow.compute as pc
 import aorc
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.format.types import from_arrow_schema, parse_type_string, select_columns
-from aorc.io.s3_config import S3Config, is_s3_url
+from aorc.hive import HIVE_DEFAULT_PARTITION
+from aorc.io import registry
 from aorc.read.reader import OrcReader, open_reader
-from aorc.sink.plan import HIVE_DEFAULT_PARTITION
 from aorc.write.writer import parse_write_options
 
 __all__ = [
@@ -102,10 +102,6 @@ def _run_async_iter(agen: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.R
 
 # =========================================================================== write
 
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix.rstrip('/')}/{name}" if is_s3_url(prefix) else os.path.join(prefix, name)
-
-
 async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
                            storage_options: Mapping[str, Any] | None,
                            options: Mapping[str, Any]) -> tuple[int, int]:
@@ -115,8 +111,7 @@ async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
         batch = await asyncio.to_thread(next, batches, None)
     if batch is None:
         return 0, 0
-    if not is_s3_url(uri):
-        await asyncio.to_thread(os.makedirs, os.path.dirname(uri) or ".", exist_ok=True)
+    await registry.make_parents(uri)
     writer = aorc.open_writer(uri, batch.schema, storage_options=storage_options, **options)
     async with writer:
         while batch is not None:
@@ -132,7 +127,7 @@ def _write_task(prefix: str, job: str, storage_options: Mapping[str, Any] | None
 
         context = TaskContext.get()
         number = context.partitionId() if context is not None else 0
-        uri = _join(prefix, f"part-{number:05d}-{job}.orc")
+        uri = registry.join(prefix, f"part-{number:05d}-{job}.orc")
         rows, size = asyncio.run(_write_partition(iter(batches), uri, storage_options,
                                                   options))
         out = {"uri": [uri] if rows else [], "rows": [rows] if rows else [],
@@ -166,8 +161,8 @@ def write(df: Any, uri_prefix: str, *, storage_options: Mapping[str, Any] | None
 
     arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
     parse_write_options(from_arrow_schema(arrow_schema), options, caller="aorc.spark.write")
-    if storage_options is not None and is_s3_url(uri_prefix):
-        S3Config.from_options(storage_options)  # fail fast on bad settings
+    if storage_options is not None:
+        registry.check_options(uri_prefix, storage_options)  # fail fast on bad settings
     _executor_path(df.sparkSession)
     job = uuid.uuid4().hex[:16]
     task = _write_task(uri_prefix, job, storage_options, options)
@@ -176,54 +171,6 @@ def write(df: Any, uri_prefix: str, *, storage_options: Mapping[str, Any] | None
 
 
 # =========================================================================== listing
-
-def _hidden(name: str) -> bool:
-    return name.startswith((".", "_"))
-
-
-def _list_local(root: str) -> list[str]:
-    if os.path.isfile(root):
-        return [root]
-    if not os.path.isdir(root):
-        raise aorc.ObjectNotFoundError(f"{root}: no such file or folder")
-    out: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not _hidden(d))
-        out.extend(os.path.join(folder, f) for f in sorted(files) if not _hidden(f))
-    return out
-
-
-async def _list_s3(uri: str, storage_options: Mapping[str, Any] | None) -> list[str]:
-    from aorc.io.s3_clients import acquire_client, map_s3_error
-
-    bucket, _, key = uri.split("://", 1)[1].partition("/")
-    lease = await acquire_client(S3Config.from_options(storage_options))
-    out: list[str] = []
-    try:
-        prefix = key if not key or key.endswith("/") else key + "/"
-        if key and not key.endswith("/"):
-            response = await lease.client.list_objects_v2(Bucket=bucket, Prefix=key,
-                                                          MaxKeys=1)
-            found = response.get("Contents", [])
-            if found and found[0]["Key"] == key:
-                return [uri]
-        paginator = lease.client.get_paginator("list_objects_v2")
-        async for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
-            for item in page.get("Contents", []):
-                relative = item["Key"][len(prefix):]
-                if item["Size"] and not any(_hidden(p) for p in relative.split("/")):
-                    out.append(f"{uri.split('://', 1)[0]}://{bucket}/{item['Key']}")
-    except Exception as exc:
-        from botocore.exceptions import BotoCoreError, ClientError
-        if isinstance(exc, (BotoCoreError, ClientError)):
-            raise map_s3_error(exc, uri, "list") from exc
-        raise
-    finally:
-        lease.release()
-    if not out:
-        raise aorc.ObjectNotFoundError(f"{uri}: no files found")
-    return out
-
 
 async def list_files(uris: str | Sequence[str],
                      storage_options: Mapping[str, Any] | None = None
@@ -238,9 +185,8 @@ async def list_files(uris: str | Sequence[str],
     out: list[tuple[str, str]] = []
     for root in roots:
         root = os.fspath(root)
-        files = (await _list_s3(root, storage_options) if is_s3_url(root)
-                 else await asyncio.to_thread(_list_local, root))
-        out.extend((root, f) for f in files)
+        files = await registry.list_files(root, storage_options)
+        out.extend((root, f.path) for f in files)
     return out
 
 

@@ -57,8 +57,9 @@ from aorc.format.types import (
 from aorc.format.types import (
     resolve_column as _resolve_column,
 )
+from aorc.io import open_output
 from aorc.io.base import IOStats
-from aorc.io.output import Destination, Output, open_output
+from aorc.io.output import Destination, Output
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import assemble_stripe
 

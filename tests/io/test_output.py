@@ -16,7 +16,8 @@ from aorc.errors import (
     StoreError,
     UnsupportedFeatureError,
 )
-from aorc.io.output import TEMP_MARKER, LocalOutput, MemoryOutput, Output, open_output
+from aorc.io import open_output
+from aorc.io.output import TEMP_MARKER, LocalOutput, MemoryOutput, Output
 
 
 def listing(directory: pathlib.Path) -> list[str]:

@@ -14,7 +14,8 @@ import pytest
 from helpers.s3proxy import Delay, Fault, Hold, Record, S3Proxy, fail_first
 
 from aorc.errors import AccessDeniedError, RetriesExhaustedError, SchemaError, StoreError
-from aorc.io.output import Output, open_output
+from aorc.io import open_output
+from aorc.io.output import Output
 from aorc.io.s3 import S3Output
 from aorc.io.s3_config import MIN_PART_SIZE, S3Config
 

@@ -36,6 +36,7 @@ __all__ = [
     "decode_column",
     "decode_stripe",
     "values_to_skip",
+    "with_timestamp_unit",
 ]
 
 Buffer = bytes | bytearray | memoryview
@@ -141,6 +142,7 @@ class DecodeOptions:
             rebased to the proleptic Gregorian calendar Arrow uses.
         unstable_pre_2: the file version is ``[1, 9999]`` (UNSTABLE-PRE-2.0): decimals of
             precision up to 18 are stored as RLE v2 integers.
+        timestamp_unit: the Arrow unit of timestamps (``"s"``, ``"ms"``, ``"us"``, ``"ns"``).
     """
 
     reader_timezone: str | None = None
@@ -151,6 +153,7 @@ class DecodeOptions:
     software_version: str | None = None
     calendar: int = 0
     unstable_pre_2: bool = False
+    timestamp_unit: str = "ns"
 
     @classmethod
     def from_tail(cls, tail: Any, **overrides: Any) -> DecodeOptions:
@@ -244,7 +247,8 @@ class Context:
         dt = self._types.get(t.column_id)
         if dt is None:
             dt = self._types[t.column_id] = arrow_type(
-                t, self.selected, dictionary_strings=self.opts.dictionary_strings)
+                t, self.selected, dictionary_strings=self.opts.dictionary_strings,
+                timestamp_unit=self.opts.timestamp_unit)
         return dt
 
     def encoding(self, t: OrcType) -> pb.ColumnEncoding:
@@ -401,14 +405,38 @@ def offsets_from_lengths(t: OrcType, slots: Slots, lengths: npt.NDArray[np.int64
 _STRING_KINDS = frozenset({TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.BINARY})
 
 
+def with_timestamp_unit(dt: pa.DataType, unit: str) -> pa.DataType:
+    """``dt`` with every timestamp (nested ones too) in ``unit``."""
+    if unit == "ns":
+        return dt
+    if pa.types.is_timestamp(dt):
+        return pa.timestamp(unit, dt.tz)
+    if pa.types.is_struct(dt):
+        return pa.struct([f.with_type(with_timestamp_unit(f.type, unit)) for f in dt])
+    if pa.types.is_list(dt):
+        return pa.list_(dt.value_field.with_type(with_timestamp_unit(dt.value_type, unit)))
+    if pa.types.is_map(dt):
+        return pa.map_(dt.key_field.with_type(with_timestamp_unit(dt.key_type, unit)),
+                       dt.item_field.with_type(with_timestamp_unit(dt.item_type, unit)))
+    if pa.types.is_union(dt):
+        return pa.union([f.with_type(with_timestamp_unit(f.type, unit)) for f in dt],
+                        dt.mode, dt.type_codes)
+    return dt
+
+
 def arrow_type(t: OrcType, selected: set[int] | None = None, *,
-               dictionary_strings: bool = False) -> pa.DataType:
+               dictionary_strings: bool = False, timestamp_unit: str = "ns") -> pa.DataType:
     """The Arrow type of ``t``; struct fields whose column is not in ``selected`` are left out.
 
     With ``selected=None`` this is :func:`aorc.format.types.to_arrow_type`. With
     ``dictionary_strings`` string, char, varchar and binary become
-    ``dictionary<int32, string/binary>``.
+    ``dictionary<int32, string/binary>``; timestamps are in ``timestamp_unit``.
     """
+    return with_timestamp_unit(_arrow_type(t, selected, dictionary_strings), timestamp_unit)
+
+
+def _arrow_type(t: OrcType, selected: set[int] | None,
+                dictionary_strings: bool) -> pa.DataType:
     if not t.kind.is_compound:
         dt = to_arrow_type(t)
         if dictionary_strings and t.kind in _STRING_KINDS:
@@ -433,13 +461,14 @@ def arrow_type(t: OrcType, selected: set[int] | None = None, *,
 
 
 def arrow_field(name: str, t: OrcType, selected: set[int] | None = None, *,
-                dictionary_strings: bool = False) -> pa.Field:
+                dictionary_strings: bool = False, timestamp_unit: str = "ns") -> pa.Field:
     """The Arrow field for ``t`` (see :func:`arrow_type`), with the metadata of
     :func:`aorc.format.types.to_arrow_field`."""
     base = to_arrow_field(name, t)
     if (selected is None or not t.kind.is_compound) and not dictionary_strings:
-        return base
-    dt = arrow_type(t, selected, dictionary_strings=dictionary_strings)
+        return base.with_type(with_timestamp_unit(base.type, timestamp_unit))
+    dt = arrow_type(t, selected, dictionary_strings=dictionary_strings,
+                    timestamp_unit=timestamp_unit)
     return pa.field(name, dt, nullable=True, metadata=base.metadata)
 
 
@@ -516,10 +545,11 @@ def decode_stripe(root: OrcType, selected: set[int] | None, streams: StripeStrea
         slots = ctx.slots(root, level)
         if slots.valid is not None:  # a null root row: its fields read as null
             level = slots.level()
-        fields = [arrow_field(n, c, selected, dictionary_strings=opts.dictionary_strings)
-                  for n, c in pairs]
+        fields = [arrow_field(n, c, selected, dictionary_strings=opts.dictionary_strings,
+                              timestamp_unit=opts.timestamp_unit) for n, c in pairs]
         arrays = [decode_level(c, ctx, level) for _, c in pairs]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
-    field_ = arrow_field("_col0", root, selected, dictionary_strings=opts.dictionary_strings)
+    field_ = arrow_field("_col0", root, selected, dictionary_strings=opts.dictionary_strings,
+                         timestamp_unit=opts.timestamp_unit)
     return pa.RecordBatch.from_arrays([decode_level(root, ctx, level)],
                                       schema=pa.schema([field_]))

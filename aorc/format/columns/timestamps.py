@@ -17,6 +17,11 @@ that is what ORC C++ returns with its default GMT reader zone and what ORC Java 
 TIMESTAMP_INSTANT is UTC-based and becomes ``timestamp[ns, UTC]``. Values outside the range
 of ``timestamp[ns]`` (1677-09-21 to 2262-04-11) raise UnsupportedFeatureError rather than
 wrap; hybrid-calendar rebasing therefore never applies (it only changes dates before 1582).
+
+The unit is a decode parameter (``DecodeOptions.timestamp_unit``: ``"s"``, ``"ms"``, ``"us"``
+or ``"ns"``, the reader's ``timestamp_unit`` option): in a coarser unit the values are
+floored to it, and the whole range of ORC timestamps (year 9999 included) fits ``"us"``. A
+value that does not fit the unit raises an error naming the option.
 """
 
 from __future__ import annotations
@@ -29,14 +34,31 @@ from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
 from aorc.format.columns._tz import ZoneOffsets, zone_offsets
-from aorc.format.columns.base import Context, Level, column_error, fixed_width_array, register
+from aorc.format.columns.base import (
+    Context,
+    Level,
+    column_error,
+    fixed_width_array,
+    register,
+    with_timestamp_unit,
+)
 from aorc.format.types import OrcType, TypeKind, type_string
 
-__all__ = ["decode_nanos"]
+__all__ = ["TIMESTAMP_UNITS", "check_timestamp_unit", "decode_nanos", "with_timestamp_unit"]
 
 _MAX_SECONDS = 9_223_372_035  # |seconds * 1e9 + nanos| stays below 2**63 up to here
 _MAX_RAW_SECONDS = 2**40  # far beyond timestamp[ns]; keeps the arithmetic from wrapping
 _MAX_OFFSET = 2 * 86400  # more than any zone's UTC offset
+#: Arrow timestamp units and their number per second.
+TIMESTAMP_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_UNIT_RANGES = {"ns": "1677-09-21 to 2262-04-11"}
+
+
+def check_timestamp_unit(unit: object) -> None:
+    """Raise SchemaError unless ``unit`` is a value of the ``timestamp_unit`` option."""
+    if unit not in TIMESTAMP_UNITS:
+        raise SchemaError(f"timestamp_unit must be one of {', '.join(TIMESTAMP_UNITS)}, got "
+                          f"{unit!r}")
 
 
 def decode_nanos(raw: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -57,17 +79,21 @@ def decode_timestamp(t: OrcType, ctx: Context, level: Level) -> pa.Array:
     if low < -999_999_999 or high > 999_999_999:
         bad = low if low < -999_999_999 else high
         raise column_error(t, pb.Stream.SECONDARY, f"nanoseconds {bad} out of range")
-    first, last = _check_range(t, seconds, _MAX_RAW_SECONDS)
+    unit = ctx.opts.timestamp_unit
+    per_second = TIMESTAMP_UNITS[unit]
+    max_seconds = _MAX_SECONDS if unit == "ns" else (2**63 - 1) // per_second - 1
+    first, last = _check_range(t, seconds, _MAX_RAW_SECONDS if unit == "ns"
+                               else min(2**61, max_seconds - _MAX_OFFSET - 2**33), unit)
     zone = _zone(t, ctx)
     instants = seconds + zone.base_epoch
     if first + zone.base_epoch < 0 and high > 999_999:
         instants -= (instants < 0) & (nanos > 999_999)
     wall = instants if t.kind == TypeKind.TIMESTAMP_INSTANT else zone.to_wall(instants)
-    if max(-first, last) + abs(zone.base_epoch) + _MAX_OFFSET > _MAX_SECONDS:
-        _check_extremes(t, wall, nanos)
+    if max(-first, last) + abs(zone.base_epoch) + _MAX_OFFSET > max_seconds:
+        _check_extremes(t, wall, nanos, unit)
     # Wrapping int64 arithmetic: exact whenever the result fits, which is now checked.
-    wall *= 1_000_000_000
-    wall += nanos
+    wall *= per_second
+    wall += nanos if unit == "ns" else nanos // (1_000_000_000 // per_second)
     return fixed_width_array(ctx.arrow_type(t), slots, wall)
 
 
@@ -84,24 +110,32 @@ def _zone(t: OrcType, ctx: Context) -> ZoneOffsets:
         raise SchemaError(f"unknown reader time zone {ctx.opts.reader_timezone!r}") from exc
 
 
-def _out_of_range(t: OrcType, seconds: int) -> UnsupportedFeatureError:
+def _out_of_range(t: OrcType, seconds: int, unit: str = "ns") -> UnsupportedFeatureError:
+    span = f" ({_UNIT_RANGES[unit]})" if unit in _UNIT_RANGES else ""
+    hint = (" (read with timestamp_unit='us', 'ms' or 's' to get it)" if unit == "ns"
+            else "")
     return UnsupportedFeatureError(
         f"column {t.column_id} ({type_string(t)}) holds a timestamp {seconds} s from the epoch, "
-        "outside the range of Arrow timestamp[ns] (1677-09-21 to 2262-04-11)")
+        f"outside the range of Arrow timestamp[{unit}]{span} of timestamp_unit={unit!r}"
+        f"{hint}")
 
 
-def _check_range(t: OrcType, seconds: npt.NDArray[np.int64], limit: int) -> tuple[int, int]:
+def _check_range(t: OrcType, seconds: npt.NDArray[np.int64], limit: int,
+                 unit: str = "ns") -> tuple[int, int]:
     """The smallest and largest value; raise when one is beyond ``limit``."""
     low, high = int(seconds.min()), int(seconds.max())
     if low < -limit or high > limit:
-        raise _out_of_range(t, low if low < -limit else high)
+        raise _out_of_range(t, low if low < -limit else high, unit)
     return low, high
 
 
 def _check_extremes(t: OrcType, wall: npt.NDArray[np.int64],
-                    nanos: npt.NDArray[np.int64]) -> None:
-    """Check exactly that ``wall * 1e9 + nanos`` fits int64 where it might not."""
-    for row in np.flatnonzero((wall < -_MAX_SECONDS) | (wall > _MAX_SECONDS)):
-        value = int(wall[row]) * 1_000_000_000 + int(nanos[row])
+                    nanos: npt.NDArray[np.int64], unit: str = "ns") -> None:
+    """Check exactly that ``wall`` in ``unit`` plus the nanoseconds fits int64 where it
+    might not."""
+    per_second = TIMESTAMP_UNITS[unit]
+    limit = (2**63 - 1) // per_second - 1 if unit != "ns" else _MAX_SECONDS
+    for row in np.flatnonzero((wall < -limit) | (wall > limit)):
+        value = int(wall[row]) * per_second + int(nanos[row]) // (1_000_000_000 // per_second)
         if not -(2**63) <= value < 2**63:
-            raise _out_of_range(t, int(wall[row]))
+            raise _out_of_range(t, int(wall[row]), unit)

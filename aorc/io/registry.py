@@ -1,0 +1,471 @@
+"""Stores own their URLs: one registry maps a URL scheme to the code that serves it.
+
+Every module outside :mod:`aorc.io` that needs to open, list, join, create or delete a
+location asks this registry instead of looking at the scheme itself. Registered schemes:
+
+* local paths (no scheme) and ``file://`` URLs: :class:`LocalScheme`;
+* ``memory://name``: :class:`MemoryScheme`, an in-process file system (tests, examples);
+* ``s3://`` and ``s3a://``: :class:`S3Scheme` (listing is paginated ``ListObjectsV2``, 1,000
+  keys per request; a file's size comes from the listing, so no ``HEAD`` is needed).
+
+Adding a store (GCS, Azure, ...) means writing one :class:`Scheme` and calling
+:func:`register_scheme`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from aorc.errors import ObjectNotFoundError, SchemaError, UnsupportedFeatureError
+from aorc.io.base import IOStats, Store, StoreOptions, check_no_options_left
+from aorc.io.local import LocalStore, map_os_error
+from aorc.io.memory import MemoryStore
+from aorc.io.output import Destination, MemoryOutput, Output, open_local_output
+
+__all__ = [
+    "LIST_PAGE_SIZE",
+    "FileInfo",
+    "LocalScheme",
+    "MemoryScheme",
+    "S3Scheme",
+    "Scheme",
+    "check_options",
+    "delete",
+    "is_folder",
+    "is_hidden",
+    "is_remote",
+    "join",
+    "list_files",
+    "make_parents",
+    "open_input",
+    "open_output",
+    "register_scheme",
+    "scheme_for",
+]
+
+#: Keys asked for per ``ListObjectsV2`` request (S3's maximum).
+LIST_PAGE_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One file found by :func:`list_files`.
+
+    Attributes:
+        path: its path or URL, in the form of the listed root (``root/sub/name``).
+        size: its size in bytes (from the listing).
+    """
+
+    path: str
+    size: int
+
+
+def is_hidden(name: str) -> bool:
+    """Whether a file or folder name is skipped by listings (``_SUCCESS``, ``.crc``, ...),
+    as Spark and Hive skip them."""
+    return name.startswith((".", "_"))
+
+
+class Scheme(Protocol):
+    """What a store family provides for its URLs."""
+
+    remote: bool
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Raise :class:`SchemaError` for settings this store would refuse (nothing is
+        opened); stores that take no connection settings accept any here."""
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
+        """A store reading ``url``."""
+        ...
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
+        """A sink writing ``url`` (visible only once complete)."""
+        ...
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                   stats: IOStats) -> list[FileInfo]:
+        """Every non-empty, non-hidden file under ``url`` (or ``url`` itself when it names a
+        file), sorted by path."""
+        ...
+
+    def join(self, base: str, *parts: str) -> str:
+        """``base`` extended by path components."""
+        ...
+
+    async def is_folder(self, url: str) -> bool:
+        """Whether ``url`` names a folder or prefix (without a request where the URL says)."""
+        ...
+
+    async def make_parents(self, url: str) -> None:
+        """Create the folders ``url`` will live in (nothing for object stores)."""
+        ...
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        """Remove the file ``url``; a missing file is not an error."""
+        ...
+
+
+def _slash_join(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/"), *(p.strip("/") for p in parts if p)])
+
+
+def _visible(relative: str) -> bool:
+    return not any(is_hidden(p) for p in relative.split("/") if p)
+
+
+# =========================================================================== local
+
+class LocalScheme:
+    """Local paths and ``file://`` URLs."""
+
+    remote = False
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Local and memory files have no connection settings to check up front."""
+
+    @staticmethod
+    def path_of(url: str) -> str:
+        """The local path of a plain path or a ``file://`` URL."""
+        if "://" not in url:
+            return url
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.netloc not in ("", "localhost"):
+            raise UnsupportedFeatureError(f"file:// URLs on another host are not supported: "
+                                          f"{url}")
+        return urllib.request.url2pathname(parsed.path)
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
+        options = dict(storage_options or {})
+        tuning = StoreOptions.pop_from(options)
+        check_no_options_left(options, "local files")
+        return LocalStore(self.path_of(url), tuning)
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
+        return open_local_output(self.path_of(url), storage_options)
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                   stats: IOStats) -> list[FileInfo]:
+        return await asyncio.to_thread(self._list_sync, self.path_of(url))
+
+    @staticmethod
+    def _list_sync(root: str) -> list[FileInfo]:
+        try:
+            if os.path.isfile(root):
+                return [FileInfo(root, os.path.getsize(root))]
+            if not os.path.isdir(root):
+                raise ObjectNotFoundError(f"{root}: no such file or folder")
+            out: list[FileInfo] = []
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+                for name in sorted(files):
+                    if is_hidden(name):
+                        continue
+                    path = os.path.join(folder, name)
+                    size = os.path.getsize(path)
+                    if size:
+                        out.append(FileInfo(path, size))
+            return out
+        except OSError as exc:
+            raise map_os_error(exc, root) from exc
+
+    def join(self, base: str, *parts: str) -> str:
+        return os.path.join(base, *(p for p in parts if p))
+
+    async def is_folder(self, url: str) -> bool:
+        return await asyncio.to_thread(os.path.isdir, self.path_of(url))
+
+    async def make_parents(self, url: str) -> None:
+        folder = os.path.dirname(self.path_of(url)) or "."
+        try:
+            await asyncio.to_thread(os.makedirs, folder, exist_ok=True)
+        except OSError as exc:
+            raise map_os_error(exc, folder) from exc
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        path = self.path_of(url)
+        try:
+            await asyncio.to_thread(os.remove, path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise map_os_error(exc, path) from exc
+
+
+# =========================================================================== memory
+
+class _MemoryOutput(MemoryOutput):
+    """A :class:`MemoryOutput` that publishes the file in its :class:`MemoryScheme`."""
+
+    def __init__(self, files: dict[str, bytes], path: str) -> None:
+        super().__init__(path)
+        self._files = files
+
+    async def complete(self) -> None:
+        await super().complete()
+        self._files[self.path] = self.getvalue()
+
+
+class MemoryScheme:
+    """``memory://`` URLs: an in-process file system (a dict of URL -> bytes)."""
+
+    remote = False
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Local and memory files have no connection settings to check up front."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
+        options = dict(storage_options or {})
+        tuning = StoreOptions.pop_from(options)
+        check_no_options_left(options, "memory")
+        if url not in self.files:
+            raise ObjectNotFoundError(f"no such file: {url}")
+        return MemoryStore(self.files[url], url, tuning)
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
+        check_no_options_left(dict(storage_options or {}), "memory")
+        return _MemoryOutput(self.files, url)
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                   stats: IOStats) -> list[FileInfo]:
+        if url in self.files:
+            return [FileInfo(url, len(self.files[url]))]
+        prefix = url.rstrip("/") + "/"
+        found = sorted(k for k in self.files if k.startswith(prefix))
+        if not found:
+            raise ObjectNotFoundError(f"{url}: no files found")
+        return [FileInfo(k, len(self.files[k])) for k in found
+                if self.files[k] and _visible(k[len(prefix):])]
+
+    def join(self, base: str, *parts: str) -> str:
+        return _slash_join(base, *parts)
+
+    async def is_folder(self, url: str) -> bool:
+        return url.endswith("/") or "/" not in url.partition("://")[2]
+
+    async def make_parents(self, url: str) -> None:
+        return None
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        self.files.pop(url, None)
+
+
+# =========================================================================== S3
+
+class S3Scheme:
+    """``s3://`` and ``s3a://`` URLs (Amazon S3 and S3-compatible stores)."""
+
+    remote = True
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Parse the S3 settings (endpoint, credentials, retries, part size, ...)."""
+        from aorc.io.s3_config import S3Config
+
+        S3Config.from_options(storage_options)
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
+        from aorc.io.s3 import S3Store
+        return S3Store.from_url(url, storage_options)
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
+        from aorc.io.s3 import S3Output
+        return S3Output.from_url(url, storage_options)
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                   stats: IOStats) -> list[FileInfo]:
+        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3_config import S3Config
+
+        scheme, _, rest = url.partition("://")
+        bucket, _, key = rest.partition("/")
+        if not bucket:
+            raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
+        lease = await acquire_client(S3Config.from_options(storage_options))
+        try:
+            prefix = key if not key or key.endswith("/") else key + "/"
+            found = await self._pages(lease.client, bucket, prefix, stats)
+            if not found and key and not key.endswith("/"):
+                exact = await self._pages(lease.client, bucket, key, stats, limit=1)
+                if exact and exact[0][0] == key:
+                    return [FileInfo(url, exact[0][1])]
+        except s3_failures() as exc:
+            raise map_s3_error(exc, url, "list") from exc
+        finally:
+            lease.release()
+        if not found:
+            raise ObjectNotFoundError(f"{url}: no files found")
+        base = f"{scheme}://{bucket}/"
+        return [FileInfo(base + k, size) for k, size in found
+                if size and _visible(k[len(prefix):])]
+
+    @staticmethod
+    async def _pages(client: Any, bucket: str, prefix: str, stats: IOStats,
+                     limit: int = LIST_PAGE_SIZE) -> list[tuple[str, int]]:
+        """Every (key, size) under ``prefix``: one request per ``limit`` keys."""
+        out: list[tuple[str, int]] = []
+        params: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": limit}
+        while True:
+            response = await client.list_objects_v2(**params)
+            stats.requests += 1
+            out.extend((item["Key"], int(item["Size"])) for item in response.get("Contents", []))
+            token = response.get("NextContinuationToken")
+            if limit < LIST_PAGE_SIZE or not response.get("IsTruncated") or not token:
+                return out
+            params["ContinuationToken"] = token
+
+    def join(self, base: str, *parts: str) -> str:
+        return _slash_join(base, *parts)
+
+    async def is_folder(self, url: str) -> bool:
+        return url.endswith("/") or "/" not in url.partition("://")[2]
+
+    async def make_parents(self, url: str) -> None:
+        return None
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3_config import S3Config, parse_s3_url
+
+        bucket, key = parse_s3_url(url)
+        lease = await acquire_client(S3Config.from_options(storage_options))
+        try:
+            await lease.client.delete_object(Bucket=bucket, Key=key)
+        except s3_failures() as exc:
+            raise map_s3_error(exc, url, "delete") from exc
+        finally:
+            lease.release()
+
+
+# =========================================================================== registry
+
+_LOCAL = LocalScheme()
+_SCHEMES: dict[str, Scheme] = {"file": _LOCAL, "memory": MemoryScheme(), "s3": S3Scheme()}
+_SCHEMES["s3a"] = _SCHEMES["s3"]
+
+
+def register_scheme(name: str, scheme: Scheme) -> None:
+    """Serve URLs ``name://...`` with ``scheme`` (replacing any earlier registration)."""
+    _SCHEMES[name.lower()] = scheme
+
+
+def _text(url: str | os.PathLike[str]) -> str:
+    if isinstance(url, os.PathLike):
+        return os.fspath(url)
+    if not isinstance(url, str):
+        raise SchemaError(f"expected a path or URL, got a {type(url).__name__}")
+    return url
+
+
+def scheme_for(url: str | os.PathLike[str]) -> Scheme:
+    """The scheme serving ``url`` (a plain path is local).
+
+    Raises:
+        UnsupportedFeatureError: no scheme is registered for the URL's.
+    """
+    text = _text(url)
+    name, sep, _ = text.partition("://")
+    if not sep:
+        return _LOCAL
+    try:
+        return _SCHEMES[name.lower()]
+    except KeyError:
+        raise UnsupportedFeatureError(f"unsupported URL scheme {name.lower()!r} in "
+                                      f"{text}") from None
+
+
+def check_options(url: str | os.PathLike[str], storage_options: Mapping[str, Any]) -> None:
+    """Fail fast on settings the store of ``url`` would refuse, before any work starts.
+
+    Raises:
+        SchemaError: an unknown setting or a bad value.
+    """
+    scheme_for(url).check_options(storage_options)
+
+
+def is_remote(url: str | os.PathLike[str]) -> bool:
+    """Whether ``url`` lives in a remote store (its storage options are connection
+    settings)."""
+    return scheme_for(url).remote
+
+
+def open_input(url: str | os.PathLike[str],
+               storage_options: Mapping[str, Any] | None = None) -> Store:
+    """A store reading the file ``url``."""
+    return scheme_for(url).open_input(_text(url), storage_options)
+
+
+def open_output(dest: Destination,
+                storage_options: Mapping[str, Any] | None = None) -> Output:
+    """The output writing ``dest``: visible only once complete.
+
+    Args:
+        dest: a local path (``str`` or ``os.PathLike``), a URL of a registered scheme
+            (``file://``, ``memory://``, ``s3://``, ...), or an :class:`Output` (returned as
+            it is, e.g. a :class:`MemoryOutput`).
+        storage_options: the store's settings (local files: ``fsync``; S3: see
+            :mod:`aorc.io.s3_config`).
+
+    Raises:
+        UnsupportedFeatureError: for a URL scheme no store is registered for.
+        SchemaError: for an unknown storage option or destination type.
+    """
+    if isinstance(dest, Output) and not isinstance(dest, (str, os.PathLike)):
+        if storage_options:
+            raise SchemaError("storage_options cannot be applied to an existing output")
+        return dest
+    if not isinstance(dest, (str, os.PathLike)):
+        raise SchemaError(f"cannot write to a {type(dest).__name__}: pass a path, a URL or "
+                          "an Output")
+    return scheme_for(dest).open_output(_text(dest), storage_options)
+
+
+async def list_files(url: str | os.PathLike[str],
+                     storage_options: Mapping[str, Any] | None = None,
+                     stats: IOStats | None = None) -> list[FileInfo]:
+    """The non-empty files under a folder or prefix (or the file ``url`` names), skipping
+    hidden names (``_x``, ``.x``) below ``url``, sorted by path.
+
+    Args:
+        url: a local folder or file, a ``file://``, ``memory://`` or ``s3://`` URL.
+        storage_options: store settings.
+        stats: where to count the listing requests.
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``url``.
+    """
+    counts = stats if stats is not None else IOStats()
+    return await scheme_for(url).listing(_text(url), storage_options, counts)
+
+
+def join(base: str | os.PathLike[str], *parts: str) -> str:
+    """``base`` extended by path components, in the form its store uses (empty parts are
+    dropped)."""
+    text = _text(base)
+    return scheme_for(text).join(text, *parts)
+
+
+async def is_folder(url: str | os.PathLike[str]) -> bool:
+    """Whether ``url`` names a folder or prefix: a local folder, or a URL ending with
+    ``/`` (an object-store prefix without one is only known by listing it)."""
+    return await scheme_for(url).is_folder(_text(url))
+
+
+async def make_parents(url: str | os.PathLike[str]) -> None:
+    """Create the folders the file ``url`` will be written into (only local files need
+    them)."""
+    await scheme_for(url).make_parents(_text(url))
+
+
+async def delete(url: str | os.PathLike[str],
+                 storage_options: Mapping[str, Any] | None = None) -> None:
+    """Delete the file ``url``; deleting a missing file is not an error."""
+    await scheme_for(url).delete(_text(url), storage_options)

@@ -1,0 +1,735 @@
+"""Datasets: a folder, an object-store prefix or a list of ORC files read as one table.
+
+:func:`open_dataset` lists the source (one paginated listing, sizes included, hidden names
+such as ``_SUCCESS`` or ``.crc`` skipped), parses Hive partition folders
+(:mod:`aorc.read.partitioning`) and unifies the files' schemas by name
+(:mod:`aorc.read.evolution`); opening a file is its one tail read, kept for the reads that
+follow. A read prunes partitions before any of their files is opened, pushes the data filters
+down into every surviving file (stripes, row groups, bloom filters), reads at most
+``max_open_files`` files at a time and brings every file's rows into the dataset's schema.
+
+:func:`read_dataset` is the one-shot form: it opens only the files that survive the partition
+filter, so their schemas (not those of pruned files) make the data columns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pyarrow as pa
+
+from aorc.errors import AorcError, CorruptFileError, ObjectNotFoundError, SchemaError
+from aorc.format.columns.base import with_timestamp_unit
+from aorc.format.columns.timestamps import check_timestamp_unit
+from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
+from aorc.format.types import to_arrow_schema
+from aorc.io import IOStats, Source, registry
+from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.read.partitioning import (
+    Clauses,
+    infer_partition_schema,
+    normalize_filters,
+    parse_partition_path,
+    partition_table,
+    term_expression,
+)
+from aorc.read.pushdown import ScanStats
+from aorc.read.reader import OrcReader, open_reader
+
+__all__ = [
+    "Dataset",
+    "DatasetFile",
+    "DatasetSource",
+    "is_dataset_source",
+    "read_table",
+    "open_dataset",
+    "read_dataset",
+]
+
+
+async def _gather(coros: list[Any]) -> list[Any]:
+    """:func:`aorc.io.base.gather_or_cancel`, also for no coroutines."""
+    return await _gather_nonempty(coros) if coros else []
+
+#: What :func:`open_dataset` accepts.
+DatasetSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+#: One-shot reads (:func:`read_dataset`) fetch files up to this size whole, in one request.
+SMALL_FILE_BYTES = 4 << 20
+_DONE = object()
+
+
+@dataclass(frozen=True)
+class DatasetFile:
+    """One file of a dataset.
+
+    Attributes:
+        path: its path or URL.
+        size: its size in bytes, from the listing.
+        partition: its partition values (typed as the partition columns), by column name.
+    """
+
+    path: str
+    size: int
+    partition: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Tail:
+    tail: FileTail
+    data: bytes
+    schema: pa.Schema
+
+
+@dataclass
+class _Options:
+    storage_options: Mapping[str, Any] | None
+    max_open_files: int
+    exclude_invalid_files: bool
+    timestamp_unit: str
+    given_schema: pa.Schema | None
+
+
+@dataclass
+class _Plan:
+    """A read's files, each with the filter left for its data columns (``None``: all rows)."""
+
+    files: list[tuple[DatasetFile, Clauses | None]]
+    data_schema: pa.Schema
+    out_schema: pa.Schema
+
+
+class Dataset:
+    """Many ORC files read as one table. Create it with :func:`open_dataset`.
+
+    Attributes:
+        files: the files, sorted by path (invalid ones left out when
+            ``exclude_invalid_files`` was given).
+        partition_schema: the partition columns and their types.
+    """
+
+    def __init__(self, files: list[DatasetFile], partition_schema: pa.Schema,
+                 data_schema: pa.Schema, options: _Options, io_stats: IOStats,
+                 tails: dict[str, _Tail]) -> None:
+        self.files = files
+        self.partition_schema = partition_schema
+        self._data_schema = data_schema
+        self._options = options
+        self._io = io_stats
+        self._scan = ScanStats()
+        self._tails = tails
+        self._semaphore = asyncio.Semaphore(options.max_open_files)
+
+    # ------------------------------------------------------------------ information
+    @property
+    def schema(self) -> pa.Schema:
+        """The unified schema: the data columns, then the partition columns."""
+        return pa.schema([*self._data_schema, *self.partition_schema])
+
+    @property
+    def num_rows(self) -> int | None:
+        """Rows of all files, from their footers (``None`` when ``schema=`` was given and
+        the files were not opened yet)."""
+        if any(f.path not in self._tails for f in self.files):
+            return None
+        return sum(self._tails[f.path].tail.num_rows for f in self.files)
+
+    def files_matching(self, filters: Any = None) -> list[DatasetFile]:
+        """The files a read with ``filters`` opens: those the partition terms leave."""
+        return [f for f, _ in self._plan([], filters).files]
+
+    @property
+    def io_stats(self) -> IOStats:
+        """Requests and bytes of the listing and of every file read so far."""
+        return self._io
+
+    @property
+    def scan_stats(self) -> ScanStats:
+        """What the reads skipped and read, summed over the files."""
+        return self._scan
+
+    # ------------------------------------------------------------------ reading
+    async def read(self, columns: Sequence[str] | None = None,
+                   filters: Any = None) -> pa.Table:
+        """Read the matching rows of every file into one table.
+
+        Args:
+            columns: top-level column names (data or partition columns); ``None``: all.
+            filters: as for :meth:`aorc.OrcReader.iter_batches`, on data and partition
+                columns; partition terms prune files before they are opened.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters, incompatible file schemas.
+            CorruptFileError: a file is not ORC or is damaged (the message names it).
+        """
+        plan = self._plan(columns, filters)
+        tables = await _gather(
+            [self._read_file(f, clauses, plan) for f, clauses in plan.files])
+        tables = [t for t in tables if t.num_rows]
+        if not tables:
+            return plan.out_schema.empty_table()
+        return pa.concat_tables(tables)
+
+    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
+                     batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+        """Stream the matching rows as record batches, file by file in path order.
+
+        At most ``max_open_files`` files are read ahead, each holding at most two decoded
+        batches, so a dataset larger than memory streams. Close the iterator (e.g. with
+        ``contextlib.aclosing``) to stop early; that cancels the reads under way.
+
+        Args:
+            columns: as for :meth:`read`.
+            filters: as for :meth:`read`.
+            batch_size: the largest number of rows per batch.
+        """
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
+        return self._stream(self._plan(columns, filters), batch_size)
+
+    async def count_rows(self, filters: Any = None) -> int:
+        """The number of matching rows: from the file footers where no data filter is left
+        for a file, else by a filtered read of the filter's columns only."""
+        plan = self._plan([], filters)
+
+        async def count(f: DatasetFile, clauses: Clauses | None) -> int:
+            if clauses is None:
+                async with self._semaphore:
+                    rows: int = (await self._tail(f)).tail.num_rows
+                    return rows
+            table = await self._read_file(f, clauses, plan)
+            return int(table.num_rows)
+
+        return sum(await _gather([count(f, c) for f, c in plan.files]))
+
+    async def read_unresolved(self, columns: Sequence[str] | None, filters: Any) -> pa.Table:
+        """One-shot read of a dataset whose schema is not known yet: each file that
+        survives the partition filter is opened and read at once (small files with one
+        request), then the schemas are unified and every file's rows conformed."""
+        clauses = normalize_filters(filters)
+        survivors = self._prune(clauses) if clauses else [(f, None) for f in self.files]
+        if not survivors:
+            await _resolve_schema(self, self.files)
+            return await self.read(columns, filters)
+        found = [r for r in await _gather([self._read_raw(f, c, columns)
+                                           for f, c in survivors]) if r is not None]
+        if not found:
+            raise SchemaError("the dataset has no valid files to infer a schema from; pass "
+                              "schema=")
+        merged = merge_schemas([(f.path, schema) for f, schema, _ in found])
+        self._data_schema = pa.schema([f for f in merged
+                                       if f.name not in self.partition_schema.names])
+        self.files = [f for f, _, _ in found]
+        plan = self._plan(columns, filters)
+        tables = [self._finish(t, f, {}, plan) for f, _, t in found]
+        tables = [t for t in tables if t.num_rows]
+        return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
+
+    async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
+                        columns: Sequence[str] | None
+                        ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
+        """A file's schema and matching rows in its own schema (``None``: an invalid
+        file left out)."""
+        async with self._semaphore:
+            try:
+                tail = await _open_tail(f.path, self._options, self._io, f.size)
+            except CorruptFileError:
+                if not self._options.exclude_invalid_files:
+                    raise
+                return None
+            store = registry.open_input(f.path, self._options.storage_options)
+            reader = OrcReader(store, tail.tail, tail.data, owns_store=True,
+                               timestamp_unit=self._options.timestamp_unit)
+            try:
+                wanted = pa.schema([x for x in tail.schema
+                                    if columns is None or x.name in columns])
+                fake = _Plan([], wanted, wanted)
+                cols, filt, possible, _ = self._file_request(tail.schema, clauses, fake)
+                if not possible:
+                    return f, tail.schema, wanted.empty_table()
+                before = reader.io_stats.snapshot()
+                table = await self._read_rows(reader, cols, filt)
+                self._count(reader, before)
+            finally:
+                await reader.close()
+        return f, tail.schema, table
+
+    # ------------------------------------------------------------------ planning
+    def _plan(self, columns: Sequence[str] | None, filters: Any) -> _Plan:
+        schema = self.schema
+        if columns is None:
+            names = schema.names
+        else:
+            if isinstance(columns, str):
+                raise SchemaError("columns must be a list of names, not a string")
+            names = list(columns)
+            for name in names:
+                if name not in schema.names:
+                    raise SchemaError(f"no column {name!r} in the dataset (columns: "
+                                      f"{', '.join(schema.names)})")
+        out = pa.schema([schema.field(n) for n in names])
+        data = pa.schema([f for f in out if f.name not in self.partition_schema.names])
+        clauses = normalize_filters(filters)
+        if clauses is None:
+            return _Plan([(f, None) for f in self.files], data, out)
+        for conj in clauses:
+            for name, _, _ in conj:
+                if name.split(".")[0] not in schema.names:
+                    raise SchemaError(f"filters: no column {name!r} in the dataset")
+        return _Plan(self._prune(clauses), data, out)
+
+    def _prune(self, clauses: Clauses) -> list[tuple[DatasetFile, Clauses | None]]:
+        """Each file whose partition values leave some conjunction possible, with the data
+        terms of those conjunctions (``None`` when a conjunction holds for all its rows)."""
+        parts = set(self.partition_schema.names)
+        table = (pa.Table.from_pylist([f.partition for f in self.files],
+                                      schema=self.partition_schema) if parts else None)
+        alive: list[set[int] | None] = []
+        for conj in clauses:
+            terms = [t for t in conj if t[0] in parts]
+            alive.append(_surviving(table, terms) if terms else None)
+        out: list[tuple[DatasetFile, Clauses | None]] = []
+        for i, f in enumerate(self.files):
+            left: Clauses = []
+            whole = False
+            for conj, ok in zip(clauses, alive, strict=True):
+                if ok is not None and i not in ok:
+                    continue
+                data_terms = [t for t in conj if t[0] not in parts]
+                if not data_terms:
+                    whole = True
+                    break
+                left.append(data_terms)
+            if whole:
+                out.append((f, None))
+            elif left:
+                out.append((f, left))
+        return out
+
+    # ------------------------------------------------------------------ one file
+    async def _tail(self, f: DatasetFile) -> _Tail:
+        cached = self._tails.get(f.path)
+        if cached is None:
+            cached = await _open_tail(f.path, self._options, self._io)
+            self._tails[f.path] = cached
+        return cached
+
+    async def _reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema]:
+        tail = await self._tail(f)
+        store = registry.open_input(f.path, self._options.storage_options)
+        reader = OrcReader(store, tail.tail, tail.data, owns_store=True,
+                           timestamp_unit=self._options.timestamp_unit)
+        return reader, tail.schema
+
+    def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: _Plan
+                      ) -> tuple[list[str], Clauses | None, bool, dict[str, str]]:
+        """The file's columns to read, its filter (in its own names), whether any row can
+        match, and the renaming from the file's names to the dataset's."""
+        given = self._options.given_schema
+        renamed = positional_names(file_schema, given) if given is not None else file_schema
+        to_file = dict(zip(renamed.names, file_schema.names, strict=True))
+        cols = [to_file[n] for n in plan.data_schema.names if n in to_file]
+        if clauses is None:
+            return cols, None, True, {v: k for k, v in to_file.items()}
+        left: Clauses = []
+        for conj in clauses:
+            kept = []
+            possible = True
+            for name, op, value in conj:
+                top, _, rest = name.partition(".")
+                if top not in to_file or (rest and not _has_path(renamed.field(top), rest)):
+                    if op == "is null":
+                        continue  # a missing column is all nulls
+                    possible = False
+                    break
+                kept.append((to_file[top] + (f".{rest}" if rest else ""), op, value))
+            if not possible:
+                continue
+            if not kept:
+                return cols, None, True, {v: k for k, v in to_file.items()}
+            left.append(kept)
+        return cols, left or None, bool(left), {v: k for k, v in to_file.items()}
+
+    async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
+                         plan: _Plan) -> pa.Table:
+        async with self._semaphore:
+            try:
+                reader, file_schema = await self._reader(f)
+            except CorruptFileError:
+                if not self._options.exclude_invalid_files:
+                    raise
+                return plan.out_schema.empty_table()
+            try:
+                cols, filt, possible, names = self._file_request(file_schema, clauses, plan)
+                if not possible:
+                    return plan.out_schema.empty_table()
+                before = reader.io_stats.snapshot()
+                table = await self._read_rows(reader, cols, filt)
+                self._count(reader, before)
+            finally:
+                await reader.close()
+        return self._finish(table, f, names, plan)
+
+    @staticmethod
+    async def _read_rows(reader: OrcReader, cols: list[str], filt: Clauses | None
+                         ) -> pa.Table:
+        """The file's rows; with no column to read, a table of no columns and as many
+        rows (from the footer, or from the filter's first column)."""
+        if cols:
+            return await reader.read(cols, filters=filt)
+        if filt is None:
+            return pa.table({"n": pa.nulls(reader.num_rows)}).select([])
+        first = filt[0][0][0].split(".")[0]
+        return (await reader.read([first], filters=filt)).select([])
+
+    def _finish(self, table: pa.Table, f: DatasetFile, names: dict[str, str],
+                plan: _Plan) -> pa.Table:
+        table = table.rename_columns([names.get(n, n) for n in table.column_names])
+        data = conform(table, plan.data_schema, f.path)
+        if not len(plan.out_schema):
+            return data
+        columns = []
+        for field_ in plan.out_schema:
+            if field_.name in self.partition_schema.names:
+                value = f.partition.get(field_.name)
+                columns.append(pa.repeat(pa.scalar(value, field_.type), data.num_rows))
+            else:
+                columns.append(data.column(field_.name))
+        return pa.Table.from_arrays(columns, schema=plan.out_schema)
+
+    def _count(self, reader: OrcReader, before: IOStats) -> None:
+        io = reader.io_stats - before
+        self._io.requests += io.requests
+        self._io.bytes += io.bytes
+        self._io.retries += io.retries
+        s = reader.scan_stats
+        for name in ("stripes_total", "stripes_pruned_by_stats", "row_groups_total",
+                     "row_groups_pruned_by_stats", "row_groups_pruned_by_bloom",
+                     "row_groups_read", "rows_read", "rows_returned"):
+            setattr(self._scan, name, getattr(self._scan, name) + getattr(s, name))
+        self._scan.requests += io.requests
+        self._scan.bytes += io.bytes
+
+    # ------------------------------------------------------------------ streaming
+    async def _produce(self, f: DatasetFile, clauses: Clauses | None, plan: _Plan,
+                       batch_size: int, queue: asyncio.Queue[Any]) -> None:
+        try:
+            async with self._semaphore:
+                try:
+                    reader, file_schema = await self._reader(f)
+                except CorruptFileError:
+                    if not self._options.exclude_invalid_files:
+                        raise
+                    await queue.put(_DONE)
+                    return
+                try:
+                    cols, filt, possible, names = self._file_request(file_schema, clauses,
+                                                                     plan)
+                    before = reader.io_stats.snapshot()
+                    if possible and not cols:
+                        table = await self._read_rows(reader, cols, filt)
+                        for out in self._finish(table, f, names, plan).to_batches(batch_size):
+                            await queue.put(out)
+                    elif possible:
+                        async for batch in reader.iter_batches(cols, batch_size, filt):
+                            table = self._finish(pa.Table.from_batches([batch]), f, names,
+                                                 plan)
+                            for out in table.to_batches():
+                                await queue.put(out)
+                    self._count(reader, before)
+                finally:
+                    await reader.close()
+            await queue.put(_DONE)
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            await queue.put(exc)
+
+    async def _stream(self, plan: _Plan, batch_size: int
+                      ) -> AsyncGenerator[pa.RecordBatch, None]:
+        pending = iter(plan.files)
+        active: collections.deque[tuple[asyncio.Task[None], asyncio.Queue[Any]]] = \
+            collections.deque()
+
+        def start_next() -> None:
+            item = next(pending, None)
+            if item is not None:
+                queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=2)
+                task = asyncio.create_task(self._produce(item[0], item[1], plan, batch_size,
+                                                         queue))
+                active.append((task, queue))
+
+        for _ in range(self._options.max_open_files):
+            start_next()
+        try:
+            while active:
+                task, queue = active[0]
+                while (item := await queue.get()) is not _DONE:
+                    if isinstance(item, BaseException):
+                        raise item
+                    yield item
+                active.popleft()
+                await task
+                start_next()
+        finally:
+            for task, _ in active:
+                task.cancel()
+            await asyncio.gather(*(t for t, _ in active), return_exceptions=True)
+
+
+def _has_path(field_: pa.Field, rest: str) -> bool:
+    t = field_.type
+    for part in rest.split("."):
+        if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
+            return False
+        t = t.field(part).type
+    return True
+
+
+def _surviving(table: pa.Table | None, terms: list[tuple[str, str, Any]]) -> set[int]:
+    """Indexes of the rows (files) of the partition table that satisfy every term."""
+    if table is None:
+        return set()
+    expr = term_expression(*terms[0])
+    for term in terms[1:]:
+        expr = expr & term_expression(*term)
+    indexed = table.append_column("__aorc_index", pa.array(range(table.num_rows), pa.int64()))
+    try:
+        kept = indexed.filter(expr).column("__aorc_index")
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaError(f"filters on partition columns: {exc}") from exc
+    return set(kept.to_pylist())
+
+
+# =========================================================================== opening
+
+async def _open_tail(path: str, options: _Options, io: IOStats, size: int = 0) -> _Tail:
+    """Read and parse a file's tail (one request unless its metadata is longer); a file
+    of at most SMALL_FILE_BYTES (``size``, from the listing) is read whole, so reading its
+    rows needs no further request."""
+    store = registry.open_input(path, options.storage_options)
+    first = size if TAIL_READ_SIZE < size <= SMALL_FILE_BYTES else TAIL_READ_SIZE
+    try:
+        data, size = await store.read_tail(first)
+        tail = await asyncio.to_thread(_parse, path, data, size)
+        if isinstance(tail, NeedBytes):
+            data, size = await store.read_tail(tail.n)
+            tail = await asyncio.to_thread(_parse, path, data, size)
+            if isinstance(tail, NeedBytes):
+                raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
+                                       f"{len(data)} were read")
+        schema = to_arrow_schema(tail.schema)
+        if options.timestamp_unit != "ns":
+            schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
+                                for f in schema])
+    finally:
+        io.requests += store.stats.requests
+        io.bytes += store.stats.bytes
+        await store.close()
+    return _Tail(tail, data, schema)
+
+
+def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
+    try:
+        return parse_tail(data, size, source=path)
+    except AorcError as exc:
+        if path in str(exc):
+            raise
+        raise type(exc)(f"{path}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - any stray failure means a damaged tail
+        raise CorruptFileError(f"{path}: not a readable ORC file ({type(exc).__name__}: "
+                               f"{exc})") from exc
+
+
+async def _discover(source: DatasetSource, options: _Options, io: IOStats
+                    ) -> list[tuple[str, registry.FileInfo]]:
+    roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not roots:
+        raise SchemaError("open_dataset: the list of sources is empty")
+    found = await _gather([registry.list_files(r, options.storage_options, io)
+                                    for r in roots])
+    out: list[tuple[str, registry.FileInfo]] = []
+    for root, files in zip(roots, found, strict=True):
+        text = os.fspath(root)
+        out.extend((text, info) for info in files)
+    return out
+
+
+def _relative(root: str, path: str) -> str:
+    base = root.rstrip("/" + os.sep)
+    if not path.startswith(base) or len(path) == len(base):
+        return os.path.basename(path)
+    return path[len(base) + 1:].replace(os.sep, "/")
+
+
+def _check_options(partitioning: Any, timestamp_unit: str, max_open_files: int,
+                   schema: pa.Schema | None) -> pa.Schema | None:
+    check_timestamp_unit(timestamp_unit)
+    if isinstance(max_open_files, bool) or not isinstance(max_open_files, int) \
+            or max_open_files < 1:
+        raise SchemaError(f"max_open_files must be a positive integer, got {max_open_files!r}")
+    if schema is not None and not isinstance(schema, pa.Schema):
+        raise SchemaError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
+    if partitioning is None or partitioning == "hive":
+        return None
+    if isinstance(partitioning, pa.Schema):
+        return partitioning
+    raise SchemaError(f"partitioning must be 'hive', None or a pyarrow.Schema, got "
+                      f"{partitioning!r}")
+
+
+async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema | None,
+                timestamp_unit: str, storage_options: Mapping[str, Any] | None,
+                max_open_files: int, exclude_invalid_files: bool,
+                eager: bool = False) -> Dataset:
+    given_parts = _check_options(partitioning, timestamp_unit, max_open_files, schema)
+    options = _Options(storage_options, max_open_files, exclude_invalid_files, timestamp_unit,
+                       schema)
+    io = IOStats()
+    listed = await _discover(source, options, io)
+    paths = [info.path for _, info in listed]
+    raw = ([parse_partition_path(_relative(root, info.path)) for root, info in listed]
+           if partitioning is not None else [{} for _ in listed])
+    if schema is not None and given_parts is None and partitioning is not None:
+        given_parts = pa.schema([f for f in schema if raw and f.name in raw[0]])
+    part_schema = infer_partition_schema(raw, paths, given_parts)
+    typed = partition_table(raw, part_schema, paths).to_pylist() if len(part_schema) \
+        else [{} for _ in raw]
+    files = [DatasetFile(info.path, info.size, values)
+             for (_, info), values in zip(listed, typed, strict=True)]
+    data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
+                   if schema is not None else None)
+    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io, {})
+    if data_schema is not None:
+        return dataset
+    if eager:
+        return dataset
+    await _resolve_schema(dataset, files)
+    dataset.files = [f for f in files if f.path in dataset._tails]
+    return dataset
+
+
+async def _resolve_schema(dataset: Dataset, files: list[DatasetFile]) -> None:
+    """Open ``files`` (their tails are kept) and unify their schemas into the dataset's."""
+    options = dataset._options
+
+    async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
+        async with dataset._semaphore:
+            try:
+                tail = await dataset._tail(f)
+            except CorruptFileError:
+                if not options.exclude_invalid_files:
+                    raise
+                return None
+        return f.path, tail.schema
+
+    found = [s for s in await _gather([one(f) for f in files]) if s is not None]
+    if not found:
+        raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+    merged = merge_schemas(found)
+    dataset._data_schema = pa.schema([f for f in merged
+                                      if f.name not in dataset.partition_schema.names])
+
+
+async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
+                       schema: pa.Schema | None = None, timestamp_unit: str = "ns",
+                       storage_options: Mapping[str, Any] | None = None,
+                       max_open_files: int = 16,
+                       exclude_invalid_files: bool = False) -> Dataset:
+    """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
+
+    Files and folders whose names start with ``_`` or ``.`` are skipped. Without
+    ``schema`` every file's tail is read (at most ``max_open_files`` at once) to unify the
+    schemas by name; the tails are kept, so a later read opens no file twice.
+
+    Args:
+        source: the dataset's root(s).
+        partitioning: ``"hive"`` (``key=value`` folders, types inferred as Spark does), a
+            ``pyarrow.Schema`` of the partition columns, or ``None``.
+        schema: read every file into this schema (partition columns among it take its
+            types); no file is opened before a read.
+        timestamp_unit: ``"s"``, ``"ms"``, ``"us"`` or ``"ns"``.
+        storage_options: store settings (see :func:`aorc.io.open_store`).
+        max_open_files: files opened and read at once.
+        exclude_invalid_files: leave out files that are not ORC instead of failing.
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``source``.
+        SchemaError: no files and no ``schema``; conflicting partition folders; a partition
+            value that does not fit its given type; incompatible file schemas.
+        CorruptFileError: a file is not ORC (unless ``exclude_invalid_files``).
+    """
+    return await _open(source, partitioning=partitioning, schema=schema,
+                       timestamp_unit=timestamp_unit, storage_options=storage_options,
+                       max_open_files=max_open_files,
+                       exclude_invalid_files=exclude_invalid_files)
+
+
+async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
+                       filters: Any = None, partitioning: Any = "hive",
+                       schema: pa.Schema | None = None, timestamp_unit: str = "ns",
+                       storage_options: Mapping[str, Any] | None = None,
+                       max_open_files: int = 16,
+                       exclude_invalid_files: bool = False) -> pa.Table:
+    """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
+    :meth:`Dataset.read`. Files in partitions that ``filters`` exclude are never opened."""
+    dataset = await _open(source, partitioning=partitioning, schema=schema,
+                          timestamp_unit=timestamp_unit, storage_options=storage_options,
+                          max_open_files=max_open_files,
+                          exclude_invalid_files=exclude_invalid_files, eager=True)
+    if schema is not None:
+        return await dataset.read(columns, filters)
+    return await dataset.read_unresolved(columns, filters)
+
+
+async def is_dataset_source(source: object) -> bool:
+    """Whether ``source`` names a dataset rather than one file: a list or tuple, a local
+    folder, or a URL ending with ``/``."""
+    if isinstance(source, (list, tuple)):
+        return True
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    return await registry.is_folder(source)
+
+
+async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] | None = None,
+                     filters: Any = None,
+                     storage_options: Mapping[str, Any] | None = None,
+                     timestamp_unit: str = "ns") -> pa.Table:
+    """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
+    an Arrow table.
+
+    Args:
+        source: as for :func:`aorc.open_reader`; a folder, an object-store prefix (with or
+            without a trailing ``/``) or a list of files is read as a dataset (see
+            :func:`read_dataset`).
+        columns: top-level column names or dotted nested paths, in the order wanted;
+            ``None`` reads all.
+        filters: as for :meth:`aorc.OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``.
+        storage_options: as for :func:`aorc.open_reader`.
+        timestamp_unit: as for :func:`aorc.open_reader`.
+    """
+    # A folder, a list or a URL ending with ``/`` is a dataset, anything else one file; a
+    # URL naming no object is tried as a prefix.
+    if await is_dataset_source(source):
+        return await read_dataset(cast(DatasetSource, source), columns=columns,
+                                  filters=filters, storage_options=storage_options,
+                                  timestamp_unit=timestamp_unit)
+    try:
+        async with open_reader(cast(Source, source), storage_options=storage_options,
+                               timestamp_unit=timestamp_unit) as reader:
+            return await reader.read(columns, filters=filters)
+    except ObjectNotFoundError:
+        if not isinstance(source, str):
+            raise
+        try:  # an object-store prefix without a trailing slash
+            return await read_dataset(source, columns=columns, filters=filters,
+                                      storage_options=storage_options,
+                                      timestamp_unit=timestamp_unit)
+        except ObjectNotFoundError:
+            pass
+        raise

@@ -1,0 +1,206 @@
+"""Writing a dataset: rows split into Hive partition folders, many ORC files uploaded at once.
+
+:func:`write_dataset` groups the rows by the partition columns (left out of the files, as
+Spark does), cuts each group into files of at most ``max_rows_per_file`` rows and writes
+them concurrently through :func:`aorc.open_writer` (for S3 the streaming multipart writer).
+Every file is complete or absent: a failure cancels the writes under way (which leave
+nothing) and deletes the files this call already completed; the error notes any it could
+not delete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
+from aorc.format.types import from_arrow_schema
+from aorc.hive import partition_segment
+from aorc.io import registry
+from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.write.writer import as_record_batches, open_writer, parse_write_options
+
+__all__ = ["EXISTING_DATA_BEHAVIORS", "write_dataset"]
+
+
+async def _gather(coros: list[Any]) -> list[Any]:
+    """:func:`aorc.io.base.gather_or_cancel`, also for no coroutines."""
+    return await _gather_nonempty(coros) if coros else []
+
+#: Accepted values of ``existing_data_behavior``.
+EXISTING_DATA_BEHAVIORS = ("overwrite_or_ignore", "error", "delete_matching")
+_INDEX = "__aorc_row"
+
+
+def _groups(table: pa.Table, partition_cols: Sequence[str]
+            ) -> list[tuple[dict[str, Any], pa.Table]]:
+    """The rows of each combination of partition values (rows keep their order)."""
+    data = table.drop_columns(list(partition_cols))
+    if not partition_cols:
+        return [({}, data)]
+    keys = table.select(list(partition_cols)).append_column(
+        _INDEX, pa.array(range(table.num_rows), pa.int64()))
+    grouped = keys.group_by(list(partition_cols), use_threads=False).aggregate(
+        [(_INDEX, "list")])
+    out = []
+    for row in grouped.to_pylist():
+        rows = row.pop(f"{_INDEX}_list")
+        out.append((row, data.take(pa.array(rows, pa.int64()))))
+    return sorted(out, key=lambda g: [(v is None, str(v)) for v in g[0].values()])
+
+
+def _folder(values: Mapping[str, Any]) -> str:
+    return "/".join(partition_segment(k, v) for k, v in values.items())
+
+
+async def _check_empty(base_dir: str, storage_options: Mapping[str, Any] | None) -> None:
+    try:
+        found = await registry.list_files(base_dir, storage_options)
+    except ObjectNotFoundError:
+        return
+    if found:
+        raise StoreError(f"{base_dir}: the target already holds {len(found)} file(s) and "
+                         f"existing_data_behavior is 'error'")
+
+
+async def _delete_others(folders: set[str], written: set[str],
+                         storage_options: Mapping[str, Any] | None) -> None:
+    """delete_matching: remove the files of the written partitions that this call did not
+    write (after the new files are complete, so a failure leaves the old data)."""
+    for folder in sorted(folders):
+        try:
+            found = await registry.list_files(folder, storage_options)
+        except ObjectNotFoundError:
+            continue
+        await _gather([registry.delete(f.path, storage_options) for f in found
+                                if f.path not in written])
+
+
+async def _write_one(table: pa.Table, uri: str, storage_options: Mapping[str, Any] | None,
+                     options: Mapping[str, Any], limit: asyncio.Semaphore,
+                     done: list[str]) -> str:
+    async with limit:
+        await registry.make_parents(uri)
+        writer = open_writer(uri, table.schema, storage_options=storage_options, **options)
+        async with writer:
+            for batch in table.to_batches():
+                await writer.write(batch)
+        done.append(uri)
+    return uri
+
+
+async def _cleanup(done: list[str], storage_options: Mapping[str, Any] | None,
+                   exc: BaseException) -> None:
+    failed = []
+    for uri in done:
+        try:
+            await registry.delete(uri, storage_options)
+        except Exception as err:  # noqa: BLE001 - reported in the note below
+            failed.append(f"{uri} ({err})")
+    if failed:
+        exc.add_note("write_dataset could not delete these files it had written: "
+                     + ", ".join(failed))
+
+
+def _plan_files(table: pa.Table, base: str, partition_cols: Sequence[str],
+                basename_template: str, max_rows_per_file: int | None
+                ) -> tuple[list[tuple[pa.Table, str]], set[str]]:
+    """The files to write (rows, path) and the partition folders they go to."""
+    call_id = uuid.uuid4().hex
+    jobs: list[tuple[pa.Table, str]] = []
+    folders: set[str] = set()
+    for values, rows in _groups(table, partition_cols):
+        folder = registry.join(base, _folder(values))
+        folders.add(folder)
+        step = max_rows_per_file or max(rows.num_rows, 1)
+        for start in range(0, max(rows.num_rows, 1), step):
+            name = basename_template.format(uuid=call_id, i=len(jobs))
+            jobs.append((rows.slice(start, step), registry.join(folder, name)))
+    return jobs, folders
+
+
+def _check(table: pa.Table, partition_cols: Sequence[str], basename_template: str,
+           existing_data_behavior: str, max_rows_per_file: int | None,
+           max_concurrency: int) -> None:
+    for name in partition_cols:
+        if name not in table.column_names:
+            raise SchemaError(f"partition column {name!r} is not in the data")
+    if len(partition_cols) >= table.num_columns and table.num_columns:
+        raise SchemaError("every column is a partition column: the files would be empty")
+    if "{i}" not in basename_template or "/" in basename_template:
+        raise SchemaError("basename_template must contain '{i}' and no '/', got "
+                          f"{basename_template!r}")
+    if existing_data_behavior not in EXISTING_DATA_BEHAVIORS:
+        raise SchemaError(f"existing_data_behavior must be one of "
+                          f"{', '.join(EXISTING_DATA_BEHAVIORS)}, got "
+                          f"{existing_data_behavior!r}")
+    for name, value in (("max_rows_per_file", max_rows_per_file),
+                        ("max_concurrency", max_concurrency)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise SchemaError(f"{name} must be a positive integer, got {value!r}")
+
+
+async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
+                        partition_cols: Sequence[str] | None = None,
+                        basename_template: str = "part-{uuid}-{i}.orc",
+                        existing_data_behavior: str = "overwrite_or_ignore",
+                        max_rows_per_file: int | None = None,
+                        storage_options: Mapping[str, Any] | None = None,
+                        max_concurrency: int = 8, **options: Any) -> list[str]:
+    """Write rows as a dataset of ORC files under ``base_dir`` (a folder or S3 prefix).
+
+    Args:
+        data: a pyarrow Table or RecordBatch, or a pandas DataFrame.
+        base_dir: the dataset's root.
+        partition_cols: columns making ``name=value`` folders (escaped as Hive does;
+            null is ``__HIVE_DEFAULT_PARTITION__``), left out of the files.
+        basename_template: file names; ``{i}`` is the file's number in this call and
+            ``{uuid}`` one random id per call, so every call adds new files (append).
+        existing_data_behavior: ``"overwrite_or_ignore"`` (add files), ``"error"`` (refuse
+            a target holding any file) or ``"delete_matching"`` (replace the partitions
+            written: their other files are deleted once the new ones are complete).
+        max_rows_per_file: the most rows per file (default: one file per partition).
+        storage_options: store settings (see :func:`aorc.io.open_store`).
+        max_concurrency: files written at once.
+        **options: writer options of :func:`aorc.open_writer`.
+
+    Returns:
+        The paths or URLs of the files written, sorted.
+
+    Raises:
+        SchemaError: bad arguments or options (before anything is written).
+        StoreError: a non-empty target with ``"error"``, or a failed write (then no file
+            of this call is left; a note names any that could not be deleted).
+    """
+    batches = as_record_batches(data)
+    table = pa.Table.from_batches(batches) if batches else pa.table({})
+    partition_cols = list(partition_cols or [])
+    _check(table, partition_cols, basename_template, existing_data_behavior,
+           max_rows_per_file, max_concurrency)
+    base = os.fspath(base_dir)
+    file_schema = pa.schema([f for f in table.schema if f.name not in partition_cols])
+    parse_write_options(from_arrow_schema(file_schema), options, caller="write_dataset")
+    if existing_data_behavior == "error":
+        await _check_empty(base, storage_options)
+    jobs, folders = _plan_files(table, base, partition_cols, basename_template,
+                                max_rows_per_file)
+    limit = asyncio.Semaphore(max_concurrency)
+    done: list[str] = []
+    try:
+        written = await _gather([
+            _write_one(rows, uri, storage_options, options, limit, done)
+            for rows, uri in jobs if rows.num_rows or not partition_cols])
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(_cleanup(done, storage_options, exc))
+        raise
+    if existing_data_behavior == "delete_matching":
+        await _delete_others(folders, set(written), storage_options)
+    return sorted(written)

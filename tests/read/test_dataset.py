@@ -1,0 +1,277 @@
+"""Datasets without Spark: schema evolution, given schemas, bad input, write_dataset's
+behaviours, the registry's listing, streaming. Peers: pyarrow.orc writes the old files
+and pyarrow.dataset reads what aorc writes; the Spark comparisons are in
+tests/spark/test_spark_dataset.py."""
+
+from __future__ import annotations
+
+import contextlib
+import decimal
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.orc as pa_orc
+import pytest
+
+import aorc
+from aorc.io import registry
+
+
+def put(path: Path, table: pa.Table) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pa_orc.write_table(table, str(path))
+
+
+async def test_evolution_widening_and_missing_nested_fields(tmp_path: Path) -> None:
+    old = pa.table({
+        "id": pa.array([1, 2], pa.int8()),
+        "f": pa.array([1.5, 2.5], pa.float32()),
+        "d": pa.array([decimal.Decimal("1.5"), None], pa.decimal128(5, 1)),
+        "s": pa.array([{"a": 1}, None], pa.struct([("a", pa.int32())])),
+    })
+    new = pa.table({
+        "id": pa.array([3], pa.int64()),
+        "f": pa.array([3.25], pa.float64()),
+        "d": pa.array([decimal.Decimal("123456.25")], pa.decimal128(10, 2)),
+        "s": pa.array([{"a": 5, "b": "x"}], pa.struct([("a", pa.int32()), ("b", pa.string())])),
+        "extra": ["e"],
+    })
+    put(tmp_path / "a.orc", old)
+    put(tmp_path / "b.orc", new)
+    ds = await aorc.open_dataset(tmp_path)
+    assert ds.schema == pa.schema([
+        ("id", pa.int64()), ("f", pa.float64()), ("d", pa.decimal128(10, 2)),
+        ("s", pa.struct([("a", pa.int32()), ("b", pa.string())])), ("extra", pa.string())])
+    rows = (await ds.read()).to_pylist()
+    assert rows == [
+        {"id": 1, "f": 1.5, "d": decimal.Decimal("1.50"), "s": {"a": 1, "b": None},
+         "extra": None},
+        {"id": 2, "f": 2.5, "d": None, "s": None, "extra": None},
+        {"id": 3, "f": 3.25, "d": decimal.Decimal("123456.25"), "s": {"a": 5, "b": "x"},
+         "extra": "e"},
+    ]
+    assert (await ds.read(filters=[("extra", "is null")])).num_rows == 2
+    assert (await ds.read(filters=[("s.b", "==", "x")])).column("id").to_pylist() == [3]
+    assert await ds.count_rows([("id", ">", 1)]) == 2
+
+
+async def test_incompatible_change_names_file_and_column(tmp_path: Path) -> None:
+    put(tmp_path / "a.orc", pa.table({"id": [1], "v": pa.array([1], pa.int32())}))
+    put(tmp_path / "b.orc", pa.table({"id": [2], "v": ["text"]}))
+    with pytest.raises(aorc.SchemaError, match=r"b\.orc.*'v'"):
+        await aorc.open_dataset(tmp_path)
+    with pytest.raises(aorc.SchemaError, match=r"b\.orc.*'v'"):
+        await aorc.read_dataset(tmp_path, schema=pa.schema([("id", pa.int64()),
+                                                            ("v", pa.int64())]))
+
+
+async def test_given_schema_and_positional_columns(tmp_path: Path) -> None:
+    put(tmp_path / "old.orc", pa.table({"_col0": [1, 2], "_col1": ["a", "b"]}))
+    put(tmp_path / "new.orc", pa.table({"name": ["c"], "id": [3], "dropped": [0.5]}))
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("new", pa.int16())])
+    table = await aorc.read_dataset(tmp_path, schema=schema)
+    assert table.schema == schema
+    assert sorted(table.to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "name": "a", "new": None}, {"id": 2, "name": "b", "new": None},
+        {"id": 3, "name": "c", "new": None}]
+    assert (await aorc.read_dataset(tmp_path, schema=schema,
+                                    filters=[("name", "in", ["b", "c"])])).num_rows == 2
+
+
+async def test_partition_types_nulls_escapes(tmp_path: Path) -> None:
+    for folder in ("n=1/dt=2026-11-22/s=a%2Fb", "n=3000000000/dt=2026-11-23/s=c",
+                   "n=__HIVE_DEFAULT_PARTITION__/dt=2026-11-23/s=__HIVE_DEFAULT_PARTITION__"):
+        put(tmp_path / folder / "f.orc", pa.table({"x": [1]}))
+    ds = await aorc.open_dataset(tmp_path)
+    assert ds.partition_schema == pa.schema([("n", pa.int64()), ("dt", pa.date32()),
+                                             ("s", pa.string())])
+    rows = (await ds.read(columns=["n", "s"])).to_pylist()
+    assert rows == [{"n": 1, "s": "a/b"}, {"n": 3000000000, "s": "c"}, {"n": None, "s": None}]
+    given = pa.schema([("n", pa.int8())])
+    with pytest.raises(aorc.SchemaError, match="3000000000|does not fit"):
+        await aorc.open_dataset(tmp_path, partitioning=given)
+
+
+async def test_bad_inputs(tmp_path: Path) -> None:
+    put(tmp_path / "ok.orc", pa.table({"x": [1, 2]}))
+    (tmp_path / "junk.orc").write_bytes(b"this is not an ORC file at all" * 10)
+    (tmp_path / "_SUCCESS").write_bytes(b"")
+    (tmp_path / ".hidden.crc").write_bytes(b"xx")
+    with pytest.raises(aorc.CorruptFileError, match="junk.orc"):
+        await aorc.read_dataset(tmp_path)
+    table = await aorc.read_dataset(tmp_path, exclude_invalid_files=True)
+    assert table.column("x").to_pylist() == [1, 2]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(aorc.SchemaError):
+        await aorc.read_dataset(empty)
+    schema = pa.schema([("x", pa.int64())])
+    assert (await aorc.read_dataset(empty, schema=schema)).schema == schema
+    with pytest.raises(aorc.ObjectNotFoundError):
+        await aorc.read_dataset(tmp_path / "missing")
+    with pytest.raises(aorc.SchemaError, match="no column"):
+        await aorc.read_dataset(tmp_path, exclude_invalid_files=True, columns=["nope"])
+    put(tmp_path / "deep" / "k=1" / "f.orc", pa.table({"x": [1]}))
+    put(tmp_path / "deep" / "f.orc", pa.table({"x": [1]}))
+    with pytest.raises(aorc.SchemaError, match="conflicting partition"):
+        await aorc.read_dataset(tmp_path / "deep")
+
+
+async def test_read_table_accepts_folder_and_list(tmp_path: Path) -> None:
+    put(tmp_path / "a.orc", pa.table({"x": [1]}))
+    put(tmp_path / "b.orc", pa.table({"x": [2]}))
+    assert (await aorc.read_table(tmp_path)).column("x").to_pylist() == [1, 2]
+    files = [str(tmp_path / "b.orc"), str(tmp_path / "a.orc")]
+    assert sorted((await aorc.read_table(files)).column("x").to_pylist()) == [1, 2]
+
+
+async def test_iter_batches_streams_with_bounded_files(tmp_path: Path) -> None:
+    for i in range(12):
+        put(tmp_path / f"p={i % 3}" / f"f{i:02d}.orc",
+            pa.table({"x": pa.array(range(i * 100, i * 100 + 100), pa.int64())}))
+    ds = await aorc.open_dataset(tmp_path, max_open_files=2)
+    seen = 0
+    async with contextlib.aclosing(ds.iter_batches(batch_size=30)) as it:
+        async for batch in it:
+            seen += batch.num_rows
+            assert batch.num_rows <= 30
+            if seen >= 250:
+                break
+    assert seen >= 250
+    total = [b async for b in ds.iter_batches(filters=[("p", "==", 1)])]
+    assert sum(b.num_rows for b in total) == 400
+
+
+async def test_write_dataset_behaviours(tmp_path: Path) -> None:
+    table = pa.table({"k": ["a", "b", None, "a"], "v": [1, 2, 3, 4]})
+    root = tmp_path / "ds"
+    first = await aorc.write_dataset(table, root, partition_cols=["k"],
+                                     basename_template="chunk-{i}-{uuid}.orc")
+    assert {Path(p).parent.name for p in first} == {"k=a", "k=b",
+                                                    "k=__HIVE_DEFAULT_PARTITION__"}
+    assert all(Path(p).name.startswith("chunk-") for p in first)
+    assert pa_orc.read_table(first[0]).column_names == ["v"]  # partition column left out
+    await aorc.write_dataset(table, root, partition_cols=["k"])  # append
+    assert await (await aorc.open_dataset(root)).count_rows() == 8
+    with pytest.raises(aorc.StoreError, match="error"):
+        await aorc.write_dataset(table, root, partition_cols=["k"],
+                                 existing_data_behavior="error")
+    replaced = await aorc.write_dataset(pa.table({"k": ["a"], "v": [9]}), root,
+                                        partition_cols=["k"],
+                                        existing_data_behavior="delete_matching")
+    result = await aorc.read_dataset(root, filters=[("k", "==", "a")])
+    assert result.column("v").to_pylist() == [9]
+    assert os.listdir(root / "k=a") == [Path(replaced[0]).name]
+    assert await (await aorc.open_dataset(root)).count_rows() == 5
+    many = await aorc.write_dataset(pa.table({"v": range(25)}), tmp_path / "flat",
+                                    max_rows_per_file=10)
+    assert [pa_orc.read_table(p).num_rows for p in many] == [10, 10, 5] or \
+        sorted(pa_orc.read_table(p).num_rows for p in many) == [5, 10, 10]
+    read_back = pads.dataset(str(tmp_path / "flat"), format="orc").to_table()
+    assert sorted(read_back.column("v").to_pylist()) == list(range(25))
+    with pytest.raises(aorc.SchemaError):
+        await aorc.write_dataset(table, root, partition_cols=["nope"])
+    with pytest.raises(aorc.SchemaError):
+        await aorc.write_dataset(table, root, basename_template="no-index.orc")
+
+
+async def test_write_dataset_failure_leaves_no_file(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The third file's write fails: the two completed files are deleted, nothing partial
+    is visible."""
+    import aorc.write.dataset as wd
+
+    calls = {"n": 0}
+    original = wd.open_writer
+
+    def failing(uri: str, schema: pa.Schema, **kw: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise aorc.StoreError(f"{uri}: injected failure")
+        return original(uri, schema, **kw)
+
+    monkeypatch.setattr(wd, "open_writer", failing)
+    table = pa.table({"k": [1, 2, 3, 4], "v": [1, 2, 3, 4]})
+    with pytest.raises(aorc.StoreError, match="injected"):
+        await aorc.write_dataset(table, tmp_path / "out", partition_cols=["k"],
+                                 max_concurrency=1)
+    assert calls["n"] == 3
+    left = [f for _, _, files in os.walk(tmp_path / "out") for f in files]
+    assert left == []
+
+
+async def test_s3_listing_paginates_and_write_dataset(s3_client: Any, s3_bucket: str,
+                                                     s3_proxy: Any) -> None:
+    options = {"endpoint_url": s3_proxy.url}
+    for i in range(1001):
+        s3_client.put_object(Bucket=s3_bucket, Key=f"many/x{i:04d}", Body=b"1")
+    s3_client.put_object(Bucket=s3_bucket, Key="many/_SUCCESS", Body=b"")
+    s3_proxy.log.clear()
+    stats = aorc.IOStats()
+    found = await registry.list_files(f"s3://{s3_bucket}/many", options, stats)
+    assert len(found) == 1001 and all(f.size == 1 for f in found)
+    assert stats.requests == 2
+    assert [r.operation for r in s3_proxy.log] == ["GET bucket", "GET bucket"]
+    table = pa.table({"k": [1, 1, 2], "v": ["a", "b", "c"]})
+    written = await aorc.write_dataset(table, f"s3://{s3_bucket}/ds", partition_cols=["k"],
+                                       storage_options=options)
+    assert all(w.startswith(f"s3://{s3_bucket}/ds/k=") for w in written)
+    back = await aorc.read_dataset(f"s3://{s3_bucket}/ds/", storage_options=options)
+    assert sorted(back.to_pylist(), key=lambda r: r["v"]) == [
+        {"v": "a", "k": 1}, {"v": "b", "k": 1}, {"v": "c", "k": 2}]
+    await aorc.write_dataset(pa.table({"k": [1], "v": ["z"]}), f"s3://{s3_bucket}/ds",
+                             partition_cols=["k"], storage_options=options,
+                             existing_data_behavior="delete_matching")
+    back = await aorc.read_table(f"s3://{s3_bucket}/ds", storage_options=options)
+    assert sorted(back.column("v").to_pylist()) == ["c", "z"]
+
+
+async def test_memory_scheme_round_trip() -> None:
+    written = await aorc.write_dataset(pa.table({"k": [1, 2], "v": [3, 4]}), "memory://mem/ds",
+                                       partition_cols=["k"])
+    assert written[0].startswith("memory://mem/ds/k=1/")
+    table = await aorc.read_dataset("memory://mem/ds")
+    assert table.to_pylist() == [{"v": 3, "k": 1}, {"v": 4, "k": 2}]
+    for path in written:
+        await registry.delete(path)
+
+
+async def test_write_dataset_failure_names_files_it_could_not_delete(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import aorc.write.dataset as wd
+
+    calls = {"writes": 0, "deletes": 0}
+    original = wd.open_writer
+
+    def failing(uri: str, schema: pa.Schema, **kw: Any) -> Any:
+        calls["writes"] += 1
+        if calls["writes"] == 2:
+            raise aorc.StoreError(f"{uri}: injected failure")
+        return original(uri, schema, **kw)
+
+    async def cannot_delete(url: str, storage_options: Any = None) -> None:
+        calls["deletes"] += 1
+        raise aorc.AccessDeniedError(f"{url}: injected denial")
+
+    monkeypatch.setattr(wd, "open_writer", failing)
+    monkeypatch.setattr(wd.registry, "delete", cannot_delete)
+    with pytest.raises(aorc.StoreError, match="injected failure") as info:
+        await aorc.write_dataset(pa.table({"k": [1, 2], "v": [1, 2]}), tmp_path / "out",
+                                 partition_cols=["k"], max_concurrency=1)
+    assert calls == {"writes": 2, "deletes": 1}
+    notes = " ".join(getattr(info.value, "__notes__", []))
+    assert "could not delete" in notes and "k=1" in notes
+
+
+async def test_iter_batches_skips_invalid_files_when_asked(tmp_path: Path) -> None:
+    put(tmp_path / "a.orc", pa.table({"x": [1, 2]}))
+    (tmp_path / "b.orc").write_bytes(b"not orc" * 40)
+    schema = pa.schema([("x", pa.int64())])
+    ds = await aorc.open_dataset(tmp_path, schema=schema, exclude_invalid_files=True)
+    assert sum(b.num_rows for b in [b async for b in ds.iter_batches()]) == 2
+    strict = await aorc.open_dataset(tmp_path, schema=schema)
+    with pytest.raises(aorc.CorruptFileError, match="b.orc"):
+        [b async for b in strict.iter_batches()]
