@@ -7,8 +7,11 @@ readers (best of ``--repeat`` runs each) and prints the times and the ratio aorc
 
 Usage::
 
-    python benchmarks/bench_read.py [--rows N] [--repeat R] [--codecs zstd,uncompressed]
-                                    [--no-columns] [--keep DIR]
+    python benchmarks/bench_read.py [--rows N] [--repeat R] [--tables events-zstd,nested]
+                                    [--columns] [--threads N] [--pyorc] [--keep DIR]
+
+Besides ``events`` (the mixed table below, once zstd and once uncompressed), the tables of
+:mod:`bench_tables`: 200 numeric columns, strings, nested and timestamp/date/decimal/boolean.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pyarrow.orc as pa_orc
 
 # Run from a checkout without installing: import aorc from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables
 
 LOW_CARDINALITY = 100
 NULL_RATE = 0.10
@@ -115,11 +119,25 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
     return best
 
 
-def _readers(aorc: Any, path: Path, columns: list[str] | None) -> dict[str, Callable[[], Any]]:
-    return {
-        "aorc": lambda: asyncio.run(aorc.read_table(str(path), columns=columns)),
+def _read_pyorc(path: Path, columns: list[str] | None) -> int:
+    """Read every row with pyorc (rows as Python tuples: pyorc has no Arrow output)."""
+    import pyorc
+
+    with open(path, "rb") as f:
+        reader = pyorc.Reader(f, column_names=columns) if columns else pyorc.Reader(f)
+        return sum(1 for _ in reader)
+
+
+def _readers(aorc: Any, path: Path, columns: list[str] | None,
+             threads: int | None, with_pyorc: bool) -> dict[str, Callable[[], Any]]:
+    extra = {} if threads is None else {"use_threads": threads}
+    fns: dict[str, Callable[[], Any]] = {
+        "aorc": lambda: asyncio.run(aorc.read_table(str(path), columns=columns, **extra)),
         "pyarrow": lambda: pa_orc.read_table(str(path), columns=columns),
     }
+    if with_pyorc:
+        fns["pyorc"] = lambda: _read_pyorc(path, columns)
+    return fns
 
 
 def _check_same(aorc: Any, path: Path) -> str:
@@ -130,45 +148,77 @@ def _check_same(aorc: Any, path: Path) -> str:
 
 def _row(label: str, times: dict[str, float]) -> str:
     ratio = times["aorc"] / times["pyarrow"] if times["pyarrow"] else float("nan")
-    return f"{label:<28} {times['aorc']:>10.3f} {times['pyarrow']:>10.3f} {ratio:>8.2f}x"
+    pyorc = f" {times['pyorc']:>10.3f}" if "pyorc" in times else ""
+    return f"{label:<28} {times['aorc']:>10.3f} {times['pyarrow']:>10.3f} {ratio:>8.2f}x{pyorc}"
 
 
-def run(rows: int, repeat: int, codecs: list[str], per_column: bool, folder: Path) -> None:
-    """Write the table once per codec and print the timing tables."""
+def _specs(names: list[str], rows: int | None) -> list[tuple[str, Callable[[], pa.Table], str]]:
+    """(label, table builder, codec) per requested table name."""
+    from bench_tables import TABLES
+
+    out = []
+    for name in names:
+        if name.startswith("events-"):
+            n = rows or 2_000_000
+            out.append((f"events {n:,} {name[7:]}", lambda n=n: build_table(n), name[7:]))
+            continue
+        if name not in TABLES:
+            sys.exit(f"bench_read: unknown table {name!r} (events-CODEC, {', '.join(TABLES)})")
+        builder, default_rows, codec = TABLES[name]
+        n = rows or default_rows
+        out.append((f"{name} {n:,}", lambda b=builder, n=n: b(n), codec))
+    return out
+
+
+def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folder: Path,
+        threads: int | None, with_pyorc: bool) -> None:
+    """Write each table once and print the timing tables."""
     aorc = _load_aorc()
-    print(f"building {rows:,} rows ...", flush=True)
-    table = build_table(rows)
     header = f"{'':<28} {'aorc s':>10} {'pyarrow s':>10} {'ratio':>9}"
-    for codec in codecs:
-        path = folder / f"bench-{codec}.orc"
+    header += f" {'pyorc s':>10}" if with_pyorc else ""
+    summary = []
+    for label, build, codec in _specs(names, rows):
+        print(f"building {label} ...", flush=True)
+        table = build()
+        path = folder / f"bench-{label.split()[0]}-{codec}.orc"
         pa_orc.write_table(table, path, compression=codec)
         size = os.path.getsize(path) / 2**20
-        print(
-            f"\n== {codec}: {path.name}, {size:.1f} MiB, "
-            f"{pa_orc.ORCFile(str(path)).nstripes} stripes; {_check_same(aorc, path)}"
-        )
+        print(f"\n== {label}, {codec}: {size:.1f} MiB, "
+              f"{pa_orc.ORCFile(str(path)).nstripes} stripes; {_check_same(aorc, path)}")
         print(header)
-        times = {name: best_of(repeat, fn) for name, fn in _readers(aorc, path, None).items()}
+        fns = _readers(aorc, path, None, threads, with_pyorc)
+        times = {name: best_of(1 if name == "pyorc" else repeat, fn)
+                 for name, fn in fns.items()}
         print(_row("whole file", times), flush=True)
-        if not per_column:
+        summary.append((f"{label} {codec}", times))
+        if not per_column or not label.startswith("events"):
             continue
         for name in table.column_names:
-            label = f"  {name} ({table.schema.field(name).type})"
-            times = {r: best_of(repeat, fn) for r, fn in _readers(aorc, path, [name]).items()}
-            print(_row(label, times), flush=True)
+            col = f"  {name} ({table.schema.field(name).type})"
+            times = {r: best_of(repeat, fn)
+                     for r, fn in _readers(aorc, path, [name], threads, False).items()}
+            print(_row(col, times), flush=True)
+    print("\n== summary: whole-file reads (aorc / pyarrow.orc)")
+    for label, times in summary:
+        print(_row(label, times))
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000, help="rows (default 2,000,000)")
+    parser.add_argument("--rows", type=int, default=None,
+                        help="rows of every table (default: each table's own, events 2,000,000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
     parser.add_argument(
-        "--codecs",
-        default="zstd,uncompressed",
-        help="comma-separated pyarrow codec names (default zstd,uncompressed)",
+        "--tables",
+        default="events-zstd,events-uncompressed,numeric200,strings,nested,temporal",
+        help="comma-separated tables: events-CODEC (a pyarrow codec), numeric200, strings, "
+             "nested, temporal",
     )
-    parser.add_argument("--no-columns", action="store_true", help="skip one-column reads")
+    parser.add_argument("--columns", action="store_true", help="also one-column reads (events)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="aorc's use_threads (default: aorc's default)")
+    parser.add_argument("--pyorc", action="store_true", help="also time pyorc (one run)")
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     args = parser.parse_args(argv)
     _load_aorc()  # fail early, before building the table
@@ -177,13 +227,14 @@ def main(argv: list[str] | None = None) -> None:
         f"python {platform.python_version()}, pyarrow {pa.__version__}, "
         f"{os.cpu_count()} CPUs, best of {args.repeat}"
     )
-    codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
+    names = [c.strip() for c in args.tables.split(",") if c.strip()]
+    opts = (args.rows, args.repeat, args.columns)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        run(args.rows, args.repeat, codecs, not args.no_columns, args.keep)
+        run(names, *opts, args.keep, args.threads, args.pyorc)
         return
     with tempfile.TemporaryDirectory(prefix="aorc-bench-") as folder:
-        run(args.rows, args.repeat, codecs, not args.no_columns, Path(folder))
+        run(names, *opts, Path(folder), args.threads, args.pyorc)
 
 
 if __name__ == "__main__":

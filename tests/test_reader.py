@@ -17,6 +17,7 @@ import pytest
 from helpers.corpus import corpus_root
 
 import aorc
+import aorc.read.plan
 import aorc.read.reader
 from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError, StoreError
 from aorc.format.types import parse_type_string, select_columns
@@ -446,7 +447,7 @@ async def test_stray_decoder_exceptions_become_corrupt_file_errors(
     def broken(*args: object) -> pa.RecordBatch:
         raise IndexError("index 7 is out of bounds")
 
-    monkeypatch.setattr(aorc.read.reader, "decode_stripe", broken)
+    monkeypatch.setattr(aorc.read.plan, "decode_level", broken)  # the stripe decoder
     path, _ = multi_stripe
     with pytest.raises(CorruptFileError, match=r"stripe 0: IndexError") as info:
         await aorc.read_table(path)

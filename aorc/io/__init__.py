@@ -90,8 +90,9 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
             ``s3://bucket/key`` URL (any scheme of :mod:`aorc.io.registry`), a bytes-like
             object holding a whole ORC file, or an existing :class:`Store` (returned as is).
         storage_options: store tuning: ``max_merge_distance`` (bytes, default 1 MiB),
-            ``max_request_size`` (default 64 MiB; 8 MiB for S3) and ``max_concurrency``
-            (default 10; 8 for S3); for S3 also the connection settings of
+            ``max_gap_ratio`` (default 1.0: a gap is read only when it is at most that many
+            times the bytes asked for), ``max_request_size`` (default 64 MiB; 8 MiB for S3)
+            and ``max_concurrency`` (default 10; 8 for S3); for S3 also the connection settings of
             :mod:`aorc.io.s3_config`.
         mode: ``"r"``; writing is not implemented yet.
 

@@ -71,13 +71,22 @@ class StoreOptions:
         max_merge_distance: ranges closer than this many bytes are fetched by one request.
         max_request_size: no single request is longer than this many bytes.
         max_concurrency: at most this many requests are in flight at once.
+        max_gap_ratio: two ranges are fetched by one request only when the gap between
+            them is at most this many times the bytes asked for in that request (default
+            1.0: never fetch more gap than data).
     """
 
     max_merge_distance: int = DEFAULT_MAX_MERGE_DISTANCE
     max_request_size: int = DEFAULT_MAX_REQUEST_SIZE
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    max_gap_ratio: float = 1.0
 
     def __post_init__(self) -> None:
+        if (isinstance(self.max_gap_ratio, bool)
+                or not isinstance(self.max_gap_ratio, (int, float))
+                or not self.max_gap_ratio >= 0):
+            raise SchemaError("storage option max_gap_ratio must be a number >= 0, "
+                              f"got {self.max_gap_ratio!r}")
         for name in ("max_request_size", "max_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -251,12 +260,14 @@ class BaseStore:
     async def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """Return the bytes of each ``(offset, length)`` range, in the order given.
 
-        Ranges closer than ``max_merge_distance`` are fetched by one request (see
+        Ranges closer than ``max_merge_distance`` are fetched by one request, unless the
+        gap is larger than ``max_gap_ratio`` times the bytes asked for in it (see
         :func:`aorc.io.coalesce.plan_ranges`); at most ``max_concurrency`` requests are in
         flight. If one request fails the others are cancelled and the error is raised.
         """
         plan = plan_ranges(ranges, max_merge_distance=self.options.max_merge_distance,
-                           max_request_size=self.options.max_request_size)
+                           max_request_size=self.options.max_request_size,
+                           max_gap_ratio=self.options.max_gap_ratio)
         if not plan.requests:
             return [b"" for _ in plan.ranges]
         if len(plan.requests) == 1:

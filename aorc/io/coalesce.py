@@ -102,6 +102,7 @@ def plan_ranges(
     *,
     max_merge_distance: int = DEFAULT_MAX_MERGE_DISTANCE,
     max_request_size: int = DEFAULT_MAX_REQUEST_SIZE,
+    max_gap_ratio: float | None = None,
 ) -> RangePlan:
     """Plan the requests that fetch ``ranges`` with few round trips.
 
@@ -115,6 +116,9 @@ def plan_ranges(
         max_merge_distance: the largest gap, in bytes, read to save a request (0 merges only
             touching or overlapping ranges; a negative value never merges).
         max_request_size: the largest request, in bytes (at least 1).
+        max_gap_ratio: when set, a gap is also read only when the request's gaps, this one
+            included, stay within this many times its useful (asked-for) bytes, the next
+            range's included: ``1.0`` never reads more gap than data.
 
     Returns:
         A :class:`RangePlan`.
@@ -133,22 +137,27 @@ def plan_ranges(
             chunks.append((start, min(max_request_size, offset + length - start), index))
     chunks.sort()
 
-    requests: list[list[int]] = []  # [start, end)
+    requests: list[list[int]] = []  # [start, end, useful bytes, gap bytes]
     placed: list[list[_Piece]] = [[] for _ in asked]
     for start, length, index in chunks:
         end = start + length
         if requests:
             cur = requests[-1]
-            if (start - cur[1] <= max_merge_distance
-                    and max(cur[1], end) - cur[0] <= max_request_size):
+            gap = start - cur[1]
+            if (gap <= max_merge_distance
+                    and max(cur[1], end) - cur[0] <= max_request_size
+                    and (max_gap_ratio is None
+                         or cur[3] + max(gap, 0) <= max_gap_ratio * (cur[2] + length))):
                 cur[1] = max(cur[1], end)
+                cur[2] += length
+                cur[3] += max(gap, 0)
                 placed[index].append(_Piece(len(requests) - 1, start - cur[0], length))
                 continue
-        requests.append([start, end])
+        requests.append([start, end, length, 0])
         placed[index].append(_Piece(len(requests) - 1, 0, length))
     # Pieces of one range were produced in offset order, and the sort keeps that order.
     return RangePlan(
         ranges=asked,
-        requests=tuple((s, e - s) for s, e in requests),
+        requests=tuple((s, e - s) for s, e, _, _ in requests),
         _pieces=tuple(tuple(p) for p in placed),
     )

@@ -18,7 +18,8 @@ Connection (passed to botocore):
     ``connect_timeout``, ``read_timeout``, ``addressing_style`` (``"path"``/``"virtual"``).
 
 Reading (aorc):
-    ``max_merge_distance`` (1 MiB), ``max_request_size`` (8 MiB: longer ranges are split
+    ``max_merge_distance`` (1 MiB), ``max_gap_ratio`` (1.0: never more gap than data read
+    to save a request), ``max_request_size`` (8 MiB: longer ranges are split
     into parallel requests), ``max_concurrency`` (requests in flight per open file, 8).
 
 Writing (aorc):

@@ -699,7 +699,7 @@ async def is_dataset_source(source: object) -> bool:
 async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] | None = None,
                      filters: Any = None,
                      storage_options: Mapping[str, Any] | None = None,
-                     timestamp_unit: str = "ns") -> pa.Table:
+                     timestamp_unit: str = "ns", use_threads: bool | int = True) -> pa.Table:
     """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
     an Arrow table.
 
@@ -712,6 +712,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         filters: as for :meth:`aorc.OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``.
         storage_options: as for :func:`aorc.open_reader`.
         timestamp_unit: as for :func:`aorc.open_reader`.
+        use_threads: for one file, as for :meth:`aorc.OrcReader.read` (decode stripes and
+            columns on several threads); the files of a dataset are read concurrently.
     """
     # A folder, a list or a URL ending with ``/`` is a dataset, anything else one file; a
     # URL naming no object is tried as a prefix.
@@ -722,7 +724,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
     try:
         async with open_reader(cast(Source, source), storage_options=storage_options,
                                timestamp_unit=timestamp_unit) as reader:
-            return await reader.read(columns, filters=filters)
+            return await reader.read(columns, filters=filters, use_threads=use_threads)
     except ObjectNotFoundError:
         if not isinstance(source, str):
             raise

@@ -1,6 +1,7 @@
 """Predicate pushdown and selective reads: which stripes, row groups and byte ranges a
-filtered read needs, and decoding only those rows. Synchronous; no I/O (the read driver
-fetches what :class:`ScanPlanner` asks for).
+filtered read needs, and decoding only those rows. Synchronous; no I/O: the read plan
+(:mod:`aorc.read.plan`) asks :class:`ScanPlanner` for ranges, and the read driver fetches
+them.
 
 A filtered read goes, for each stripe:
 
@@ -22,9 +23,9 @@ read whole. Results are exact in every case: pruning only ever skips rows that c
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ from aorc.errors import CorruptFileError, UnsupportedFeatureError
 from aorc.filters.predicate import Leaf, Predicate, StatsContext, bloom_absent_test
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
-from aorc.format.codec.compression import CompressionKind, decompress_stream
+from aorc.format.codec.compression import CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
 from aorc.format.columns.base import Context, Level, decode_level
 from aorc.format.rowgroups import (
@@ -51,8 +52,12 @@ from aorc.format.statistics import ColumnStatistics, column_statistics_from_prot
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index, parse_row_index
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import OrcType, TypeKind, select_columns
+from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges
 
 __all__ = ["Fetched", "ScanPlanner", "ScanStats", "StripeWork"]
+
+#: The buffer of fetched bytes (:class:`aorc.read.common.FetchedBytes`), by its former name.
+Fetched = FetchedBytes
 
 K = pb.Stream.Kind
 _BLOOM_KINDS = (K.BLOOM_FILTER_UTF8, K.BLOOM_FILTER)  # the UTF-8 kind first, as ORC Java
@@ -101,64 +106,6 @@ class ScanStats:
             return NotImplemented
         return ScanStats(*(getattr(self, f.name) - getattr(other, f.name)
                            for f in dataclasses.fields(self)))
-
-
-class Fetched:
-    """Byte ranges of a file fetched so far; slices are looked up by absolute offset."""
-
-    def __init__(self, pieces: Sequence[tuple[int, bytes | memoryview]] = ()) -> None:
-        self._starts: list[int] = []
-        self._views: list[memoryview] = []
-        self.add(pieces)
-
-    def add(self, pieces: Sequence[tuple[int, bytes | memoryview]]) -> None:
-        """Add fetched ``(offset, bytes)`` pieces."""
-        for offset, data in pieces:
-            i = bisect.bisect_right(self._starts, offset)
-            self._starts.insert(i, offset)
-            self._views.insert(i, memoryview(data))
-
-    def _find(self, offset: int, length: int) -> memoryview | None:
-        i = bisect.bisect_right(self._starts, offset) - 1
-        while i >= 0:
-            start, view = self._starts[i], self._views[i]
-            if offset + length <= start + len(view):
-                return view[offset - start:offset - start + length]
-            i -= 1
-        return None
-
-    def covers(self, offset: int, length: int) -> bool:
-        """Whether ``[offset, offset + length)`` lies in one fetched piece."""
-        return length == 0 or self._find(offset, length) is not None
-
-    def get(self, offset: int, length: int) -> memoryview:
-        """The bytes ``[offset, offset + length)``.
-
-        Raises:
-            CorruptFileError: they were not fetched (a planning error).
-        """
-        if length == 0:
-            return memoryview(b"")
-        view = self._find(offset, length)
-        if view is None:
-            raise CorruptFileError(f"bytes [{offset}, {offset + length}) were not fetched")
-        return view
-
-    def missing(self, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-        """The ranges not yet fetched."""
-        return [(o, n) for o, n in ranges if not self.covers(o, n)]
-
-
-def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Overlapping or touching ``(offset, length)`` ranges merged, sorted."""
-    merged: list[list[int]] = []
-    for start, length in sorted(r for r in ranges if r[1] > 0):
-        end = start + length
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return [(a, b - a) for a, b in merged]
 
 
 @dataclass
@@ -213,6 +160,7 @@ class ScanPlanner:
             id(leaf): bloom_absent_test(leaf, self.context) for leaf in predicate.leaves}
         self._types = {t.column_id: t for t in tail.schema.walk()}
         self._tops = self._top_columns()
+        self._lock = threading.Lock()
 
     def _top_columns(self) -> list[OrcType]:
         root = self.tail.schema
@@ -225,13 +173,14 @@ class ScanPlanner:
         stride = self.tail.row_index_stride
         return math.ceil(stripe.num_rows / stride) if stride > 0 else 1
 
-    def stripes(self) -> list[StripeInfo]:
-        """The stripes whose statistics do not rule them out (counters updated)."""
+    def stripes(self, candidates: Sequence[StripeInfo] | None = None) -> list[StripeInfo]:
+        """The stripes (of ``candidates``, default all) whose statistics do not rule them
+        out (counters updated)."""
         all_stats = self.tail.stripe_statistics
         if all_stats is not None and len(all_stats) != len(self.tail.stripes):
             all_stats = None
         out = []
-        for stripe in self.tail.stripes:
+        for stripe in self.tail.stripes if candidates is None else candidates:
             self.stats.stripes_total += 1
             if stripe.num_rows == 0:
                 continue
@@ -455,7 +404,7 @@ class ScanPlanner:
         Yields:
             One batch per run of row groups (empty batches left out).
         """
-        whole = _WholeStreams(work, fetched, self.tail)
+        whole = LazyStreams(work.footer, work.streams, fetched, self.tail)
         stride = self.tail.row_index_stride
         num_rows = work.stripe.num_rows
         runs = work.runs if work.runs is not None else [(0, 0)]
@@ -470,27 +419,24 @@ class ScanPlanner:
             if batch.num_rows:
                 yield batch
 
-    def _filtered(self, work: StripeWork, whole: _WholeStreams, segment: _SegmentStreams,
+    def _filtered(self, work: StripeWork, whole: LazyStreams, segment: _SegmentStreams,
                   r0: int, r1: int, cache: dict[tuple[int, frozenset[int]], Any]
                   ) -> pa.RecordBatch:
-        self.stats.rows_read += r1 - r0
+        with self._lock:  # stripes may decode on several threads at once
+            self.stats.rows_read += r1 - r0
         try:
-            return self._filtered_rows(work, whole, segment, r0, r1, cache)
+            return self._filtered_rows(work, whole, segment, r0, r1, cache, self.opts)
         except UnsupportedFeatureError as exc:
             if self.opts.timestamp_unit != "ns" or "timestamp_unit=" not in str(exc):
                 raise
             return self._filtered_wide(work, whole, segment, r0, r1, exc)
 
-    def _filtered_wide(self, work: StripeWork, whole: _WholeStreams, segment: _SegmentStreams,
+    def _filtered_wide(self, work: StripeWork, whole: LazyStreams, segment: _SegmentStreams,
                        r0: int, r1: int, exc: UnsupportedFeatureError) -> pa.RecordBatch:
         """The rows again with microsecond timestamps (they hold every ORC timestamp), so
         a timestamp beyond nanoseconds raises only when its row matches the filter."""
-        opts = self.opts
-        try:
-            self.opts = dataclasses.replace(opts, timestamp_unit="us")
-            batch = self._filtered_rows(work, whole, segment, r0, r1, {}, count=False)
-        finally:
-            self.opts = opts
+        wide = dataclasses.replace(self.opts, timestamp_unit="us")
+        batch = self._filtered_rows(work, whole, segment, r0, r1, {}, wide, count=False)
         fields = [arrow_field(name, top, self.selected) for name, top in zip(
             batch.schema.names, self._top_types(self.selected), strict=True)] \
             if self.tail.schema.kind == TypeKind.STRUCT else None
@@ -504,33 +450,34 @@ class ScanPlanner:
     def _top_types(self, selected: set[int]) -> list[OrcType]:
         return [c for c in self.tail.schema.children if c.column_id in selected]
 
-    def _filtered_rows(self, work: StripeWork, whole: _WholeStreams, segment: _SegmentStreams,
+    def _filtered_rows(self, work: StripeWork, whole: LazyStreams, segment: _SegmentStreams,
                        r0: int, r1: int, cache: dict[tuple[int, frozenset[int]], Any],
-                       count: bool = True) -> pa.RecordBatch:
+                       opts: DecodeOptions, count: bool = True) -> pa.RecordBatch:
         shared = self.filter_columns <= self.selected
         probe = self._rows(self.selected if shared else self.filter_columns, work, whole,
-                           segment, r0, r1, cache)
+                           segment, r0, r1, cache, opts)
         mask = self.predicate.row_mask(probe)
         hits = mask.true_count
         if count:
-            self.stats.rows_returned += hits
+            with self._lock:
+                self.stats.rows_returned += hits
         if not shared:
             if not hits:
-                return self._rows(self.selected, work, whole, segment, r0, r0, cache)
-            probe = self._rows(self.selected, work, whole, segment, r0, r1, cache)
+                return self._rows(self.selected, work, whole, segment, r0, r0, cache, opts)
+            probe = self._rows(self.selected, work, whole, segment, r0, r1, cache, opts)
         return probe if hits == len(probe) else probe.filter(mask)
 
-    def _rows(self, selected: set[int], work: StripeWork, whole: _WholeStreams,
+    def _rows(self, selected: set[int], work: StripeWork, whole: LazyStreams,
               segment: _SegmentStreams, r0: int, r1: int,
-              cache: dict[tuple[int, frozenset[int]], Any]) -> pa.RecordBatch:
-        """Rows ``r0 .. r1-1`` of the stripe's ``selected`` columns."""
+              cache: dict[tuple[int, frozenset[int]], Any],
+              opts: DecodeOptions) -> pa.RecordBatch:
+        """Rows ``r0 .. r1-1`` of the stripe's ``selected`` columns, decoded with ``opts``."""
         root = self.tail.schema
         n = r1 - r0
         if root.kind == TypeKind.STRUCT and (0, K.PRESENT) in work.streams:
             key = (0, frozenset(selected))
             if key not in cache:  # null root rows: decode the stripe whole, then slice
-                cache[key] = decode_stripe(root, selected, whole, work.stripe.num_rows,
-                                           self.opts)
+                cache[key] = decode_stripe(root, selected, whole, work.stripe.num_rows, opts)
             return cache[key].slice(r0, n)
         tops = [root] if root.kind != TypeKind.STRUCT else [
             c for c in root.children if c.column_id in selected]
@@ -541,49 +488,14 @@ class ScanPlanner:
             if top.column_id in work.whole:
                 key = (top.column_id, frozenset(selected))
                 if key not in cache:
-                    cache[key] = decode_level(top, Context(whole, self.opts, selected),
+                    cache[key] = decode_level(top, Context(whole, opts, selected),
                                               Level(work.stripe.num_rows))
                 arrays.append(cache[key].slice(r0, n))
             else:
-                arrays.append(decode_level(top, Context(segment, self.opts, selected),
-                                           Level(n)))
-        fields = [arrow_field(name, top, selected, timestamp_unit=self.opts.timestamp_unit)
+                arrays.append(decode_level(top, Context(segment, opts, selected), Level(n)))
+        fields = [arrow_field(name, top, selected, timestamp_unit=opts.timestamp_unit)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
-
-
-class _WholeStreams:
-    """A stripe's streams decompressed whole, on first use (for columns read from the
-    stripe's start, and dictionaries)."""
-
-    def __init__(self, work: StripeWork, fetched: Fetched, tail: FileTail) -> None:
-        self._work = work
-        self._fetched = fetched
-        self._tail = tail
-        self._plain: dict[tuple[int, int], bytes | memoryview] = {}
-        tz = work.footer.writerTimezone if work.footer.HasField("writerTimezone") else None
-        self.writer_timezone = tz or None
-
-    def stream(self, column: int, kind: int) -> bytes | memoryview | None:
-        """The decompressed stream, None when the stripe has none."""
-        key = (column, kind)
-        if key not in self._plain:
-            s = self._work.streams.get(key)
-            if s is None:
-                return None
-            raw = self._fetched.get(s.offset, s.length)
-            try:
-                self._plain[key] = decompress_stream(raw, self._tail.compression,
-                                                     self._tail.block_size)
-            except CorruptFileError as exc:
-                raise CorruptFileError(f"column {column} {pb.Stream.Kind.Name(kind)} stream: "
-                                       f"{exc}") from exc
-        return self._plain[key]
-
-    def encoding(self, column: int) -> pb.ColumnEncoding:
-        """The column's encoding."""
-        encoding: pb.ColumnEncoding = self._work.footer.columns[column]
-        return encoding
 
 
 class _SegmentStreams:
@@ -591,7 +503,7 @@ class _SegmentStreams:
     streams start at the group's run (with values to skip), others come whole."""
 
     def __init__(self, work: StripeWork, fetched: Fetched, tail: FileTail,
-                 whole: _WholeStreams, first: int, end: int) -> None:
+                 whole: LazyStreams, first: int, end: int) -> None:
         self._work = work
         self._fetched = fetched
         self._tail = tail

@@ -7,13 +7,14 @@ Opening a file is one request for its last 16 KiB (two when the tail is longer):
         async for batch in reader.iter_batches(columns=["a", "b.c"]):
             ...
 
-Rows are read per group of consecutive stripes (about :data:`GROUP_BYTES`, at least one
-stripe). A group is read whole, as one range, when all columns are wanted or when it spans at
-most :data:`WHOLE_READ_BYTES`; otherwise its stripe footers are fetched first (with those of
-the next stripes) and then only the selected columns' data streams, in one coalesced
-:meth:`Store.read_ranges` call. Each stripe is decompressed and decoded in a worker thread
-while the next group is being fetched, so at most two groups' bytes are held at once. Bytes
-that lie in the tail read at open time cost no request (a small file is read in one).
+Every read -- whole, some columns, filtered, some stripes -- is planned by
+:class:`aorc.read.plan.ReadPlan`, which performs no I/O: it says which byte ranges each
+group of consecutive stripes (about :data:`GROUP_BYTES`) needs, this driver fetches them
+(coalesced, in one :meth:`Store.read_ranges` call per round) and pushes the bytes back, then
+decodes the group's stripes on the decode thread pool (:mod:`aorc.read.threads`) while the
+next group is being fetched, so at most two groups' bytes are held at once, and at most
+``use_threads`` stripes are decoded at once. Bytes that lie in the tail read at open time
+cost no request (a small file is read in one).
 
 Errors raised while reading a stripe name the file and the stripe; stray exceptions of
 decoders (IndexError, struct.error, ...) are turned into CorruptFileError as a last resort.
@@ -22,17 +23,14 @@ decoders (IndexError, struct.error, ...) are turned into CorruptFileError as a l
 from __future__ import annotations
 
 import asyncio
-import bisect
+import collections
 import dataclasses
-import struct
-import zlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
 
 import pyarrow as pa
-from google.protobuf.message import DecodeError
 
 from aorc.errors import (
     AorcError,
@@ -41,15 +39,13 @@ from aorc.errors import (
     SchemaError,
     StoreError,
 )
-from aorc.filters.predicate import Predicate, parse_filters
+from aorc.filters.predicate import parse_filters
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec.compression import decompress_stream
-from aorc.format.columns import DecodeOptions, DictStripeStreams, arrow_field, decode_stripe
+from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
 from aorc.format.statistics import ColumnStatistics, StatisticsList
-from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
-from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, StripeInfo, parse_tail
+from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import (
     OrcType,
     TypeKind,
@@ -60,7 +56,11 @@ from aorc.format.types import (
 )
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
+from aorc.read import plan as _plan
+from aorc.read.common import add_context, guarded, stream_kind_name
+from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, parse_layout
 from aorc.read.pushdown import ScanStats
+from aorc.read.threads import decode_pool, thread_count
 
 __all__ = [
     "ColumnEncodingInfo",
@@ -76,18 +76,12 @@ __all__ = [
 T = TypeVar("T")
 
 #: Stripes are fetched in groups of consecutive stripes of about this many bytes in total
-#: (at least one stripe); the next group is fetched while the current one decodes.
-GROUP_BYTES = 8 * 1024 * 1024
+#: (at least one stripe); the next group is fetched while the current one decodes (read
+#: at each read, so it can be tuned here).
+GROUP_BYTES = _plan.GROUP_BYTES
 #: A group of stripes spanning at most this many bytes is read whole, in one request, even
 #: when only some columns are wanted (a round trip costs more than that many bytes).
-WHOLE_READ_BYTES = 1024 * 1024
-#: When only some columns are wanted, stripe footers are fetched up to this many stripes
-#: ahead, as separate concurrent requests (never merged: the stripe data lies between them).
-FOOTERS_AHEAD = 16
-#: Exceptions that, escaping a decoder, mean a damaged file (a last safety net: decoders are
-#: meant to raise CorruptFileError themselves).
-_DECODE_FAILURES = (IndexError, KeyError, ValueError, OverflowError, struct.error, DecodeError,
-                    zlib.error)
+WHOLE_READ_BYTES = _plan.WHOLE_READ_BYTES
 
 
 # =========================================================================== public records
@@ -184,86 +178,6 @@ class StripeFooterInfo:
         return sorted({s.column for s in self.streams if s.kind in kinds})
 
 
-# =========================================================================== helpers
-
-def _prefixed(exc: AorcError, prefix: str) -> AorcError:
-    """A new exception of the same class whose message is ``prefix: message`` (for a class
-    with another constructor, ``exc`` itself with ``prefix`` as a note)."""
-    try:
-        new = type(exc)(f"{prefix}: {exc}")
-    except TypeError:
-        exc.add_note(prefix)
-        return exc
-    if isinstance(exc, OSError) and isinstance(new, OSError):
-        new.errno = exc.errno
-    return new
-
-
-def _add_context(exc: AorcError, path: str, stripes: str | None = None) -> AorcError:
-    """``exc`` again, same class, with the file (and stripe) in front of its message.
-
-    Parts already in the message are not repeated, and an error that already received
-    context is returned unchanged. The caller raises the result ``from exc``.
-    """
-    if getattr(exc, "_aorc_context", False):
-        return exc
-    message = str(exc)
-    missing = [part for part in (path, stripes) if part and part not in message]
-    new = _prefixed(exc, ", ".join(missing)) if missing else exc
-    new._aorc_context = True  # type: ignore[attr-defined]
-    return new
-
-
-def _guarded(path: str, stripes: str | None, func: Callable[..., T], *args: Any) -> T:
-    """Run ``func``; AorcErrors gain the file and stripe as context, and stray decoder
-    exceptions become CorruptFileError (keeping the original as the cause)."""
-    try:
-        return func(*args)
-    except AorcError as exc:
-        new = _add_context(exc, path, stripes)
-        if new is exc:
-            raise
-        raise new from exc
-    except _DECODE_FAILURES as exc:
-        where = ", ".join(p for p in (path, stripes) if p)
-        new = CorruptFileError(f"{where}: {type(exc).__name__}: {exc}")
-        new._aorc_context = True  # type: ignore[attr-defined]
-        raise new from exc
-
-
-class _Segments:
-    """Fetched byte ranges of a file, sorted by offset; slices are looked up by offset."""
-
-    def __init__(self, pieces: Sequence[tuple[int, bytes | memoryview]]) -> None:
-        ordered = sorted(pieces, key=lambda p: p[0])
-        self._starts = [o for o, _ in ordered]
-        self._views = [memoryview(b) for _, b in ordered]
-
-    def get(self, offset: int, length: int) -> memoryview:
-        """The bytes ``[offset, offset + length)``, which must lie in one fetched range."""
-        if length == 0:
-            return memoryview(b"")
-        i = bisect.bisect_right(self._starts, offset) - 1
-        while i >= 0:
-            start, view = self._starts[i], self._views[i]
-            if offset + length <= start + len(view):
-                return view[offset - start:offset - start + length]
-            i -= 1
-        raise CorruptFileError(f"bytes [{offset}, {offset + length}) were not fetched")
-
-
-@dataclass
-class _FetchedStripe:
-    """A stripe's footer and the stored bytes of its selected streams, or the error that
-    prevented getting them (raised when the stripe's turn comes, so that earlier stripes
-    are still delivered)."""
-
-    info: StripeInfo
-    footer: pb.StripeFooter | None = None
-    streams: dict[tuple[int, int], memoryview] | None = None
-    error: AorcError | None = None
-
-
 # =========================================================================== the reader
 
 class OrcReader:
@@ -284,9 +198,8 @@ class OrcReader:
         self._tail_bytes = memoryview(tail_bytes)
         self._tail_start = tail.file_length - len(tail_bytes)
         self._owns_store = owns_store
-        self._raw_footers: dict[int, bytes | memoryview] = {}
-        self._footer_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._footers: dict[int, bytes | memoryview] = {}  # read_stripe_footer's, ahead
         self._closed = False
         self.path = store.path
         self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit)
@@ -473,39 +386,6 @@ class OrcReader:
                 out[i] = data
         return out
 
-    async def _raw_stripe_footers(self, indexes: Sequence[int]) -> list[bytes | memoryview]:
-        """The stored footers of the given stripes. Missing ones are fetched together with
-        the footers of up to FOOTERS_AHEAD following stripes, kept for later calls."""
-        async with self._footer_lock:
-            wanted = [i for i in indexes if i not in self._raw_footers]
-            if wanted:
-                last = min(len(self._tail.stripes), max(wanted) + 1 + FOOTERS_AHEAD)
-                fetch = wanted + [i for i in range(max(wanted) + 1, last)
-                                  if i not in self._raw_footers]
-                stripes = [self._tail.stripes[i] for i in fetch]
-                raw = await self._read_ranges([(s.footer_offset, s.footer_length)
-                                               for s in stripes], coalesce=False)
-                self._raw_footers.update(zip(fetch, raw, strict=True))
-            return [self._raw_footers.pop(i) for i in indexes]
-
-    def _layout(self, stripe: StripeInfo,
-                raw_footer: bytes | memoryview) -> tuple[pb.StripeFooter, list[StreamInfo]]:
-        """Parse a stripe footer and lay out its streams (errors name file and stripe)."""
-        where = f"stripe {stripe.index}"
-        footer = _guarded(self.path, where, parse_stripe_footer, raw_footer, self._tail, stripe)
-        return footer, _guarded(self.path, where, stream_layout, stripe, footer)
-
-    def _layouts(self, stripes: Sequence[StripeInfo], raw_footers: Sequence[bytes | memoryview]
-                 ) -> list[tuple[pb.StripeFooter, list[StreamInfo]] | AorcError]:
-        """:meth:`_layout` of each stripe, or the error it raised (runs in a thread)."""
-        out: list[tuple[pb.StripeFooter, list[StreamInfo]] | AorcError] = []
-        for stripe, raw in zip(stripes, raw_footers, strict=True):
-            try:
-                out.append(self._layout(stripe, raw))
-            except AorcError as exc:
-                out.append(exc)
-        return out
-
     # ------------------------------------------------------------------ stripe footers
     async def read_stripe_footer(self, index: int) -> StripeFooterInfo:
         """Read and describe the footer of stripe ``index`` (streams, encodings, zone).
@@ -519,11 +399,20 @@ class OrcReader:
             raise SchemaError(f"{self.path}: no stripe {index} (the file has "
                               f"{len(self._tail.stripes)})")
         stripe = self._tail.stripes[index]
-        (raw,) = await self._raw_stripe_footers([index])
-        footer, layout = await asyncio.to_thread(self._layout, stripe, raw)
+        raw = self._footers.pop(index, None)
+        if raw is None:  # fetch it with the next stripes' footers, for the next calls
+            every = self._tail.stripes
+            ahead = [i for i in range(index, min(len(every), index + 1 + _plan.FOOTERS_AHEAD))
+                     if i == index or i not in self._footers]
+            got = await self._read_ranges([(every[i].footer_offset, every[i].footer_length)
+                                           for i in ahead], coalesce=False)
+            self._footers.update(zip(ahead, got, strict=True))
+            raw = self._footers.pop(index)
+        footer, layout = await asyncio.to_thread(parse_layout, self.path, self._tail, stripe,
+                                                 raw)
         return StripeFooterInfo(
             index=index,
-            streams=tuple(StreamDescription(s.column, _stream_kind_name(s.kind), s.offset,
+            streams=tuple(StreamDescription(s.column, stream_kind_name(s.kind), s.offset,
                                             s.length) for s in layout),
             encodings=tuple(ColumnEncodingInfo(
                 column, pb.ColumnEncoding.Kind.Name(e.kind),
@@ -535,11 +424,12 @@ class OrcReader:
 
     # ------------------------------------------------------------------ reading rows
     def iter_batches(self, columns: Sequence[str] | None = None, batch_size: int = 65536,
-                     filters: Any = None) -> AsyncGenerator[pa.RecordBatch, None]:
+                     filters: Any = None, *, stripes: Sequence[int] | None = None,
+                     use_threads: bool | int = True) -> AsyncGenerator[pa.RecordBatch, None]:
         """Iterate over the rows as Arrow record batches of at most ``batch_size`` rows.
 
         Batches never span stripes. The next stripes' bytes are fetched while the current
-        stripe is decoded in a worker thread. To stop early, close the iterator (e.g. with
+        ones are decoded in worker threads. To stop early, close the iterator (e.g. with
         ``contextlib.aclosing``) or the reader: either cancels the fetch in progress.
 
         Args:
@@ -556,163 +446,131 @@ class OrcReader:
                 groups that cannot match are skipped using statistics and bloom filters,
                 and only the surviving row groups' bytes are read; :attr:`scan_stats` says
                 what was skipped. Filtered columns need not be among ``columns``.
+            stripes: indices of the stripes to read (see :attr:`stripes`), e.g. a split's;
+                ``None`` reads all. Rows come in file order whatever the order given.
+            use_threads: decode stripes and columns on several threads: ``True`` on as
+                many as there are CPUs, ``False`` on one, or a number of threads. The
+                threads come from one pool per process.
 
         Raises:
-            SchemaError: for an unknown column name, malformed filters or a batch size below
-                1 (raised here, before iteration starts).
+            SchemaError: for an unknown column name, malformed filters, a stripe index out
+                of range, a bad ``use_threads`` or a batch size below 1 (raised here, before
+                iteration starts).
             CorruptFileError: (during iteration) when the file is damaged; the message names
                 the file and the stripe.
         """
         self._check_open()
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
-        selected = select_columns(self._tail.schema, columns)
-        predicate = parse_filters(filters, self._tail.schema)
+        plan = self._plan(columns, filters, stripes)
+        source = self._batches(plan, batch_size, thread_count(use_threads))
         order = requested_order(self._tail.schema, columns)
-        if predicate is not None:
-            source = self._filtered(selected, predicate, batch_size)
-        else:
-            source = self._batches(selected, batch_size)
         return source if order is None else _reordered(source, order)
 
-    def _filtered(self, selected: set[int], predicate: Predicate,
-                  batch_size: int | None) -> AsyncGenerator[pa.RecordBatch, None]:
-        from aorc.read.scan import filtered_batches  # the filtered path of this driver
-        return filtered_batches(self, selected, predicate, batch_size)
-
-    async def read(self, columns: Sequence[str] | None = None, filters: Any = None) -> pa.Table:
-        """Read the whole file (or the selected columns, or the matching rows) into an Arrow
-        table.
+    async def read(self, columns: Sequence[str] | None = None, filters: Any = None, *,
+                   stripes: Sequence[int] | None = None,
+                   use_threads: bool | int = True) -> pa.Table:
+        """Read the whole file (or the selected columns, or stripes, or the matching rows)
+        into an Arrow table.
 
         Args:
             columns: as for :meth:`iter_batches`.
             filters: as for :meth:`iter_batches`.
+            stripes: as for :meth:`iter_batches`.
+            use_threads: as for :meth:`iter_batches`.
         """
         self._check_open()
-        selected = select_columns(self._tail.schema, columns)
-        predicate = parse_filters(filters, self._tail.schema)
-        source = (self._batches(selected, None) if predicate is None
-                  else self._filtered(selected, predicate, None))
-        batches = [b async for b in source]
+        plan = self._plan(columns, filters, stripes)
+        batches = [b async for b in self._batches(plan, None, thread_count(use_threads))]
         if batches:
             table = pa.Table.from_batches(batches, schema=batches[0].schema)
         else:
-            table = pa.Table.from_batches([], schema=self._projected_schema(selected))
+            table = pa.Table.from_batches([], schema=plan.schema())
         order = requested_order(self._tail.schema, columns)
         return table if order is None else table.select(order)
 
-    def _projected_schema(self, selected: set[int]) -> pa.Schema:
-        """The schema :func:`decode_stripe` gives the selected columns."""
-        root = self._tail.schema
-        if root.kind != TypeKind.STRUCT:
-            return pa.schema([arrow_field("_col0", root, selected,
-                                          timestamp_unit=self.timestamp_unit)])
-        return pa.schema([arrow_field(n, c, selected, timestamp_unit=self.timestamp_unit)
-                          for n, c in zip(root.field_names, root.children, strict=True)
-                          if c.column_id in selected])
+    def _plan(self, columns: Sequence[str] | None, filters: Any,
+              stripes: Sequence[int] | None) -> ReadPlan:
+        selected = select_columns(self._tail.schema, columns)
+        predicate = parse_filters(filters, self._tail.schema)
+        return ReadPlan(self._tail, selected, stripes=stripes, predicate=predicate,
+                        opts=self._decode_options, stats=self._scan_stats, path=self.path,
+                        group_bytes=GROUP_BYTES, whole_read_bytes=WHOLE_READ_BYTES)
 
-    def _groups(self) -> list[list[StripeInfo]]:
-        """Consecutive stripes grouped so each group is about GROUP_BYTES (at least one)."""
-        groups: list[list[StripeInfo]] = []
-        size = 0
-        for stripe in self._tail.stripes:
-            if groups and size + stripe.length <= GROUP_BYTES:
-                groups[-1].append(stripe)
-                size += stripe.length
-            else:
-                groups.append([stripe])
-                size = stripe.length
-        return groups
-
-    async def _batches(self, selected: set[int],
-                       batch_size: int | None) -> AsyncGenerator[pa.RecordBatch, None]:
-        groups = self._groups()
+    async def _batches(self, plan: ReadPlan, batch_size: int | None,
+                       threads: int) -> AsyncGenerator[pa.RecordBatch, None]:
+        groups = (await asyncio.to_thread(plan.groups) if plan.scan is not None
+                  else plan.groups())
         if not groups:
             return
-        pending: asyncio.Task[list[_FetchedStripe]] | None = self._spawn(
-            self._fetch_group(groups[0], selected))
+        pending: asyncio.Task[list[StripeJob]] | None = self._spawn(self._fetch(groups[0]))
         try:
             for number in range(len(groups)):
                 assert pending is not None
-                fetched = await pending
-                pending = (self._spawn(self._fetch_group(groups[number + 1], selected))
+                jobs = await pending
+                pending = (self._spawn(self._fetch(groups[number + 1]))
                            if number + 1 < len(groups) else None)
-                while fetched:
-                    item = fetched.pop(0)  # drop each stripe's bytes once decoded
-                    batch = await asyncio.to_thread(self._decode, item, selected)
-                    del item
-                    if batch_size is None or batch.num_rows <= batch_size:
-                        if batch.num_rows:
+                async for batches in self._decoded(jobs, threads):
+                    for batch in batches:
+                        if batch_size is None or batch.num_rows <= batch_size:
                             yield batch
-                        continue
-                    for start in range(0, batch.num_rows, batch_size):
-                        yield batch.slice(start, batch_size)
+                            continue
+                        for start in range(0, batch.num_rows, batch_size):
+                            yield batch.slice(start, batch_size)
         finally:
             if pending is not None:
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)
 
-    async def _fetch_group(self, group: list[StripeInfo],
-                           selected: set[int]) -> list[_FetchedStripe]:
-        """Fetch the footers and the selected columns' data streams of a group of stripes.
-
-        A group that is small, or whose columns are all wanted, is read whole; otherwise
-        the footers come first and then only the selected streams' ranges.
-        """
+    async def _fetch(self, group: GroupPlan) -> list[StripeJob]:
+        """Fetch what a group needs, round after round, and push it to the group."""
         self._check_open()
-        start, end = group[0].offset, group[-1].end
         try:
-            if end - start <= WHOLE_READ_BYTES or len(selected) == self._tail.num_columns:
-                (blob,) = await self._read_ranges([(start, end - start)])
-                segments = _Segments([(start, blob)])
-                raw = [segments.get(s.footer_offset, s.footer_length) for s in group]
-                layouts = await asyncio.to_thread(self._layouts, group, raw)
-            else:
-                footers = await self._raw_stripe_footers([s.index for s in group])
-                layouts = await asyncio.to_thread(self._layouts, group, footers)
-                ranges = [(x.offset, x.length) for entry in layouts
-                          if not isinstance(entry, AorcError)
-                          for x in entry[1] if _wanted(x, selected) and x.length]
-                fetched = await self._read_ranges(ranges)
-                segments = _Segments([(o, data) for (o, _), data in
-                                      zip(ranges, fetched, strict=True)])
+            need = group.needs()
+            while need is not None:
+                data = await self._read_ranges(need.ranges, coalesce=need.coalesce)
+                await asyncio.to_thread(group.push, need.ranges, data)
+                need = group.needs()
         except AorcError as exc:
-            new = _add_context(exc, self.path, _stripes_text(group))
+            new = add_context(exc, self.path, group.where)
             if new is exc:
                 raise
             raise new from exc
-        out = []
-        for stripe, entry in zip(group, layouts, strict=True):
-            if isinstance(entry, AorcError):
-                out.append(_FetchedStripe(stripe, error=entry))
-                continue
-            footer, layout = entry
-            streams = {(x.column, x.kind): segments.get(x.offset, x.length)
-                       for x in layout if _wanted(x, selected)}
-            out.append(_FetchedStripe(stripe, footer, streams))
+        return group.jobs()
+
+    async def _decoded(self, jobs: list[StripeJob],
+                       threads: int) -> AsyncGenerator[list[pa.RecordBatch], None]:
+        """The batches of each job, in order; at most ``threads`` stripes decode at once."""
+        window: collections.deque[asyncio.Task[list[pa.RecordBatch]]] = collections.deque()
+        limit = asyncio.Semaphore(threads)
+        try:
+            while jobs or window:
+                while jobs and len(window) < threads:
+                    window.append(self._spawn(self._decode(jobs.pop(0), threads, limit)))
+                yield await window.popleft()
+        finally:
+            for task in window:
+                task.cancel()
+            await asyncio.gather(*window, return_exceptions=True)
+
+    async def _decode(self, job: StripeJob, threads: int,
+                      limit: asyncio.Semaphore) -> list[pa.RecordBatch]:
+        """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1)."""
+        loop = asyncio.get_running_loop()
+        pool = decode_pool()
+        if threads == 1:
+            async with limit:
+                return await loop.run_in_executor(pool, job.run)
+
+        async def part(fn: Any) -> Any:
+            async with limit:
+                return await loop.run_in_executor(pool, job.guard, fn)
+
+        async with limit:
+            parts = await loop.run_in_executor(pool, job.guard, job.prepare)
+        results = await gather_or_cancel([part(fn) for fn in parts]) if parts else []
+        out: list[pa.RecordBatch] = job.guard(job.assemble, results)
         return out
-
-    def _decode(self, item: _FetchedStripe, selected: set[int]) -> pa.RecordBatch:
-        """Decompress and decode one stripe (runs in a worker thread)."""
-        return _guarded(self.path, f"stripe {item.info.index}", self._decode_unguarded, item,
-                        selected)
-
-    def _decode_unguarded(self, item: _FetchedStripe, selected: set[int]) -> pa.RecordBatch:
-        if item.error is not None:
-            raise item.error
-        assert item.footer is not None and item.streams is not None
-        kind, block_size = self._tail.compression, self._tail.block_size
-        plain = {}
-        for (column, stream_kind), raw in item.streams.items():
-            try:
-                plain[column, stream_kind] = decompress_stream(raw, kind, block_size)
-            except AorcError as exc:
-                what = f"column {column} {_stream_kind_name(stream_kind)} stream"
-                raise _prefixed(exc, what) from exc
-        streams = DictStripeStreams.from_footer(item.footer, plain)
-        return decode_stripe(self._tail.schema, selected, streams, item.info.num_rows,
-                             self._decode_options)
-
 
 async def _reordered(source: AsyncGenerator[pa.RecordBatch, None],
                      order: list[str]) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -724,27 +582,10 @@ async def _reordered(source: AsyncGenerator[pa.RecordBatch, None],
         await source.aclose()
 
 
-def _wanted(stream: StreamInfo, selected: set[int]) -> bool:
-    """A data stream of a selected column."""
-    return stream.column in selected and stream.kind in DATA_KINDS
-
-
-def _stripes_text(group: Sequence[StripeInfo]) -> str:
-    first, last = group[0].index, group[-1].index
-    return f"stripe {first}" if first == last else f"stripes {first}-{last}"
-
-
-def _stream_kind_name(kind: int) -> str:
-    try:
-        return str(pb.Stream.Kind.Name(kind))
-    except ValueError:
-        return f"UNKNOWN({kind})"
-
-
 # =========================================================================== opening
 
 def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
-    return _guarded(path, None, lambda: parse_tail(tail, size, source=path))
+    return guarded(path, None, lambda: parse_tail(tail, size, source=path))
 
 
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,

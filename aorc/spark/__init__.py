@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import json
 import os
 import pickle
@@ -47,6 +46,7 @@ from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.format.types import from_arrow_schema, parse_type_string, select_columns
 from aorc.hive import HIVE_DEFAULT_PARTITION
 from aorc.io import registry
+from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader
 from aorc.write.writer import parse_write_options
 
@@ -312,9 +312,7 @@ def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int) -> list[tu
                  if filters is not None else None)
     context = StatsContext(hybrid_calendar=reader.calendar == "JULIAN_GREGORIAN",
                            decimal_bloom_filters=reader.file_version != "UNSTABLE-PRE-2.0")
-    groups: list[list[int]] = []
-    size = 0
-    previous = -2
+    kept = []
     for stripe in reader.stripes:
         stats = stripe.statistics
         if not stripe.num_rows:
@@ -324,14 +322,8 @@ def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int) -> list[tu
                 return s[c] if c < len(s) else None
             if not predicate.evaluate(of, context).may_be_true:
                 continue
-        if groups and previous == stripe.index - 1 and size + stripe.length <= split_bytes:
-            groups[-1].append(stripe.index)
-            size += stripe.length
-        else:
-            groups.append([stripe.index])
-            size = stripe.length
-        previous = stripe.index
-    return [tuple(g) for g in groups]
+        kept.append(stripe)
+    return [tuple(s.index for s in g) for g in group_stripes(kept, split_bytes)]
 
 
 async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = None,
@@ -444,28 +436,15 @@ def _to_spark(batch: pa.RecordBatch, schema: pa.Schema,
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def stripe_reader(reader: OrcReader, stripes: Sequence[int]) -> OrcReader:
-    """A view of an open reader that sees only some stripes (its rows and their order).
-
-    Uses the reader's internals; the view shares the reader's store and must not outlive it.
-    """
-    tail = reader._tail  # noqa: SLF001 - no public stripe selection yet
-    chosen = set(stripes)
-    subset = dataclasses.replace(tail, stripes=[s for s in tail.stripes if s.index in chosen])
-    return OrcReader(reader._store, subset, bytes(reader._tail_bytes),  # noqa: SLF001
-                     owns_store=False)
-
-
 async def read_split(split: Split, columns: Sequence[str] | None, schema: pa.Schema,
                      storage_options: Mapping[str, Any] | None,
                      batch_size: int = 65_536) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of one split as batches in Spark's Arrow types."""
     data_columns = [f.name for f in schema if f.name not in dict(split.partition)]
     async with open_reader(split.uri, storage_options=storage_options) as reader:
-        view = stripe_reader(reader, split.stripes)
         wanted = data_columns if columns is not None else None
-        async for batch in view.iter_batches(wanted, batch_size=batch_size,
-                                             filters=split.filters):
+        async for batch in reader.iter_batches(wanted, batch_size=batch_size,
+                                               filters=split.filters, stripes=split.stripes):
             yield _to_spark(batch, schema, split.partition)
 
 

@@ -105,3 +105,25 @@ def test_plan_covers_every_byte_and_splits_exactly(
     for (o1, n1), (o2, n2) in zip(requests, requests[1:], strict=False):
         assert o2 - (o1 + n1) > distance or o2 + n2 - o1 > cap
     assert plan.split(fetch(data, requests)) == [data[o:o + n] for o, n in ranges]
+
+
+def test_gap_ratio_never_reads_more_gap_than_useful_bytes() -> None:
+    """A 1 MiB merge distance must not pull a large unwanted stream in between two small
+    wanted ones (issue 14: bloom filters of other columns between row indexes)."""
+    small = [(0, 1000), (500_000, 1000)]
+    assert len(plan_ranges(small).requests) == 1  # within the merge distance
+    assert plan_ranges(small, max_gap_ratio=1.0).requests == ((0, 1000), (500_000, 1000))
+    joined = plan_ranges([(0, 300), (400, 200)], max_gap_ratio=1.0)
+    assert joined.requests == ((0, 600),)  # gap 100 <= 500 useful bytes
+    chained = plan_ranges([(0, 100), (150, 100), (400, 250)], max_gap_ratio=1.0)
+    assert chained.requests == ((0, 650),)  # gaps 200 <= 450 useful bytes
+    capped = plan_ranges([(0, 100), (150, 100), (500, 50)], max_gap_ratio=1.0)
+    assert capped.requests == ((0, 250), (500, 50))  # gaps 50 + 250 > 250 useful bytes
+
+
+@given(ranges=st.lists(st.tuples(st.integers(0, 10_000), st.integers(1, 500)), max_size=30),
+       ratio=st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+def test_gap_ratio_bounds_the_bytes_read(ranges: list[tuple[int, int]], ratio: float) -> None:
+    plan = plan_ranges(ranges, max_gap_ratio=ratio)
+    useful = sum(n for _, n in ranges)
+    assert plan.requested_bytes <= (1 + ratio) * useful

@@ -57,12 +57,22 @@ async def test_read_range_and_past_end(data_file: pathlib.Path) -> None:
 
 async def test_read_ranges_coalesces(data_file: pathlib.Path) -> None:
     ranges = [(90_000, 100), (0, 10), (50, 10), (40_000, 5)]
-    opts = {"max_merge_distance": 1000}
+    opts = {"max_merge_distance": 1000, "max_gap_ratio": 2.0}
     async with open_store(data_file, opts) as store:
         got = await store.read_ranges(ranges)
         assert got == [DATA[o:o + n] for o, n in ranges]
         assert store.stats.requests == 3  # [0, 60) merged
         assert store.stats.bytes == 60 + 5 + 100
+
+
+async def test_read_ranges_never_read_more_gap_than_data_by_default(
+        data_file: pathlib.Path) -> None:
+    ranges = [(0, 10), (50, 10), (100, 30)]  # gaps 40 > 20 useful bytes, then 40 <= 50
+    async with open_store(data_file, {"max_merge_distance": 1000}) as store:
+        got = await store.read_ranges(ranges)
+        assert got == [DATA[o:o + n] for o, n in ranges]
+        assert store.stats.requests == 2  # [0, 10), then [50, 130)
+        assert store.stats.bytes == 10 + 80
 
 
 @pytest.mark.parametrize("kind", ["str", "pathlike", "uri"])

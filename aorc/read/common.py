@@ -1,0 +1,234 @@
+"""Pieces every read path shares: the buffer of fetched bytes, grouping stripes, error
+context, and a stripe's streams decompressed on first use. Synchronous; no I/O."""
+
+from __future__ import annotations
+
+import bisect
+import struct
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from google.protobuf.message import DecodeError
+
+from aorc.errors import AorcError, CorruptFileError
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import decompress_stream
+from aorc.format.stripe import StreamInfo
+from aorc.format.tail import FileTail, StripeInfo
+
+__all__ = [
+    "DECODE_FAILURES",
+    "FetchedBytes",
+    "LazyStreams",
+    "add_context",
+    "group_stripes",
+    "guarded",
+    "merge_ranges",
+    "prefixed",
+    "stream_kind_name",
+    "stripes_text",
+]
+
+T = TypeVar("T")
+
+#: Exceptions that, escaping a decoder, mean a damaged file (a last safety net: decoders are
+#: meant to raise CorruptFileError themselves).
+DECODE_FAILURES = (IndexError, KeyError, ValueError, OverflowError, struct.error, DecodeError,
+                   zlib.error)
+
+
+# =========================================================================== errors
+
+def prefixed(exc: AorcError, prefix: str) -> AorcError:
+    """A new exception of the same class whose message is ``prefix: message`` (for a class
+    with another constructor, ``exc`` itself with ``prefix`` as a note)."""
+    try:
+        new = type(exc)(f"{prefix}: {exc}")
+    except TypeError:
+        exc.add_note(prefix)
+        return exc
+    if isinstance(exc, OSError) and isinstance(new, OSError):
+        new.errno = exc.errno
+    return new
+
+
+def add_context(exc: AorcError, path: str, stripes: str | None = None) -> AorcError:
+    """``exc`` again, same class, with the file (and stripe) in front of its message.
+
+    Parts already in the message are not repeated, and an error that already received
+    context is returned unchanged. The caller raises the result ``from exc``.
+    """
+    if getattr(exc, "_aorc_context", False):
+        return exc
+    message = str(exc)
+    missing = [part for part in (path, stripes) if part and part not in message]
+    new = prefixed(exc, ", ".join(missing)) if missing else exc
+    new._aorc_context = True  # type: ignore[attr-defined]
+    return new
+
+
+def guarded(path: str, stripes: str | None, func: Callable[..., T], *args: Any) -> T:
+    """Run ``func``; AorcErrors gain the file and stripe as context, and stray decoder
+    exceptions become CorruptFileError (keeping the original as the cause)."""
+    try:
+        return func(*args)
+    except AorcError as exc:
+        new = add_context(exc, path, stripes)
+        if new is exc:
+            raise
+        raise new from exc
+    except DECODE_FAILURES as exc:
+        where = ", ".join(p for p in (path, stripes) if p)
+        new = CorruptFileError(f"{where}: {type(exc).__name__}: {exc}")
+        new._aorc_context = True  # type: ignore[attr-defined]
+        raise new from exc
+
+
+def stripes_text(group: Sequence[StripeInfo]) -> str:
+    """``"stripe 3"`` or ``"stripes 3-5"`` for a run of stripes."""
+    first, last = group[0].index, group[-1].index
+    return f"stripe {first}" if first == last else f"stripes {first}-{last}"
+
+
+def stream_kind_name(kind: int) -> str:
+    """The ORC name of a stream kind (``"UNKNOWN(n)"`` for others)."""
+    try:
+        return str(pb.Stream.Kind.Name(kind))
+    except ValueError:
+        return f"UNKNOWN({kind})"
+
+
+# =========================================================================== byte ranges
+
+class FetchedBytes:
+    """Byte ranges of a file fetched so far; slices are looked up by absolute offset."""
+
+    def __init__(self, pieces: Sequence[tuple[int, bytes | memoryview]] = ()) -> None:
+        self._starts: list[int] = []
+        self._views: list[memoryview] = []
+        self.add(pieces)
+
+    def add(self, pieces: Sequence[tuple[int, bytes | memoryview]]) -> None:
+        """Add fetched ``(offset, bytes)`` pieces."""
+        for offset, data in pieces:
+            i = bisect.bisect_right(self._starts, offset)
+            self._starts.insert(i, offset)
+            self._views.insert(i, memoryview(data))
+
+    def _find(self, offset: int, length: int) -> memoryview | None:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        while i >= 0:
+            start, view = self._starts[i], self._views[i]
+            if offset + length <= start + len(view):
+                return view[offset - start:offset - start + length]
+            i -= 1
+        return None
+
+    def covers(self, offset: int, length: int) -> bool:
+        """Whether ``[offset, offset + length)`` lies in one fetched piece."""
+        return length == 0 or self._find(offset, length) is not None
+
+    def get(self, offset: int, length: int) -> memoryview:
+        """The bytes ``[offset, offset + length)``.
+
+        Raises:
+            CorruptFileError: they were not fetched (a planning error).
+        """
+        if length == 0:
+            return memoryview(b"")
+        view = self._find(offset, length)
+        if view is None:
+            raise CorruptFileError(f"bytes [{offset}, {offset + length}) were not fetched")
+        return view
+
+    def missing(self, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The ranges not yet fetched."""
+        return [(o, n) for o, n in ranges if not self.covers(o, n)]
+
+
+def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping or touching ``(offset, length)`` ranges merged, sorted."""
+    merged: list[list[int]] = []
+    for start, length in sorted(r for r in ranges if r[1] > 0):
+        end = start + length
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(a, b - a) for a, b in merged]
+
+
+class _Stripe(Protocol):
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def length(self) -> int: ...
+
+
+S = TypeVar("S", bound=_Stripe)
+
+
+def group_stripes(stripes: Sequence[S], max_bytes: int) -> list[list[S]]:
+    """Runs of consecutive stripes (by index) of at most ``max_bytes`` in total (at least one
+    stripe each), in the given order (of :class:`aorc.format.tail.StripeInfo` or
+    :class:`aorc.read.reader.StripeMetadata`)."""
+    groups: list[list[S]] = []
+    size = 0
+    for stripe in stripes:
+        if (groups and groups[-1][-1].index + 1 == stripe.index
+                and size + stripe.length <= max_bytes):
+            groups[-1].append(stripe)
+            size += stripe.length
+        else:
+            groups.append([stripe])
+            size = stripe.length
+    return groups
+
+
+# =========================================================================== streams
+
+class LazyStreams:
+    """A stripe's streams (a :class:`aorc.format.columns.StripeStreams`), decompressed whole on
+    first use. Different columns may be read from different threads at once."""
+
+    def __init__(self, footer: pb.StripeFooter, streams: Mapping[tuple[int, int], StreamInfo],
+                 fetched: FetchedBytes, tail: FileTail) -> None:
+        self._footer = footer
+        self._streams = streams
+        self._fetched = fetched
+        self._tail = tail
+        self._plain: dict[tuple[int, int], bytes | memoryview] = {}
+        tz = footer.writerTimezone if footer.HasField("writerTimezone") else None
+        self.writer_timezone = tz or None
+
+    def stream(self, column: int, kind: int) -> bytes | memoryview | None:
+        """The decompressed stream, None when the stripe has none."""
+        key = (column, kind)
+        plain = self._plain.get(key)
+        if plain is None:
+            s = self._streams.get(key)
+            if s is None:
+                return None
+            raw = self._fetched.get(s.offset, s.length)
+            try:
+                plain = decompress_stream(raw, self._tail.compression, self._tail.block_size)
+            except AorcError as exc:
+                what = f"column {column} {stream_kind_name(kind)} stream"
+                raise prefixed(exc, what) from exc
+            self._plain[key] = plain
+        return plain
+
+    def encoding(self, column: int) -> pb.ColumnEncoding:
+        """The column's encoding.
+
+        Raises:
+            CorruptFileError: the stripe footer has no encoding for the column.
+        """
+        columns = self._footer.columns
+        if not 0 <= column < len(columns):
+            raise CorruptFileError(f"stripe footer has {len(columns)} column encodings, "
+                                   f"none for column {column}")
+        encoding: pb.ColumnEncoding = columns[column]
+        return encoding

@@ -1,0 +1,433 @@
+"""The sans-I/O read plan: which byte ranges a read needs, and decoding the bytes pushed back.
+
+One :class:`ReadPlan` per read of a file, made from its tail, the selected columns, an
+optional list of stripes and an optional filter. It cuts the stripes to read (those the
+filter's statistics do not rule out) into :class:`GroupPlan` s of consecutive stripes; each
+is a push decoder in the shape of parquet-rs's::
+
+    group = plan.groups()[0]
+    while (need := group.needs()) is not None:     # NeedsData(ranges, coalesce)
+        group.push(need.ranges, fetch(need.ranges))
+    for job in group.jobs():                        # one StripeJob per stripe, in order
+        batches = job.run()
+
+Nothing here performs I/O or awaits: :mod:`aorc.read.reader` is the driver that fetches the
+ranges (coalesced, concurrently, the next group while the current one decodes) and runs the
+jobs in threads. A group is read in up to three rounds: the stripe footers, the index
+streams the filter needs (row indexes of the filter and decoded columns, bloom filters of
+columns compared with ``==``/``in``), then the selected columns' data streams (only the
+surviving row groups' bytes for a filtered read). A group spanning at most
+``whole_read_bytes`` is read whole, in one round, as is one whose columns are all wanted
+(when unfiltered). When the index streams of a filtered group's stripes span at most
+``whole_read_bytes`` in all, they come whole with the footers, in one round (so that a
+point lookup takes three round trips with the file's tail).
+
+A stripe's decoding is split in parts, one per top-level column (:class:`StripeJob`), so
+that a driver can run them on several threads; :meth:`StripeJob.run` runs them in turn.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from aorc.errors import AorcError, SchemaError
+from aorc.filters.predicate import Predicate
+from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.columns import DecodeOptions, arrow_field
+from aorc.format.columns.base import Context, Level, decode_level
+from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
+from aorc.format.tail import FileTail, StripeInfo
+from aorc.format.types import TypeKind
+from aorc.read.common import FetchedBytes, LazyStreams, group_stripes, guarded, stripes_text
+from aorc.read.pushdown import ScanPlanner, ScanStats, StripeWork
+
+__all__ = [
+    "FOOTERS_AHEAD",
+    "GROUP_BYTES",
+    "WHOLE_READ_BYTES",
+    "GroupPlan",
+    "NeedsData",
+    "ReadPlan",
+    "StripeJob",
+    "parse_layout",
+]
+
+#: Stripes are read in groups of consecutive stripes of about this many bytes in total
+#: (at least one stripe); a driver fetches the next group while the current one decodes.
+GROUP_BYTES = 8 * 1024 * 1024
+#: A group of stripes spanning at most this many bytes is read whole, in one request, even
+#: when only some columns are wanted (a round trip costs more than that many bytes).
+WHOLE_READ_BYTES = 1024 * 1024
+#: An unfiltered read of some columns asks for the footers of up to this many stripes after
+#: its group's with them (kept by the plan for the next groups).
+FOOTERS_AHEAD = 16
+
+Layout = tuple[pb.StripeFooter, list[StreamInfo]]
+
+
+@dataclass(frozen=True)
+class NeedsData:
+    """Byte ranges a group needs before it can go on.
+
+    Attributes:
+        ranges: absolute ``(offset, length)`` ranges, to be pushed back in this order.
+        coalesce: whether the ranges may be merged into fewer requests (stripe footers are
+            not: the stripe data lies between them).
+    """
+
+    ranges: tuple[tuple[int, int], ...]
+    coalesce: bool = True
+
+
+@dataclass
+class StripeJob:
+    """Decoding one stripe: ``prepare`` gives the parts (independent callables, one per
+    top-level column, that may run on different threads at once), ``assemble`` makes the
+    batches of their results. Errors name the file and the stripe."""
+
+    index: int
+    path: str
+    prepare: Callable[[], list[Callable[[], Any]]]
+    assemble: Callable[[list[Any]], list[pa.RecordBatch]]
+
+    @property
+    def where(self) -> str:
+        """``"stripe N"``, for error messages."""
+        return f"stripe {self.index}"
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with errors given the file and the stripe as context."""
+        return guarded(self.path, self.where, func, *args)
+
+    def run(self) -> list[pa.RecordBatch]:
+        """Decode the stripe on this thread (its batches, empty ones left out)."""
+        parts = self.guard(self.prepare)
+        results = [self.guard(part) for part in parts]
+        out: list[pa.RecordBatch] = self.guard(self.assemble, results)
+        return out
+
+
+def parse_layout(path: str, tail: FileTail, stripe: StripeInfo,
+                 raw_footer: bytes | memoryview) -> Layout:
+    """Parse a stripe footer and lay out its streams (errors name file and stripe)."""
+    where = f"stripe {stripe.index}"
+    footer = guarded(path, where, parse_stripe_footer, raw_footer, tail, stripe)
+    return footer, guarded(path, where, stream_layout, stripe, footer)
+
+
+class ReadPlan:
+    """The plan of one read of one file.
+
+    Args:
+        tail: the file's tail.
+        selected: column ids to return (from :func:`aorc.format.types.select_columns`).
+        stripes: indices of the stripes to read (in file order); ``None`` for all.
+        predicate: the filter, or ``None``.
+        opts: decoding options.
+        stats: counters of filtered reads, updated as the plan goes.
+        path: the file's name, for error messages.
+        group_bytes: see :data:`GROUP_BYTES`.
+        whole_read_bytes: see :data:`WHOLE_READ_BYTES`.
+
+    Raises:
+        SchemaError: for a stripe index out of range.
+    """
+
+    def __init__(self, tail: FileTail, selected: set[int], *,
+                 stripes: Sequence[int] | None = None, predicate: Predicate | None = None,
+                 opts: DecodeOptions | None = None, stats: ScanStats | None = None,
+                 path: str = "", group_bytes: int = GROUP_BYTES,
+                 whole_read_bytes: int = WHOLE_READ_BYTES) -> None:
+        self.tail = tail
+        self.selected = selected
+        self.path: str = path or tail.where()
+        self.opts = opts if opts is not None else DecodeOptions.from_tail(tail)
+        self.stats = stats if stats is not None else ScanStats()
+        self.group_bytes = group_bytes
+        self.whole_read_bytes = whole_read_bytes
+        self.stripes = self._chosen(stripes)
+        self.scan = (None if predicate is None else
+                     ScanPlanner(tail, selected, predicate, self.opts, self.stats))
+        self.raw_footers: dict[int, bytes | memoryview] = {}
+
+    def _chosen(self, stripes: Sequence[int] | None) -> list[StripeInfo]:
+        every = self.tail.stripes
+        if stripes is None:
+            return list(every)
+        out = []
+        for i in sorted(set(stripes)):
+            if not isinstance(i, int) or not 0 <= i < len(every):
+                raise SchemaError(f"{self.path}: no stripe {i!r} (the file has "
+                                  f"{len(every)})")
+            out.append(every[i])
+        return out
+
+    @property
+    def all_columns(self) -> bool:
+        """Whether every column of the file is selected."""
+        return len(self.selected) == self.tail.num_columns
+
+    def schema(self) -> pa.Schema:
+        """The schema of the batches (the selected columns)."""
+        root = self.tail.schema
+        dictionary, unit = self.opts.dictionary_strings, self.opts.timestamp_unit
+        if root.kind != TypeKind.STRUCT:
+            return pa.schema([arrow_field("_col0", root, self.selected,
+                                          dictionary_strings=dictionary, timestamp_unit=unit)])
+        return pa.schema([arrow_field(n, c, self.selected, dictionary_strings=dictionary,
+                                      timestamp_unit=unit)
+                          for n, c in zip(root.field_names, root.children, strict=True)
+                          if c.column_id in self.selected])
+
+    def groups(self) -> list[GroupPlan]:
+        """The groups of stripes to read, in file order (for a filtered read, those whose
+        statistics do not rule them out; counters updated)."""
+        if self.scan is not None:
+            stripes = guarded(self.path, None, self.scan.stripes, self.stripes)
+        else:
+            stripes = self.stripes
+        return [GroupPlan(self, g) for g in group_stripes(stripes, self.group_bytes)]
+
+    # ------------------------------------------------------------------ unfiltered decode
+    def stripe_job(self, stripe: StripeInfo, footer: pb.StripeFooter,
+                   streams: dict[tuple[int, int], StreamInfo], fetched: FetchedBytes
+                   ) -> StripeJob:
+        """The decoding of a whole stripe's selected columns."""
+        root = self.tail.schema
+        selected = self.selected
+        lazy = LazyStreams(footer, streams, fetched, self.tail)
+        ctx = Context(lazy, self.opts, selected)
+        dictionary = self.opts.dictionary_strings
+        if root.kind == TypeKind.STRUCT:
+            pairs = [(n, c) for n, c in zip(root.field_names, root.children, strict=True)
+                     if c.column_id in selected]
+        else:
+            pairs = [("_col0", root)]
+
+        def prepare() -> list[Callable[[], Any]]:
+            level = Level(stripe.num_rows)
+            if root.kind == TypeKind.STRUCT:
+                slots = ctx.slots(root, level)
+                if slots.valid is not None:  # a null root row: its fields read as null
+                    level = slots.level()
+            return [functools.partial(decode_level, c, ctx, level) for _, c in pairs]
+
+        def assemble(arrays: list[Any]) -> list[pa.RecordBatch]:
+            fields = [arrow_field(n, c, selected, dictionary_strings=dictionary,
+                                  timestamp_unit=self.opts.timestamp_unit) for n, c in pairs]
+            batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+            return [batch] if batch.num_rows else []
+
+        return StripeJob(stripe.index, self.path, prepare, assemble)
+
+    def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
+                     fetched: FetchedBytes) -> StripeJob:
+        """The decoding of a stripe's surviving row groups (none when ``work`` is None)."""
+        scan = self.scan
+        assert scan is not None
+
+        def prepare() -> list[Callable[[], Any]]:
+            if work is None:
+                return []
+            return [lambda: list(scan.decode(work, fetched))]
+
+        def assemble(results: list[Any]) -> list[pa.RecordBatch]:
+            return results[0] if results else []
+
+        return StripeJob(stripe.index, self.path, prepare, assemble)
+
+
+def _failed(plan: ReadPlan, stripe: StripeInfo, error: AorcError) -> StripeJob:
+    """A job that raises ``error`` when the stripe's turn comes (so that earlier stripes are
+    still delivered)."""
+    def prepare() -> list[Callable[[], Any]]:
+        raise error
+    return StripeJob(stripe.index, plan.path, prepare, lambda results: [])
+
+
+@dataclass
+class _Stripe:
+    """A stripe of a group as planning goes: its layout, plan or error."""
+
+    info: StripeInfo
+    layout: Layout | None = None
+    work: StripeWork | None = None
+    error: AorcError | None = None
+
+
+@dataclass
+class GroupPlan:
+    """The push decoder of a group of consecutive stripes (see the module's docstring).
+
+    Ask :meth:`needs` for ranges and :meth:`push` their bytes until it says ``None``; then
+    :meth:`jobs` decodes the stripes. :meth:`push` parses footers and indexes (run it on a
+    worker thread when that matters).
+    """
+
+    plan: ReadPlan
+    stripes: list[StripeInfo]
+    fetched: FetchedBytes = field(default_factory=FetchedBytes)
+    _state: list[_Stripe] = field(default_factory=list)
+    _stage: str = "start"
+    _need: NeedsData | None = None
+
+    def __post_init__(self) -> None:
+        self._state = [_Stripe(s) for s in self.stripes]
+
+    @property
+    def where(self) -> str:
+        """``"stripe N"`` or ``"stripes N-M"``."""
+        return stripes_text(self.stripes)
+
+    @property
+    def whole(self) -> bool:
+        """Whether the group is read whole, in one range."""
+        start, end = self.stripes[0].offset, self.stripes[-1].end
+        return (end - start <= self.plan.whole_read_bytes
+                or (self.plan.scan is None and self.plan.all_columns))
+
+    def needs(self) -> NeedsData | None:
+        """The ranges needed next, or ``None`` when the stripes can be decoded (the first
+        call decides, so footers fetched ahead for earlier groups are not asked again)."""
+        if self._stage == "start":
+            self._advance()
+        return self._need
+
+    def push(self, ranges: Sequence[tuple[int, int]],
+             data: Sequence[bytes | memoryview]) -> None:
+        """Give the bytes of ranges (those of :meth:`needs`, in its order)."""
+        pieces = list(zip(ranges, data, strict=True))
+        if self._stage == "footers" and not self.whole:
+            plan = self.plan
+            footers = {(s.footer_offset, s.footer_length): s.index for s in plan.tail.stripes}
+            for (offset, length), raw in pieces:
+                if (offset, length) in footers:
+                    plan.raw_footers[footers[offset, length]] = raw
+                else:  # a stripe's index streams, asked for with the footers
+                    self.fetched.add([(offset, raw)])
+        else:
+            self.fetched.add([(offset, raw) for (offset, _), raw in pieces])
+        self._advance()
+
+    def jobs(self) -> list[StripeJob]:
+        """One decoding job per stripe, in order.
+
+        Raises:
+            RuntimeError: bytes are still needed (a driver bug).
+        """
+        if self._stage == "start" or self._need is not None:
+            raise RuntimeError("GroupPlan.jobs() called before every range was pushed")
+        plan, out = self.plan, []
+        for item in self._state:
+            if item.error is not None:
+                out.append(_failed(plan, item.info, item.error))
+            elif plan.scan is not None:
+                out.append(plan.filtered_job(item.work, item.info, self.fetched))
+            else:
+                assert item.layout is not None
+                footer, layout = item.layout
+                streams = {(s.column, s.kind): s for s in layout if self._wanted(s)}
+                out.append(plan.stripe_job(item.info, footer, streams, self.fetched))
+        self._state = []  # the jobs own the bytes from here on
+        return out
+
+    # ------------------------------------------------------------------ the stages
+    def _advance(self) -> None:
+        """Move through the stages until bytes are missing (or all is there)."""
+        while True:
+            ranges, coalesce = self._step()
+            if ranges is None:
+                self._need = None
+                return
+            missing = tuple(self.fetched.missing(ranges))
+            if missing:
+                self._need = NeedsData(missing, coalesce)
+                return
+
+    def _step(self) -> tuple[list[tuple[int, int]] | None, bool]:
+        """Enter the next stage; the ranges it needs (``None``: done)."""
+        plan = self.plan
+        if self._stage == "start":
+            self._stage = "footers"
+            if self.whole:
+                start, end = self.stripes[0].offset, self.stripes[-1].end
+                return [(start, end - start)], True
+            return self._footer_ranges() + self._index_regions(), False
+        if self._stage == "footers":
+            self._stage = "index"
+            self._layouts()
+            if plan.scan is None:
+                self._stage = "data"
+                return self._data_ranges(), True
+            return [r for item in self._state if item.layout is not None
+                    for r in plan.scan.index_ranges(item.info, *item.layout)], True
+        if self._stage == "index":
+            self._stage = "data"
+            self._plan_row_groups()
+            return [r for item in self._state if item.work is not None
+                    for r in item.work.ranges], True
+        return None, True
+
+    def _footer_ranges(self) -> list[tuple[int, int]]:
+        """Footers of the group's stripes not yet fetched (for an unfiltered read, with
+        those of up to FOOTERS_AHEAD next stripes); empty when all are there."""
+        plan, every = self.plan, self.plan.tail.stripes
+        wanted = [s.index for s in self.stripes if s.index not in plan.raw_footers]
+        if not wanted:
+            return []
+        if plan.scan is None:
+            last = min(len(every), max(wanted) + 1 + FOOTERS_AHEAD)
+            wanted += [i for i in range(max(wanted) + 1, last) if i not in plan.raw_footers]
+        return [(every[i].footer_offset, every[i].footer_length) for i in wanted]
+
+    def _index_regions(self) -> list[tuple[int, int]]:
+        """For a filtered read, the index streams of the group's stripes whole, when they
+        span at most ``whole_read_bytes`` in all: fetched with the footers, they save the
+        round trip that would fetch the needed ones once the footers say where they are."""
+        plan = self.plan
+        if plan.scan is None or plan.tail.row_index_stride <= 0:
+            return []
+        if sum(s.index_length for s in self.stripes) > plan.whole_read_bytes:
+            return []
+        return [(s.offset, s.index_length) for s in self.stripes if s.index_length]
+
+    def _raw_footer(self, stripe: StripeInfo) -> bytes | memoryview:
+        if self.whole:
+            return self.fetched.get(stripe.footer_offset, stripe.footer_length)
+        return self.plan.raw_footers.pop(stripe.index)
+
+    def _layouts(self) -> None:
+        """Parse each stripe's footer; errors stay with their stripe."""
+        plan = self.plan
+        for item in self._state:
+            try:
+                item.layout = parse_layout(plan.path, plan.tail, item.info,
+                                           self._raw_footer(item.info))
+            except AorcError as exc:
+                item.error = exc
+
+    def _wanted(self, stream: StreamInfo) -> bool:
+        """A data stream of a selected column."""
+        return stream.column in self.plan.selected and stream.kind in DATA_KINDS
+
+    def _data_ranges(self) -> list[tuple[int, int]]:
+        return [(s.offset, s.length) for item in self._state if item.layout is not None
+                for s in item.layout[1] if self._wanted(s) and s.length]
+
+    def _plan_row_groups(self) -> None:
+        """Choose each stripe's row groups; errors stay with their stripe."""
+        plan, scan = self.plan, self.plan.scan
+        assert scan is not None
+        for item in self._state:
+            if item.layout is None:
+                continue
+            try:
+                item.work = guarded(plan.path, f"stripe {item.info.index}", scan.plan,
+                                    item.info, *item.layout, self.fetched)
+            except AorcError as exc:
+                item.error = exc

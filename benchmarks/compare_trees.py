@@ -1,0 +1,113 @@
+"""Read speed and peak RSS of two aorc trees (e.g. before and after a change) and
+pyarrow.orc, side by side, each measurement in a fresh subprocess, alternating.
+
+On a busy machine the best of several alternating rounds is the fairest comparison::
+
+    python benchmarks/compare_trees.py --base /path/to/old/checkout [--rounds 3]
+        [--tables events-zstd,numeric200] [--threads 1,2]
+
+Prints, per table: the best read time of pyarrow.orc, of the base tree and of this tree
+(once per ``--threads`` value), the ratios to pyarrow.orc, the best process CPU time (all
+threads; on a busy machine the fairer measure of one thread's work), and each one's peak RSS while
+streaming the file with ``iter_batches`` (``VmHWM`` of the subprocess, Linux; for
+pyarrow.orc, of reading the whole table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pyarrow.orc as pa_orc
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+CHILD = r"""
+import asyncio, gc, json, sys, time
+root, path, kind, threads, repeat = sys.argv[1:6]
+
+
+def peak_rss():
+    # VmHWM: this process's peak since exec (ru_maxrss would include the parent's at fork)
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+
+
+sys.path.insert(0, root)
+kw = {} if threads == "-" else {"use_threads": int(threads)}
+best = cpu = float("inf")
+if kind == "pyarrow":
+    import pyarrow.orc as po
+    for _ in range(int(repeat)):
+        gc.collect(); t = time.perf_counter(); c = time.process_time()
+        po.read_table(path)
+        best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
+    rss = peak_rss()
+else:
+    import aorc
+    async def stream():
+        async with aorc.open_reader(path) as r:
+            async for _ in r.iter_batches(**kw):
+                pass
+    asyncio.run(stream())
+    rss = peak_rss()
+    for _ in range(int(repeat)):
+        gc.collect(); t = time.perf_counter(); c = time.process_time()
+        asyncio.run(aorc.read_table(path, **kw))
+        best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
+print(json.dumps({"time": best, "cpu": cpu, "rss_mib": rss / 1024}))
+"""
+
+
+def measure(root: str, path: Path, kind: str, threads: str, repeat: int) -> dict[str, float]:
+    """One subprocess: best read time of ``repeat`` and peak RSS of a streaming read."""
+    out = subprocess.run([sys.executable, "-c", CHILD, root, str(path), kind, threads,
+                          str(repeat)], check=True, capture_output=True, text=True)
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line and run the comparison."""
+    from bench_read import _specs
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", required=True, help="the other checkout (its root)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", default="1,2",
+                        help="use_threads values for this tree (the base gets none)")
+    parser.add_argument("--tables",
+                        default="events-zstd,events-uncompressed,numeric200,strings,nested,"
+                                "temporal")
+    args = parser.parse_args(argv)
+    here = str(HERE.parent)
+    configs = [("pyarrow", "pyarrow", here, "-"), ("base", "aorc", args.base, "-")]
+    configs += [(f"this t={t}", "aorc", here, t) for t in args.threads.split(",")]
+    with tempfile.TemporaryDirectory(prefix="aorc-ab-") as folder:
+        for label, build, codec in _specs(args.tables.split(","), None):
+            path = Path(folder) / "t.orc"
+            pa_orc.write_table(build(), path, compression=codec)
+            best: dict[str, dict[str, float]] = {}
+            for _ in range(args.rounds):
+                for name, kind, root, threads in configs:
+                    got = measure(root, path, kind, threads, args.repeat)
+                    old = best.setdefault(name, got)
+                    old["time"] = min(old["time"], got["time"])
+                    old["cpu"] = min(old["cpu"], got["cpu"])
+                    old["rss_mib"] = min(old["rss_mib"], got["rss_mib"])
+            base_pa = best["pyarrow"]["time"]
+            print(f"== {label} {codec}")
+            for name, got in best.items():
+                print(f"  {name:<12} {got['time']:7.3f} s  {got['time'] / base_pa:5.2f}x "
+                      f"pyarrow  CPU {got['cpu']:7.3f} s  peak RSS {got['rss_mib']:6.0f} MiB",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Point lookups: three sequential round trips (tail; footer and index streams of the
+surviving stripe; its surviving row group), only the bytes they need, on a store that counts
+requests and on S3 (moto's server). Rounds are counted by causality, not by the clock: a
+request belongs to the round after the latest one that had completed when it was issued."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as po
+import pytest
+from helpers.s3proxy import S3Proxy
+
+import aorc
+from aorc.io.memory import MemoryStore
+
+ROWS = 400_000
+KEY = 271_828
+
+
+class RoundStore(MemoryStore):
+    """A memory store that records each request with its causal round."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data, path="<rounds>")
+        self.requests: list[tuple[int, int, int]] = []  # (round, offset, length)
+        self._done = 0  # the highest round among completed requests
+
+    async def _read_tail(self, n: int) -> tuple[bytes, int]:
+        self.requests.append((self._done + 1, -n, n))
+        out = await super()._read_tail(n)
+        self._done = max(self._done, 1)
+        return out
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        number = self._done + 1
+        self.requests.append((number, offset, length))
+        await asyncio.sleep(0)  # let the requests issued with this one start first
+        out = await super()._fetch(offset, length)
+        self._done = max(self._done, number)
+        return out
+
+    @property
+    def rounds(self) -> int:
+        return max(r for r, _, _ in self.requests)
+
+
+def write_file(bloom_columns: list[int]) -> tuple[bytes, pa.Table]:
+    """Several zstd stripes: a sorted ``id``, a ``uuid``-like string column, a double and
+    an int column, with bloom filters on the given column ids."""
+    rng = np.random.default_rng(11)
+    t = pa.table({
+        "id": pa.array(np.arange(ROWS, dtype=np.int64)),
+        "uuid": pa.array([f"{v:032x}" for v in rng.integers(0, 2**62, ROWS)]),
+        "value": pa.array(rng.standard_normal(ROWS)),
+        "small": pa.array(rng.integers(0, 100, ROWS, dtype=np.int32)),
+    })
+    out = io.BytesIO()
+    po.write_table(t, out, compression="zstd", stripe_size=2 * 1024 * 1024,
+                   bloom_filter_columns=bloom_columns)
+    return out.getvalue(), t
+
+
+@pytest.fixture(scope="module")
+def lookup_file() -> tuple[bytes, pa.Table]:
+    """Bloom filters on ``id`` and ``uuid`` (ORC column ids 1 and 2)."""
+    return write_file([1, 2])
+
+
+@pytest.fixture(scope="module")
+def uuid_bloom_file() -> tuple[bytes, pa.Table]:
+    """A bloom filter on ``uuid`` only: its large streams lie between the row indexes of
+    ``id`` and of the other columns."""
+    return write_file([2])
+
+
+async def lookup(store: Any, filters: list[Any], columns: list[str] | None = None,
+                 **options: Any) -> tuple[pa.Table, aorc.OrcReader]:
+    async with aorc.open_reader(store, storage_options=options or None) as reader:
+        return await reader.read(columns, filters=filters), reader
+
+
+async def stripe_footer(data: bytes, index: int) -> Any:
+    """A stripe footer, read through another reader (not counted)."""
+    async with aorc.open_reader(data) as reader:
+        return await reader.read_stripe_footer(index)
+
+
+async def test_point_lookup_takes_three_rounds(lookup_file: tuple[bytes, pa.Table]) -> None:
+    data, t = lookup_file
+    store = RoundStore(data)
+    got, reader = await lookup(store, [("id", "==", KEY)])
+    assert got.equals(t.filter(pc.equal(t["id"], KEY)))
+    assert len(reader.stripes) >= 4
+    assert store.rounds == 3
+    (stripe,) = [s for s in reader.stripes if s.offset <= store.requests[2][1] < s.offset
+                 + s.length]
+    second = [(o, n) for r, o, n in store.requests if r == 2]
+    assert sorted(second) == [(stripe.offset, stripe.index_length),
+                              (stripe.offset + stripe.index_length + stripe.data_length,
+                               stripe.footer_length)]
+    third = [(o, n) for r, o, n in store.requests if r == 3]
+    assert len(third) <= 8  # one wave of S3's 8 concurrent requests
+    assert all(stripe.offset + stripe.index_length <= o
+               and o + n <= stripe.offset + stripe.index_length + stripe.data_length
+               for o, n in third)
+    # The surviving row group (10,000 of the stripe's rows) and its compression chunks:
+    # far less than the stripe.
+    assert sum(n for o, n in third) < stripe.data_length / 4
+    assert reader.scan_stats.row_groups_read == 1
+
+
+async def test_no_gap_larger_than_the_wanted_bytes_is_read(
+        uuid_bloom_file: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With index streams fetched one by one (a group whose index streams are too large
+    to fetch whole): the bloom filter stream of ``uuid`` between the row indexes of ``id``
+    and ``small`` is not pulled in by the 1 MiB merge distance."""
+    import aorc.read.reader
+
+    monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
+    data, t = uuid_bloom_file
+    store = RoundStore(data)
+    got, reader = await lookup(store, [("id", "==", KEY)], ["id", "small"])
+    assert got.equals(t.filter(pc.equal(t["id"], KEY)).select(["id", "small"]))
+    assert store.rounds == 4  # tail, footer, index streams, data
+    index = [(o, n) for r, o, n in store.requests if r == 3]
+    (stripe,) = [s for s in reader.stripes if s.offset <= index[0][0] < s.offset + s.length]
+    footer = await stripe_footer(data, stripe.index)
+    (bloom,) = [s for s in footer.streams if s.kind == "BLOOM_FILTER_UTF8" and s.column == 2]
+    assert bloom.length > 10_000
+    for o, n in index:
+        assert o + n <= bloom.offset or o >= bloom.offset + bloom.length
+    wanted = sum(s.length for s in footer.streams
+                 if s.kind == "ROW_INDEX" and s.column in (1, 4))
+    assert sum(n for _, n in index) == wanted
+
+
+async def test_range_filter_reads_no_bloom_filter(lookup_file: tuple[bytes, pa.Table],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import aorc.read.reader
+
+    monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
+    data, t = lookup_file
+    store = RoundStore(data)
+    got, reader = await lookup(store, [("id", ">=", ROWS - 5)], ["id"])
+    assert got.equals(t.filter(pc.greater_equal(t["id"], ROWS - 5)).select(["id"]))
+    last = reader.stripes[-1]
+    footer = await stripe_footer(data, last.index)
+    blooms = [s for s in footer.streams if s.kind == "BLOOM_FILTER_UTF8" and s.length]
+    assert blooms
+    for _, o, n in store.requests:
+        assert not any(o < s.offset + s.length and s.offset < o + n for s in blooms)
+
+
+async def test_point_lookup_on_s3(s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy,
+                                  lookup_file: tuple[bytes, pa.Table]) -> None:
+    """Over S3 the lookup sends the requests the counting store saw, and receives the
+    same bytes."""
+    data, t = lookup_file
+    s3_client.put_object(Bucket=s3_bucket, Key="lookup.orc", Body=data)
+    counted = RoundStore(data)
+    await lookup(counted, [("id", "==", KEY)])
+    got, reader = await lookup(f"s3://{s3_bucket}/lookup.orc", [("id", "==", KEY)],
+                               endpoint_url=s3_proxy.url)
+    assert got.equals(t.filter(pc.equal(t["id"], KEY)))
+    assert len(s3_proxy.records("GetObject")) == len(counted.requests) <= 1 + 2 + 8
+    assert reader.io_stats.requests == len(counted.requests)
+    tail = 16384
+    assert reader.io_stats.bytes == tail + sum(n for r, _, n in counted.requests if r > 1)

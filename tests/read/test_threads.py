@@ -1,0 +1,134 @@
+"""Parallel decoding (``use_threads``) and stripe selection (``stripes=``) through the
+public reader: same rows as pyarrow.orc, parts on the decode pool, concurrency bounded."""
+
+from __future__ import annotations
+
+import io
+import threading
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as po
+import pytest
+
+import aorc
+import aorc.read.plan
+from aorc.errors import SchemaError
+
+ROWS = 50_000
+
+
+@pytest.fixture(scope="module")
+def multi() -> tuple[bytes, pa.Table]:
+    rng = np.random.default_rng(3)
+    t = pa.table({
+        "a": pa.array(np.arange(ROWS, dtype=np.int64)),
+        "b": pa.array(rng.standard_normal(ROWS)),
+        "c": pa.array([f"s{v}" for v in rng.integers(0, 500, ROWS)]),
+        "d": pa.array(rng.integers(0, 9, ROWS, dtype=np.int8), mask=rng.random(ROWS) < 0.2),
+    })
+    out = io.BytesIO()
+    po.write_table(t, out, compression="zlib", stripe_size=64 * 1024, row_index_stride=1000,
+                   bloom_filter_columns=[3], bloom_filter_fpp=0.001)  # on c
+    return out.getvalue(), t
+
+
+@pytest.mark.parametrize("use_threads", [False, True, 1, 2, 64])
+async def test_same_rows_whatever_the_threads(multi: tuple[bytes, pa.Table],
+                                              use_threads: bool | int) -> None:
+    data, t = multi
+    want = po.read_table(io.BytesIO(data))
+    assert (await aorc.read_table(data, use_threads=use_threads)).equals(want)
+    got = await aorc.read_table(data, columns=["c", "a"], use_threads=use_threads)
+    assert got.equals(want.select(["c", "a"]))  # the order asked for
+    filters = [("a", ">=", 40_500), ("d", "==", 3)]
+    got = await aorc.read_table(data, filters=filters, use_threads=use_threads)
+    assert got.equals(t.filter(pc.and_(pc.greater_equal(t["a"], 40_500),
+                                       pc.equal(t["d"], 3))))
+    async with aorc.open_reader(data) as reader:
+        # Within every stripe's and row group's min and max, in no bloom filter: stripes
+        # are kept, all their row groups pruned (a stripe with nothing to decode).
+        got = await reader.read(filters=[("c", "==", "s2500x")], use_threads=use_threads)
+        assert got.num_rows == 0 and got.schema == want.schema
+        stats = reader.scan_stats
+        assert stats.stripes_pruned_by_stats == 0 and stats.row_groups_read == 0
+        assert stats.row_groups_pruned_by_bloom > 0
+
+
+@pytest.mark.parametrize("bad", [0, -1, "2", 1.5, None])
+async def test_bad_use_threads(multi: tuple[bytes, pa.Table], bad: Any) -> None:
+    data, _ = multi
+    async with aorc.open_reader(data) as reader:
+        with pytest.raises(SchemaError, match="use_threads"):
+            reader.iter_batches(use_threads=bad)
+
+
+def _recording(monkeypatch: pytest.MonkeyPatch, barrier: threading.Barrier | None
+               ) -> dict[str, Any]:
+    """Wrap the column decoder: record threads and the most parts running at once; with a
+    barrier, each part waits until that many parts run together."""
+    seen: dict[str, Any] = {"threads": set(), "now": 0, "most": 0}
+    lock = threading.Lock()
+    real = aorc.read.plan.decode_level
+
+    def decode_level(*args: Any) -> Any:
+        with lock:
+            seen["threads"].add(threading.current_thread().name)
+            seen["now"] += 1
+            seen["most"] = max(seen["most"], seen["now"])
+        try:
+            if barrier is not None:
+                barrier.wait()
+            return real(*args)
+        finally:
+            with lock:
+                seen["now"] -= 1
+
+    monkeypatch.setattr(aorc.read.plan, "decode_level", decode_level)
+    return seen
+
+
+async def test_one_thread_decodes_one_part_at_a_time(
+        multi: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
+    data, t = multi
+    seen = _recording(monkeypatch, None)
+    got = await aorc.read_table(data, use_threads=1)
+    assert got.equals(t)
+    assert seen["most"] == 1
+    assert all(name.startswith("aorc-decode") for name in seen["threads"])
+
+
+async def test_two_threads_decode_two_parts_at_once(
+        multi: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
+    if aorc.read.threads.pool_size() < 2:
+        pytest.skip("one CPU: the pool has one thread")
+    data, t = multi
+    # Every part waits for a second one: this read completes only if parts run in pairs
+    # (5 columns per stripe, and the pool pairs them across stripes). The timeout only
+    # guards against a hang.
+    seen = _recording(monkeypatch, threading.Barrier(2, timeout=60))
+    got = await aorc.read_table(data, use_threads=2)
+    assert got.equals(t)
+    assert seen["most"] == 2
+    assert len(seen["threads"]) == 2
+
+
+async def test_stripes_reads_the_chosen_stripes(multi: tuple[bytes, pa.Table]) -> None:
+    data, t = multi
+    async with aorc.open_reader(data) as reader:
+        stripes = reader.stripes
+        assert len(stripes) >= 3
+        starts = np.cumsum([0] + [s.num_rows for s in stripes])
+        got = await reader.read(stripes=[2, 0])
+        want = pa.concat_tables([t.slice(starts[0], stripes[0].num_rows),
+                                 t.slice(starts[2], stripes[2].num_rows)])
+        assert got.equals(want)
+        batches = [b async for b in reader.iter_batches(
+            ["a"], filters=[("a", "<", int(starts[1]) + 10)], stripes=[1, 2])]
+        assert pa.Table.from_batches(batches).column("a").to_pylist() == list(
+            range(int(starts[1]), int(starts[1]) + 10))
+        assert (await reader.read(stripes=[])).num_rows == 0
+        with pytest.raises(SchemaError, match="no stripe"):
+            await reader.read(stripes=[len(stripes)])
