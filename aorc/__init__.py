@@ -34,6 +34,7 @@ from aorc.errors import (
 )
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
+from aorc.options import WriteOptions
 from aorc.read.dataset import Dataset, DatasetFile, open_dataset, read_dataset, read_table
 from aorc.read.reader import (
     ColumnEncodingInfo,
@@ -47,7 +48,7 @@ from aorc.read.reader import (
 )
 from aorc.sink.rolling import RollingSink, SinkCommit, SinkFile
 from aorc.write.dataset import write_dataset
-from aorc.write.writer import OrcWriter, WriteOptions, open_writer, write_table
+from aorc.write.writer import OrcWriter, open_writer, write_table
 
 __all__ = [
     "AccessDeniedError",

@@ -164,7 +164,7 @@ def _specs(names: list[str], rows: int | None) -> list[tuple[str, Callable[[], p
             continue
         if name not in TABLES:
             sys.exit(f"bench_read: unknown table {name!r} (events-CODEC, {', '.join(TABLES)})")
-        builder, default_rows, codec = TABLES[name]
+        default_rows, builder, codec = TABLES[name]
         n = rows or default_rows
         out.append((f"{name} {n:,}", lambda b=builder, n=n: b(n), codec))
     return out

@@ -1,96 +1,137 @@
-"""The tables of the speed benchmarks (issue 14), built from seeded random generators.
+"""The benchmark tables of issue 14, shared by the read and write benchmarks.
 
-Each builder takes a row count and returns an Arrow table; :data:`TABLES` names them with
-their default row counts. ``events`` is :func:`bench_read.build_table`'s mixed table.
+Every table is built from a seeded generator, so two runs (and two scripts) see the same
+rows. :data:`TABLES` maps a table's name to (default rows, builder, aorc codec).
+
+| name | rows | content |
+|---|---|---|
+| ``events`` | 2M | the mixed table of ``bench_read.build_table`` (zstd) |
+| ``numeric200`` | 250k | 200 numeric columns: int32, int64, float32, float64 in turn |
+| ``strings`` | 1M | dictionary (100 values), direct (UUID-like), URLs |
+| ``nested`` | 250k | list<int64>, struct<a:int32,b:string>, map<string,double> |
+| ``temporal`` | 1M | timestamp, date, decimal(18,4), boolean |
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["TABLES", "numeric_table", "nested_table", "strings_table", "temporal_table"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_read import _uuid_strings, _with_nulls, build_table  # noqa: E402
+
+__all__ = ["TABLES", "build", "pyorc_rows", "pyorc_schema"]
 
 
-def numeric_table(rows: int, seed: int = 1, width: int = 200) -> pa.Table:
-    """``width`` numeric columns (int32, int64, float64, float32 in turn), 5% nulls."""
+def _numeric200(rows: int, seed: int = 0) -> pa.Table:
+    """200 numeric columns (int32, int64, float32, float64 in turn), 5% nulls in every 4th."""
     rng = np.random.default_rng(seed)
     columns: dict[str, pa.Array] = {}
-    for i in range(width):
-        mask = rng.random(rows) < 0.05
+    for i in range(200):
         kind = i % 4
         if kind == 0:
-            values: pa.Array = pa.array(rng.integers(-1000, 1000, rows, dtype=np.int32),
-                                        mask=mask)
+            values: np.ndarray = rng.integers(0, 10_000, rows, dtype=np.int32)
         elif kind == 1:
-            values = pa.array(np.cumsum(rng.integers(0, 50, rows)), pa.int64(), mask=mask)
+            values = np.cumsum(rng.integers(0, 100, rows, dtype=np.int64))
         elif kind == 2:
-            values = pa.array(rng.standard_normal(rows), mask=mask)
+            values = rng.standard_normal(rows).astype(np.float32)
         else:
-            values = pa.array(rng.standard_normal(rows).astype(np.float32), mask=mask)
-        columns[f"c{i:03d}"] = values
+            values = rng.standard_normal(rows) * 1e6
+        mask = rng.random(rows) < 0.05 if i % 4 == 3 else None
+        columns[f"c{i:03d}"] = pa.array(values, mask=mask)
     return pa.table(columns)
 
 
-def strings_table(rows: int, seed: int = 2) -> pa.Table:
-    """Low-cardinality (dictionary), random (direct) and URL-like strings."""
-    rng = np.random.default_rng(seed)
-    words = np.array([f"word-{i:04d}" for i in range(500)], dtype=object)
-    hosts = np.array([f"https://host{i}.example.com" for i in range(50)], dtype=object)
-    paths = rng.integers(0, 10**9, rows)
-    urls = [f"{h}/items/{p}?ref={p % 97}" for h, p in
-            zip(hosts[rng.integers(0, 50, rows)], paths, strict=True)]
-    direct = [f"{v:x}" * (1 + v % 3) for v in rng.integers(0, 2**40, rows)]
-    return pa.table({
-        "dict": pa.array(words[rng.integers(0, 500, rows)].tolist(),
-                         mask=rng.random(rows) < 0.1),
-        "direct": pa.array(direct),
-        "url": pa.array(urls),
-    })
+def _urls(rng: np.random.Generator, n: int) -> pa.Array:
+    hosts = np.array([f"https://www.example-{i}.com/" for i in range(50)], dtype=object)
+    paths = np.array(["products/", "search?q=", "blog/2024/", "user/", "cart/item-"],
+                     dtype=object)
+    ids = rng.integers(0, 10_000_000, n).astype(str).astype(object)
+    urls = hosts[rng.integers(0, len(hosts), n)] + paths[rng.integers(0, len(paths), n)] + ids
+    return pa.array(urls, pa.string())
 
 
-def nested_table(rows: int, seed: int = 3) -> pa.Table:
-    """A list of int64, a struct of (int32, string, double) and a map string -> int32."""
+def _strings(rows: int, seed: int = 0) -> pa.Table:
+    """Dictionary-encoded, directly encoded and URL strings."""
     rng = np.random.default_rng(seed)
-    lengths = rng.integers(0, 6, rows)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    items = pa.array(rng.integers(0, 10**6, int(offsets[-1])))
-    lists = pa.ListArray.from_arrays(pa.array(offsets), items)
+    words = pa.array([f"word-{i:03d}" for i in range(100)])
+    dictionary = pa.DictionaryArray.from_arrays(
+        pa.array(rng.integers(0, 100, rows, dtype=np.int32), mask=rng.random(rows) < 0.1),
+        words).dictionary_decode()
+    return pa.table({"category": dictionary, "uuid": _uuid_strings(rng, rows),
+                     "url": _urls(rng, rows)})
+
+
+def _nested(rows: int, seed: int = 0) -> pa.Table:
+    """A list, a struct and a map column (0..7 entries per list and map)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 8, rows)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+    total = int(offsets[-1])
+    items = pa.ListArray.from_arrays(pa.array(offsets), pa.array(rng.integers(0, 1 << 40, total)))
+    words = np.array([f"key-{i}" for i in range(20)], dtype=object)
     struct = pa.StructArray.from_arrays(
-        [pa.array(rng.integers(0, 100, rows, dtype=np.int32)),
-         pa.array([f"s{v}" for v in rng.integers(0, 1000, rows)]),
-         pa.array(rng.standard_normal(rows))], names=["a", "b", "c"])
-    map_lengths = rng.integers(0, 4, rows)
-    map_offsets = np.concatenate([[0], np.cumsum(map_lengths)]).astype(np.int32)
-    n = int(map_offsets[-1])
-    keys = pa.array([f"k{v}" for v in rng.integers(0, 20, n)])
-    maps = pa.MapArray.from_arrays(pa.array(map_offsets), keys,
-                                   pa.array(rng.integers(0, 1000, n, dtype=np.int32)))
-    return pa.table({"list": lists, "struct": struct, "map": maps})
+        [pa.array(rng.integers(0, 1000, rows, dtype=np.int32)),
+         pa.array(words[rng.integers(0, 20, rows)], pa.string())], names=["a", "b"])
+    map_lengths = rng.integers(0, 8, rows)
+    map_offsets = np.concatenate(([0], np.cumsum(map_lengths))).astype(np.int32)
+    map_total = int(map_offsets[-1])
+    attrs = pa.MapArray.from_arrays(
+        pa.array(map_offsets), pa.array(words[rng.integers(0, 20, map_total)], pa.string()),
+        pa.array(rng.standard_normal(map_total)))
+    return pa.table({"items": items, "pair": struct, "attrs": attrs})
 
 
-def temporal_table(rows: int, seed: int = 4) -> pa.Table:
-    """Timestamps (ns), dates, decimal(18, 4), decimal(38, 6) and booleans."""
+def _temporal(rows: int, seed: int = 0) -> pa.Table:
+    """Timestamps (microseconds), dates, decimal(18, 4) and booleans, 10% nulls."""
     rng = np.random.default_rng(seed)
     seconds = rng.integers(946_684_800, 1_893_456_000, rows)
-    small = rng.integers(-10**12, 10**12, rows)
-    big = [Decimal(int(v)).scaleb(-6) for v in rng.integers(-10**15, 10**15, rows)]
-    return pa.table({
-        "ts": pa.array(seconds * 10**9 + rng.integers(0, 10**9, rows), pa.timestamp("ns")),
-        "date": pa.array((seconds // 86400).astype(np.int32), pa.date32()),
-        "dec18": pa.array([Decimal(int(v)).scaleb(-4) for v in small], pa.decimal128(18, 4)),
-        "dec38": pa.array(big, pa.decimal128(38, 6)),
-        "flag": pa.array(rng.random(rows) < 0.3, mask=rng.random(rows) < 0.05),
-    })
+    ts = _with_nulls(rng, seconds * 10**6 + rng.integers(0, 10**6, rows), pa.timestamp("us"))
+    days = _with_nulls(rng, rng.integers(0, 20_000, rows).astype(np.int32), pa.date32())
+    units = rng.integers(-(10**12), 10**12, rows)
+    whole = pa.array(units, pa.int64()).cast(pa.decimal128(19, 0))
+    dec = pa.Array.from_buffers(pa.decimal128(18, 4), rows, whole.buffers())  # units of 1e-4
+    flags = pa.array(rng.random(rows) < 0.5, mask=rng.random(rows) < 0.1)
+    return pa.table({"ts": ts, "day": days, "amount": dec, "flag": flags})
 
 
-#: name -> (builder, default rows, codec) of the benchmark tables besides ``events``.
-TABLES: dict[str, tuple[Callable[[int], pa.Table], int, str]] = {
-    "numeric200": (numeric_table, 250_000, "zstd"),
-    "strings": (strings_table, 1_000_000, "zstd"),
-    "nested": (nested_table, 250_000, "zstd"),
-    "temporal": (temporal_table, 1_000_000, "zstd"),
+#: name -> (default rows, builder(rows, seed), codec).
+TABLES: dict[str, tuple[int, Callable[[int, int], pa.Table], str]] = {
+    "events": (2_000_000, build_table, "zstd"),
+    "numeric200": (250_000, _numeric200, "zstd"),
+    "strings": (1_000_000, _strings, "zstd"),
+    "nested": (250_000, _nested, "zstd"),
+    "temporal": (1_000_000, _temporal, "zstd"),
 }
+
+
+def build(name: str, scale: float = 1.0, seed: int = 0) -> pa.Table:
+    """Table ``name`` with its default rows times ``scale``."""
+    rows, builder, _ = TABLES[name]
+    return builder(max(1, int(rows * scale)), seed)
+
+
+def pyorc_schema(table: pa.Table) -> str:
+    """The ORC type string of ``table`` (as aorc maps Arrow types)."""
+    from aorc.format.types import from_arrow_schema, type_string
+
+    return str(type_string(from_arrow_schema(table.schema)))
+
+
+def pyorc_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    """The rows of ``table`` as pyorc writes them (maps as dicts, structs as tuples)."""
+    columns = []
+    for field, column in zip(table.schema, table.columns, strict=True):
+        values = column.to_pylist()
+        if pa.types.is_map(field.type):
+            values = [None if v is None else dict(v) for v in values]
+        elif pa.types.is_struct(field.type):
+            values = [None if v is None else tuple(v.values()) for v in values]
+        columns.append(values)
+    return list(zip(*columns, strict=True))

@@ -1,31 +1,39 @@
-"""Write benchmark: aorc against pyarrow.orc (time) and Spark / ORC Java (file size).
+"""Write benchmark: aorc against pyarrow.orc and pyorc (time) and Spark / ORC Java (file size).
 
-Builds the mixed table of ``bench_read.py`` (sequential and random integers, timestamps,
-low- and high-cardinality strings, doubles, booleans, ~10% nulls in some columns) and, per
-codec, writes it with ``aorc.write_table`` and ``pyarrow.orc.write_table`` (best of
-``--repeat`` runs each, same codec and compression block size), checks that pyarrow.orc reads
-aorc's file back as the table, and prints the times and the ratio aorc / pyarrow. Then (unless
-``--no-spark``) it writes the same rows with Spark (local, ``coalesce(1)``, same codec; ORC
-Java's writer with its default settings) and prints the file-size ratio aorc / Spark, whose
-target is at most 1.05.
+For every table of :mod:`bench_tables` (events 2M rows, 200 numeric columns x 250k,
+strings 1M, nested 250k, timestamp/date/decimal/boolean 1M; all zstd), it writes the table
+with ``aorc.write_table``, ``pyarrow.orc.write_table`` and (unless ``--no-pyorc``) pyorc's
+``Writer`` (rows converted to Python tuples beforehand: the conversion is not timed), takes
+the median of ``--repeat`` runs each (pyorc: one run), checks that pyarrow.orc reads aorc's
+file back as the table, and prints the times and the ratio aorc / pyarrow.orc. The figures go
+to ``benchmarks/results/write.json`` (``--json``), which ``benchmarks/chart.py`` draws.
+
+Then, with ``--spark``, it writes the events table with Spark (local, ``coalesce(1)``, per
+codec of ``--codecs``; ORC Java's writer with its default settings) and prints the file-size
+ratio aorc / Spark, whose target is at most 1.05.
 
 Usage::
 
-    python benchmarks/bench_write.py [--rows N] [--repeat R] [--no-spark]
-                                     [--codecs zstd,none] [--keep DIR]
+    python benchmarks/bench_write.py [--tables events,strings] [--scale S] [--repeat R]
+                                     [--threads N] [--no-pyorc] [--json PATH]
+                                     [--spark] [--codecs zstd,none] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import json
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +46,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bench_read import best_of, build_table  # noqa: E402
+from bench_read import build_table  # noqa: E402
+from bench_tables import TABLES, build, pyorc_rows, pyorc_schema  # noqa: E402
 
 BLOCK_SIZE = 256 * 1024  # ORC Java's and aorc's default; pyarrow's is 64 KiB
 PYARROW_CODECS = {"none": "uncompressed"}
@@ -64,21 +73,66 @@ def _mib(path: Path) -> float:
 def _check(path: Path, table: pa.Table) -> str:
     """Whether pyarrow.orc reads aorc's file back as ``table``."""
     got = pa_orc.read_table(str(path))
+    if not got.schema.equals(table.schema):  # e.g. pyarrow reads timestamps as ns
+        got = got.cast(table.schema)
     return "pyarrow reads it back equal" if got.equals(table) else "READ-BACK DIFFERS"
 
 
-def time_writers(aorc: Any, table: pa.Table, codec: str, repeat: int, folder: Path
-                 ) -> dict[str, tuple[float, Path]]:
-    """Best-of-``repeat`` write times of aorc and pyarrow.orc, and their files."""
-    ours, theirs = folder / f"aorc-{codec}.orc", folder / f"pyarrow-{codec}.orc"
-    writers = {
-        "aorc": (ours, lambda: asyncio.run(aorc.write_table(
-            table, str(ours), compression=codec, compression_block_size=BLOCK_SIZE))),
-        "pyarrow": (theirs, lambda: pa_orc.write_table(
-            table, str(theirs), compression=PYARROW_CODECS.get(codec, codec),
+def median_of(repeat: int, fn: Callable[[], object]) -> float:
+    """The median of ``repeat`` timed calls of ``fn``, in seconds."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _aorc_writer(aorc: Any, table: pa.Table, path: Path, codec: str,
+                 threads: int | None) -> Callable[[], None]:
+    options: dict[str, Any] = {"compression": codec, "compression_block_size": BLOCK_SIZE}
+    if threads is not None:
+        options["use_threads"] = threads
+    return lambda: asyncio.run(aorc.write_table(table, str(path), **options))
+
+
+def _pyorc_writer(table: pa.Table, path: Path, codec: str) -> Callable[[], None] | None:
+    try:
+        import pyorc
+    except ImportError:
+        return None
+    kinds = {"zstd": pyorc.CompressionKind.ZSTD, "zlib": pyorc.CompressionKind.ZLIB,
+             "snappy": pyorc.CompressionKind.SNAPPY, "lz4": pyorc.CompressionKind.LZ4,
+             "none": pyorc.CompressionKind.NONE}
+    schema, rows = pyorc_schema(table), pyorc_rows(table)
+
+    def write() -> None:
+        with path.open("wb") as out, pyorc.Writer(
+                out, schema, compression=kinds[codec], compression_block_size=BLOCK_SIZE,
+                timezone=__import__("zoneinfo").ZoneInfo("UTC")) as writer:
+            writer.writerows(rows)
+    return write
+
+
+def time_table(aorc: Any, name: str, table: pa.Table, codec: str, repeat: int,
+               folder: Path, *, threads: int | None, use_pyorc: bool) -> dict[str, Any]:
+    """Median write times of every writer for one table, and their file sizes."""
+    paths = {lib: folder / f"{name}-{lib}.orc" for lib in ("aorc", "pyarrow.orc", "pyorc")}
+    writers: dict[str, tuple[int, Callable[[], None]]] = {
+        "aorc": (repeat, _aorc_writer(aorc, table, paths["aorc"], codec, threads)),
+        "pyarrow.orc": (repeat, lambda: pa_orc.write_table(
+            table, str(paths["pyarrow.orc"]), compression=PYARROW_CODECS.get(codec, codec),
             compression_block_size=BLOCK_SIZE)),
     }
-    return {name: (best_of(repeat, fn), path) for name, (path, fn) in writers.items()}
+    if use_pyorc:
+        fn = _pyorc_writer(table, paths["pyorc"], codec)
+        if fn is not None:
+            writers["pyorc"] = (1, fn)
+    seconds = {lib: median_of(n, fn) for lib, (n, fn) in writers.items()}
+    sizes = {lib: paths[lib].stat().st_size for lib in writers}
+    return {"table": name, "rows": table.num_rows, "codec": codec, "seconds": seconds,
+            "bytes": sizes, "check": _check(paths["aorc"], table)}
 
 
 def _quiet_log4j() -> str:
@@ -132,29 +186,64 @@ def spark_write(spark: Any, df: Any, codec: str, folder: Path) -> tuple[float, P
     return elapsed, path
 
 
-def run(rows: int, repeat: int, codecs: list[str], use_spark: bool, folder: Path) -> None:
-    """Write the table with every writer and codec and print the results."""
+def run_tables(names: list[str], scale: float, repeat: int, folder: Path, *,
+               threads: int | None, use_pyorc: bool) -> list[dict[str, Any]]:
+    """Write every table with every writer; print and return the figures."""
     aorc = _load_aorc()
-    print(f"building {rows:,} rows ...", flush=True)
+    out = []
+    print(f"{'table':<11} {'rows':>9} {'aorc s':>8} {'pyarrow s':>10} {'pyorc s':>8} "
+          f"{'aorc/pa':>8} {'size a/pa':>9}  check", flush=True)
+    for name in names:
+        codec = TABLES[name][2]
+        table = build(name, scale)
+        r = time_table(aorc, name, table, codec, repeat, folder, threads=threads,
+                       use_pyorc=use_pyorc)
+        del table
+        s, b = r["seconds"], r["bytes"]
+        pyorc_s = f"{s['pyorc']:8.3f}" if "pyorc" in s else f"{'-':>8}"
+        print(f"{name:<11} {r['rows']:>9,} {s['aorc']:8.3f} {s['pyarrow.orc']:10.3f} "
+              f"{pyorc_s} {s['aorc'] / s['pyarrow.orc']:8.2f} "
+              f"{b['aorc'] / b['pyarrow.orc']:9.3f}  {r['check']}", flush=True)
+        out.append(r)
+    return out
+
+
+def write_json(path: Path, figures: list[dict[str, Any]], argv: list[str], repeat: int) -> None:
+    """Save the figures in the format ``benchmarks/chart.py`` reads."""
+    results = [{"table": r["table"], "library": lib, "seconds": sec, "rows": r["rows"],
+                "bytes": r["bytes"][lib]}
+               for r in figures for lib, sec in r["seconds"].items()]
+    doc = {"benchmark": "write", "command": "python benchmarks/bench_write.py " + " ".join(argv),
+           "machine": machine(), "statistic": f"median of {repeat} (pyorc: 1 run)",
+           "results": results}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"figures written to {path}")
+
+
+def machine() -> str:
+    """A one-line description of the machine and the libraries."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} CPUs, {platform.system()}, python "
+            f"{platform.python_version()}, pyarrow {pa.__version__}")
+
+
+def run_spark(codecs: list[str], rows: int, folder: Path) -> None:
+    """Write the events table with aorc and Spark per codec and print the size ratios."""
+    aorc = _load_aorc()
     table = build_table(rows)
-    print(f"table: {table.nbytes / 2**20:.1f} MiB in Arrow, {table.num_columns} columns")
-    results: dict[str, dict[str, tuple[float, Path]]] = {}
-    for codec in codecs:
-        times = time_writers(aorc, table, codec, repeat, folder)
-        results[codec] = times
-        (a_time, a_path), (p_time, p_path) = times["aorc"], times["pyarrow"]
-        print(f"\n== {codec} ({_check(a_path, table)})")
-        print(f"{'writer':<10} {'best s':>9} {'MiB':>9}")
-        print(f"{'aorc':<10} {a_time:>9.3f} {_mib(a_path):>9.2f}")
-        print(f"{'pyarrow':<10} {p_time:>9.3f} {_mib(p_path):>9.2f}")
-        print(f"time aorc/pyarrow: {a_time / p_time:.2f}x   "
-              f"size aorc/pyarrow: {_mib(a_path) / _mib(p_path):.3f}", flush=True)
     with warnings.catch_warnings():  # PySpark 4 warns about pandas 3, which it does not use here
         warnings.simplefilter("ignore", FutureWarning)
-        spark = start_spark() if use_spark else None
-    if use_spark and spark is None:
-        print("\nPySpark is not installed: no Spark comparison")
+        spark = start_spark()
     if spark is None:
+        print("\nPySpark is not installed: no Spark comparison")
         return
     try:
         print("\nSpark (ORC Java, default settings, one run each):")
@@ -163,8 +252,10 @@ def run(rows: int, repeat: int, codecs: list[str], use_spark: bool, folder: Path
             df = spark.createDataFrame(table).coalesce(1).cache()
         df.count()
         for codec in codecs:
+            ours = folder / f"aorc-{codec}.orc"
+            _aorc_writer(aorc, table, ours, codec, None)()
             s_time, s_path = spark_write(spark, df, codec, folder)
-            ratio = results[codec]["aorc"][1].stat().st_size / s_path.stat().st_size
+            ratio = ours.stat().st_size / s_path.stat().st_size
             verdict = "ok" if ratio <= SIZE_TARGET else f"ABOVE TARGET {SIZE_TARGET}"
             print(f"{codec:<6} spark {s_time:7.3f} s {_mib(s_path):9.2f} MiB   "
                   f"size aorc/spark: {ratio:.4f} ({verdict})", flush=True)
@@ -174,24 +265,40 @@ def run(rows: int, repeat: int, codecs: list[str], use_spark: bool, folder: Path
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run the benchmark."""
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000, help="rows (default 2,000,000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
+    parser.add_argument("--tables", default=",".join(TABLES),
+                        help=f"comma-separated tables (default {','.join(TABLES)})")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="rows as a fraction of each table's default (default 1)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, median kept")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="aorc's use_threads (default: aorc's default)")
+    parser.add_argument("--no-pyorc", action="store_true", help="skip pyorc")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "write.json",
+                        help="where to save the figures (default benchmarks/results/write.json)")
+    parser.add_argument("--spark", action="store_true",
+                        help="also compare file sizes with Spark (events table)")
+    parser.add_argument("--no-spark", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--codecs", default="zstd,none",
-                        help="comma-separated aorc codec names (default zstd,none)")
-    parser.add_argument("--no-spark", action="store_true", help="skip the Spark comparison")
+                        help="codecs of the Spark comparison (default zstd,none)")
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     args = parser.parse_args(argv)
-    _load_aorc()  # fail early, before building the table
-    print(f"python {platform.python_version()}, pyarrow {pa.__version__}, "
-          f"{os.cpu_count()} CPUs, best of {args.repeat}, block size {BLOCK_SIZE // 1024} KiB")
+    _load_aorc()  # fail early, before building the tables
+    print(f"{machine()}; median of {args.repeat}; block size {BLOCK_SIZE // 1024} KiB")
+    names = [n.strip() for n in args.tables.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TABLES]
+    if unknown:
+        parser.error(f"unknown tables {unknown}; known: {', '.join(TABLES)}")
     codecs = [c.strip().lower() for c in args.codecs.split(",") if c.strip()]
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        run(args.rows, args.repeat, codecs, not args.no_spark, args.keep)
-        return
-    with tempfile.TemporaryDirectory(prefix="aorc-bench-write-") as folder:
-        run(args.rows, args.repeat, codecs, not args.no_spark, Path(folder))
+    with tempfile.TemporaryDirectory(prefix="aorc-bench-write-") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        figures = run_tables(names, args.scale, args.repeat, folder, threads=args.threads,
+                             use_pyorc=not args.no_pyorc)
+        write_json(args.json, figures, argv, args.repeat)
+        if args.spark and not args.no_spark:
+            run_spark(codecs, int(TABLES["events"][0] * args.scale), folder)
 
 
 if __name__ == "__main__":

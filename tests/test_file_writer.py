@@ -15,7 +15,7 @@ import aorc
 from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.tail import FileTail, parse_tail
 from aorc.format.types import OrcType, from_arrow_schema, type_string
 from aorc.write.file import WRITER_CODE, FileAssembler
@@ -31,7 +31,7 @@ def part(seed: int, n: int) -> pa.Table:
     })
 
 
-def stripe_of(table: pa.Table, schema: OrcType, opts: WriteOptions) -> EncodedStripe:
+def stripe_of(table: pa.Table, schema: OrcType, opts: EncodeOptions) -> EncodedStripe:
     root = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns],
                                       fields=list(table.schema))
     starts = np.arange(0, len(table), opts.row_index_stride, dtype=np.int64)
@@ -39,7 +39,7 @@ def stripe_of(table: pa.Table, schema: OrcType, opts: WriteOptions) -> EncodedSt
     return assemble_stripe(encoded, len(table), len(starts), opts)
 
 
-def build_file(parts: list[pa.Table], opts: WriteOptions,
+def build_file(parts: list[pa.Table], opts: EncodeOptions,
                metadata: dict[str, bytes] | None = None) -> tuple[bytes, list[EncodedStripe]]:
     schema = from_arrow_schema(parts[0].schema)
     assembler = FileAssembler(schema, opts, metadata)
@@ -66,7 +66,7 @@ WRITABLE = [CompressionKind.NONE, CompressionKind.ZLIB, CompressionKind.SNAPPY,
 @pytest.mark.parametrize("kind", WRITABLE, ids=lambda k: k.name)
 def test_file_is_read_by_every_reader(kind: CompressionKind) -> None:
     parts = [part(1, 3000), part(2, 1500), part(3, 10)]
-    opts = WriteOptions(compression=kind, compression_block_size=4096, row_index_stride=1000)
+    opts = EncodeOptions(compression=kind, compression_block_size=4096, row_index_stride=1000)
     data, _ = build_file(parts, opts, {"k": b"v\x00"})
     expected = pa.concat_tables(parts)
     assert po.ORCFile(io.BytesIO(data)).read().equals(expected)
@@ -80,7 +80,7 @@ def test_file_is_read_by_every_reader(kind: CompressionKind) -> None:
 
 def test_tail_fields() -> None:
     parts = [part(4, 2000), part(5, 1234)]
-    opts = WriteOptions(compression=CompressionKind.ZSTD, compression_block_size=10_000,
+    opts = EncodeOptions(compression=CompressionKind.ZSTD, compression_block_size=10_000,
                         row_index_stride=1000)
     data, stripes = build_file(parts, opts, {"a": b"1", "b": b""})
     tail = tail_of(data)
@@ -114,7 +114,7 @@ def test_tail_fields() -> None:
 
 def test_file_statistics_are_merged_from_the_stripes() -> None:
     parts = [part(6, 2500), part(7, 700), part(8, 3100)]
-    opts = WriteOptions(compression=CompressionKind.ZLIB, row_index_stride=1000)
+    opts = EncodeOptions(compression=CompressionKind.ZLIB, row_index_stride=1000)
     data, stripes = build_file(parts, opts)
     stats = tail_of(data).footer.statistics
     table = pa.concat_tables(parts)
@@ -142,7 +142,7 @@ def test_file_statistics_are_merged_from_the_stripes() -> None:
 
 def test_empty_file() -> None:
     schema = from_arrow_schema(part(0, 10).schema)
-    assembler = FileAssembler(schema, WriteOptions(compression=CompressionKind.ZLIB))
+    assembler = FileAssembler(schema, EncodeOptions(compression=CompressionKind.ZLIB))
     data = assembler.header() + assembler.finish()
     tail = tail_of(data)
     assert tail.num_rows == 0
@@ -156,7 +156,7 @@ def test_empty_file() -> None:
 
 
 def test_uncompressed_file_records_no_block_size() -> None:
-    data, _ = build_file([part(9, 100)], WriteOptions(compression=CompressionKind.NONE))
+    data, _ = build_file([part(9, 100)], EncodeOptions(compression=CompressionKind.NONE))
     tail = tail_of(data)
     assert tail.compression is CompressionKind.NONE
     assert not tail.postscript.HasField("compressionBlockSize")
@@ -165,7 +165,7 @@ def test_uncompressed_file_records_no_block_size() -> None:
 
 def test_misuse_is_an_internal_error() -> None:
     schema = from_arrow_schema(part(0, 10).schema)
-    opts = WriteOptions()
+    opts = EncodeOptions()
     assembler = FileAssembler(schema, opts)
     stripe = stripe_of(part(0, 10), schema, opts)
     with pytest.raises(AorcError):

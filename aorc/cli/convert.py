@@ -28,6 +28,7 @@ from aorc.errors import AorcError, SchemaError
 from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store
 from aorc.io.registry import is_remote
+from aorc.options import WriteOptions
 from aorc.read.reader import open_reader
 from aorc.write.writer import open_writer
 
@@ -375,7 +376,8 @@ async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions
 async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | None = None,
                   delimiter: str = ",", storage_options: Mapping[str, Any] | None = None,
                   progress: bool | None = None, null_values: Sequence[str] | None = None,
-                  strings_can_be_null: bool = False, **write_options: Any) -> ConvertResult:
+                  strings_can_be_null: bool = False, options: WriteOptions | None = None,
+                  **write_options: Any) -> ConvertResult:
     """Convert a CSV, JSON lines, Parquet or ORC file to an ORC file.
 
     Args:
@@ -391,12 +393,14 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
         storage_options: store settings (see :func:`aorc.io.open_store`), for the ``s3://``
             side(s); for both sides when neither is on S3.
         progress: show a progress bar on standard error (default: when it is a terminal).
-        **write_options: options of :func:`aorc.open_writer`.
+        options: an :class:`aorc.WriteOptions` for the output (default: the defaults).
+        **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
 
     Raises:
         AorcError: unreadable input, bad options, a failed write (nothing is left at
             ``dest``).
     """
+    write = WriteOptions.create(options, write_options, caller="convert")
     fmt = fmt or detect_format(src)
     if fmt not in FORMATS:
         raise SchemaError(f"unknown input format {fmt!r} (expected one of {', '.join(FORMATS)})")
@@ -411,8 +415,8 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
                                             progress)) as it:
         first = await anext(it)
         target = wanted if wanted is not None else _writable(first.schema)
-        writer = open_writer(dest, schema if schema else target,
-                             storage_options=dest_options, **write_options)
+        writer = open_writer(dest, schema if schema else target, write,
+                             storage_options=dest_options)
         async with writer:
             async for batch in it:
                 await writer.write(_cast(batch, target, src))

@@ -48,6 +48,7 @@ from aorc.cli.dataset import (
 )
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
+from aorc.options import WriteOptions
 from aorc.read.reader import OrcReader, StripeFooterInfo, open_reader
 
 __all__ = ["main"]
@@ -352,7 +353,7 @@ def _names(text: str | None) -> list[str] | None:
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
 
-def _write_options(args: argparse.Namespace) -> dict[str, Any]:
+def _write_options(args: argparse.Namespace) -> WriteOptions:
     options: dict[str, Any] = {}
     for name in ("compression", "stripe_size", "compression_block_size", "row_index_stride",
                  "bloom_filter_fpp", "dictionary_key_size_threshold", "timezone"):
@@ -363,7 +364,9 @@ def _write_options(args: argparse.Namespace) -> dict[str, Any]:
         options["bloom_filter_columns"] = _names(args.bloom_filter_columns)
     if args.metadata:
         options["metadata"] = _pairs(args.metadata, "--metadata")
-    return options
+    if args.threads is not None:
+        options["use_threads"] = args.threads
+    return WriteOptions(**options)
 
 
 # =========================================================================== main
@@ -410,6 +413,8 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
     conv.add_argument("--bloom-filter-fpp", type=float, help="false positive rate (0.01)")
     conv.add_argument("--dictionary-key-size-threshold", type=float)
     conv.add_argument("--timezone", help="zone of naive timestamps (UTC)")
+    conv.add_argument("--threads", type=int,
+                      help="threads that encode and compress columns (default: one per CPU)")
     conv.add_argument("--metadata", action="append", metavar="KEY=VALUE",
                       help="user metadata; repeatable")
     _progress_flags(conv)
@@ -478,7 +483,7 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
                       progress=args.progress,
                       null_values=(args.null_values.split(",")
                                    if args.null_values is not None else None),
-                      strings_can_be_null=args.strings_can_be_null, **_write_options(args))
+                      strings_can_be_null=args.strings_can_be_null, options=_write_options(args))
 
 
 def _error_text(exc: BaseException, args: argparse.Namespace) -> str:

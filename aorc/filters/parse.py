@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.errors import SchemaError
+from aorc.filters.ops import COMPARISONS, OPS, Op, op_named, spellings
 from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind
 
 __all__ = [
@@ -43,27 +44,6 @@ __all__ = [
     "unscaled_decimal",
 ]
 
-class Op(enum.Enum):
-    """A leaf's operation after normalisation."""
-
-    EQ = "=="
-    NE = "!="
-    LT = "<"
-    LE = "<="
-    GT = ">"
-    GE = ">="
-    IN = "in"
-    NOT_IN = "not in"
-    IS_NULL = "is null"
-    NOT_NULL = "is not null"
-    FALSE = "false"  # no row matches (a null row gives null or false: the same here)
-    TRUE = "true"  # every row matches, nulls included
-
-
-_OP_NAMES = {"==": Op.EQ, "=": Op.EQ, "!=": Op.NE, "<": Op.LT, "<=": Op.LE, ">": Op.GT,
-             ">=": Op.GE, "in": Op.IN, "not in": Op.NOT_IN, "is null": Op.IS_NULL,
-             "is not null": Op.NOT_NULL}
-COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
 INTEGER = frozenset({TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG})
 FLOATING = frozenset({TypeKind.FLOAT, TypeKind.DOUBLE})
 STRING = frozenset({TypeKind.STRING, TypeKind.CHAR, TypeKind.VARCHAR})
@@ -119,7 +99,7 @@ class Leaf:
     @property
     def uses_bloom_filter(self) -> bool:
         """Whether a bloom filter can prune this leaf (``==`` and ``in``)."""
-        return self.op in (Op.EQ, Op.IN) and self.kind not in (
+        return OPS[self.op].bloom and self.kind not in (
             TypeKind.STRUCT, TypeKind.LIST, TypeKind.MAP, TypeKind.UNION)
 
 
@@ -152,10 +132,10 @@ def _parse_leaf(item: Any, root: OrcType) -> Leaf:
             or not isinstance(item[0], str) or not isinstance(item[1], str)):
         raise SchemaError(f"malformed filter {item!r}: expected (column, op, value)")
     name, op_name = item[0], " ".join(item[1].lower().split())
-    op = _OP_NAMES.get(op_name)
+    op = op_named(op_name)
     if op is None:
         raise SchemaError(f"filter {item!r}: unknown op {item[1]!r} (expected one of "
-                          f"{', '.join(_OP_NAMES)})")
+                          f"{', '.join(spellings())})")
     if len(item) == 2 and op not in (Op.IS_NULL, Op.NOT_NULL):
         raise SchemaError(f"filter {item!r}: {op_name!r} needs a value")
     column, path, ancestors = _resolve(root, name)

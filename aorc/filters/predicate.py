@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from aorc.filters.ops import OPS, Order, order_outcome
 from aorc.filters.parse import (
     COMPARISONS,
     FLOATING,
@@ -241,15 +242,8 @@ def _stat_range(leaf: Leaf, s: ColumnStatistics,
     return None
 
 
-def _order_outcome(op: Op, v: Any, lo: Any, hi: Any) -> TruthValue:
-    """Outcomes of ``x op v`` for non-null ``x`` in ``[lo, hi]``."""
-    if op == Op.LT:
-        return _Y if hi < v else _N if lo >= v else _ANY
-    if op == Op.LE:
-        return _Y if hi <= v else _N if lo > v else _ANY
-    if op == Op.GT:
-        return _Y if lo > v else _N if hi <= v else _ANY
-    return _Y if lo >= v else _N if hi < v else _ANY  # GE
+_ORDER_TRUTH = {Order.YES: TruthValue.YES, Order.NO: TruthValue.NO,
+                Order.ANY: TruthValue.YES_NO}
 
 
 def _values_outcome(leaf: Leaf, bounds: tuple[Any, Any, bool] | None) -> TruthValue:
@@ -278,7 +272,7 @@ def _values_outcome(leaf: Leaf, bounds: tuple[Any, Any, bool] | None) -> TruthVa
         else:
             found = _ANY
         return found if op == Op.IN else truth_not(found)
-    return _order_outcome(op, leaf.value, lo, hi)
+    return _ORDER_TRUTH[order_outcome(op, leaf.value, lo, hi)]
 
 
 def _within(member: Any, lo: Any, hi: Any) -> bool:
@@ -525,10 +519,22 @@ def _column(leaf: Leaf, batch: pa.RecordBatch) -> pa.Array:
     return arr
 
 
-_ARRAY_COMPARE: dict[Op, Callable[..., Any]] = {
-    Op.EQ: pc.equal, Op.NE: pc.not_equal, Op.LT: pc.less, Op.LE: pc.less_equal,
-    Op.GT: pc.greater, Op.GE: pc.greater_equal,
-}
+def _leaf_rows(leaf: Leaf, ref: Any) -> Any:
+    """The leaf evaluated on ``ref``, an Arrow array or a pyarrow.compute expression (the
+    same compute function of :data:`aorc.filters.ops.OPS` for both)."""
+    spec = OPS[leaf.op]
+    if spec.compute is None:  # TRUE / FALSE
+        constant = leaf.op == Op.TRUE
+        if isinstance(ref, pc.Expression):
+            return pc.scalar(constant)
+        return pa.array(np.full(len(ref), constant))
+    if leaf.op in COMPARISONS:
+        out = spec.compute(ref, _scalar(leaf, leaf.value))
+    elif spec.compute is pc.is_in:
+        out = pc.is_in(ref, value_set=_value_set(leaf), skip_nulls=False)
+    else:
+        out = spec.compute(ref)
+    return pc.invert(out) if spec.negated else out
 
 
 _NANOS_PER_UNIT = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
@@ -557,40 +563,17 @@ def _coarse_timestamp_mask(leaf: Leaf, arr: pa.Array) -> pa.Array:
     if not _INT64[0] <= k <= _INT64[1]:  # beyond every value of the column
         holds = op in ((Op.LT, Op.LE, Op.NE) if k > _INT64[1] else (Op.GT, Op.GE, Op.NE))
         return pc.if_else(pc.is_valid(arr), holds, None)
-    return _ARRAY_COMPARE[op](arr, pa.scalar(k, arr.type))
+    return OPS[op].compute(arr, pa.scalar(k, arr.type))  # type: ignore[misc]
 
 
 def _leaf_mask(leaf: Leaf, batch: pa.RecordBatch) -> pa.Array:
     arr = _column(leaf, batch)
-    op = leaf.op
     if (leaf.kind in TIMESTAMP and pa.types.is_timestamp(arr.type)
-            and op in (*_ARRAY_COMPARE, Op.IN, Op.NOT_IN)):
+            and (leaf.op in COMPARISONS or leaf.op in (Op.IN, Op.NOT_IN))):
         return _coarse_timestamp_mask(leaf, arr)
-    if op in _ARRAY_COMPARE:
-        return _ARRAY_COMPARE[op](arr, _scalar(leaf, leaf.value))
-    if op in (Op.IN, Op.NOT_IN):
-        found = pc.is_in(arr, value_set=_value_set(leaf), skip_nulls=False)
-        return found if op == Op.IN else pc.invert(found)
-    if op == Op.IS_NULL:
-        return pc.is_null(arr)
-    if op == Op.NOT_NULL:
-        return pc.is_valid(arr)
-    return pa.array(np.full(len(arr), op == Op.TRUE))
+    return _leaf_rows(leaf, arr)
 
 
 def _leaf_expression(leaf: Leaf) -> pc.Expression:
-    ref = pc.field(*leaf.path)
-    op = leaf.op
-    if op in _ARRAY_COMPARE:
-        scalar = _scalar(leaf, leaf.value)
-        return {Op.EQ: ref == scalar, Op.NE: ref != scalar, Op.LT: ref < scalar,
-                Op.LE: ref <= scalar, Op.GT: ref > scalar, Op.GE: ref >= scalar}[op]
-    if op in (Op.IN, Op.NOT_IN):
-        found = ref.isin(_value_set(leaf))
-        return found if op == Op.IN else ~found
-    if op == Op.IS_NULL:
-        return ref.is_null()
-    if op == Op.NOT_NULL:
-        return ref.is_valid()
-    return pc.scalar(op == Op.TRUE)
-
+    expr: pc.Expression = _leaf_rows(leaf, pc.field(*leaf.path))
+    return expr

@@ -26,7 +26,12 @@ from dataclasses import dataclass
 
 from aorc.errors import CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec.compression import HEADER_SIZE, CompressionKind, decompress_from
+from aorc.format.codec.compression import (
+    HEADER_SIZE,
+    CompressionKind,
+    complete_length,
+    decompress_from,
+)
 from aorc.format.stripe import StreamInfo
 from aorc.format.types import OrcType, TypeKind
 
@@ -215,13 +220,7 @@ def decompress_complete(data: bytes | memoryview, kind: CompressionKind,
     view = memoryview(data)
     if kind == CompressionKind.NONE:
         return view
-    pos, n = 0, len(view)
-    while pos + HEADER_SIZE <= n:
-        length = (view[pos] | view[pos + 1] << 8 | view[pos + 2] << 16) >> 1
-        if pos + HEADER_SIZE + length > n:
-            break
-        pos += HEADER_SIZE + length
-    return decompress_from(view[:pos], kind, block_size, 0)
+    return decompress_from(view[:complete_length(view, block_size)], kind, block_size, 0)
 
 
 def slice_start(data: bytes | memoryview, start: StreamStart, where: str) -> memoryview:

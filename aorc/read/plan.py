@@ -39,7 +39,7 @@ from aorc.errors import AorcError, SchemaError
 from aorc.filters.predicate import Predicate
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns import DecodeOptions, arrow_field
-from aorc.format.columns.base import Context, Level, decode_level
+from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import TypeKind
@@ -210,7 +210,7 @@ class ReadPlan:
             pairs = [("_col0", root)]
 
         def prepare() -> list[Callable[[], Any]]:
-            level = Level(stripe.num_rows)
+            level = Placement(stripe.num_rows)
             if root.kind == TypeKind.STRUCT:
                 slots = ctx.slots(root, level)
                 if slots.valid is not None:  # a null root row: its fields read as null

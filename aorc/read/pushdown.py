@@ -38,7 +38,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
 from aorc.format.codec.compression import CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
-from aorc.format.columns.base import Context, Level, decode_level
+from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.rowgroups import (
     StreamStart,
     column_positions,
@@ -489,10 +489,10 @@ class ScanPlanner:
                 key = (top.column_id, frozenset(selected))
                 if key not in cache:
                     cache[key] = decode_level(top, Context(whole, opts, selected),
-                                              Level(work.stripe.num_rows))
+                                              Placement(work.stripe.num_rows))
                 arrays.append(cache[key].slice(r0, n))
             else:
-                arrays.append(decode_level(top, Context(segment, opts, selected), Level(n)))
+                arrays.append(decode_level(top, Context(segment, opts, selected), Placement(n)))
         fields = [arrow_field(name, top, selected, timestamp_unit=opts.timestamp_unit)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))

@@ -11,7 +11,7 @@ Every read -- whole, some columns, filtered, some stripes -- is planned by
 :class:`aorc.read.plan.ReadPlan`, which performs no I/O: it says which byte ranges each
 group of consecutive stripes (about :data:`GROUP_BYTES`) needs, this driver fetches them
 (coalesced, in one :meth:`Store.read_ranges` call per round) and pushes the bytes back, then
-decodes the group's stripes on the decode thread pool (:mod:`aorc.read.threads`) while the
+decodes the group's stripes on the decode thread pool (:mod:`aorc.threads`) while the
 next group is being fetched, so at most two groups' bytes are held at once, and at most
 ``use_threads`` stripes are decoded at once. Bytes that lie in the tail read at open time
 cost no request (a small file is read in one).
@@ -60,7 +60,7 @@ from aorc.read import plan as _plan
 from aorc.read.common import add_context, guarded, stream_kind_name
 from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, parse_layout
 from aorc.read.pushdown import ScanStats
-from aorc.read.threads import decode_pool, thread_count
+from aorc.threads import shared_pool, thread_count
 
 __all__ = [
     "ColumnEncodingInfo",
@@ -557,7 +557,7 @@ class OrcReader:
                       limit: asyncio.Semaphore) -> list[pa.RecordBatch]:
         """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1)."""
         loop = asyncio.get_running_loop()
-        pool = decode_pool()
+        pool = shared_pool()
         if threads == 1:
             async with limit:
                 return await loop.run_in_executor(pool, job.run)

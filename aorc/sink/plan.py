@@ -25,7 +25,7 @@ from aorc.io.registry import join as join_uri
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
     "HIVE_DEFAULT_PARTITION",
-    "Layout",
+    "Routing",
     "Limits",
     "OpenFile",
     "Partitioner",
@@ -60,10 +60,10 @@ def file_name(topic: str, partition: int, first_offset: int) -> str:
     return f"{escape_path_name(topic)}+{partition}+{first_offset:020d}.orc"
 
 
-# =========================================================================== layout
+# =========================================================================== routing
 
 @dataclass
-class Layout:
+class Routing:
     """Where the rows of a batch go: ``groups[i]`` indexes ``paths``; per-row size
     estimates; event times in nanoseconds (``None`` without ``max_event_span``)."""
 
@@ -161,8 +161,8 @@ class Partitioner:
             parts.append((encoded.indices.to_numpy(zero_copy_only=False), labels))
         return parts
 
-    def layout(self, batch: pa.RecordBatch) -> Layout:
-        """The layout of ``batch``'s rows."""
+    def route(self, batch: pa.RecordBatch) -> Routing:
+        """The routing of ``batch``'s rows."""
         n = batch.num_rows
         parts = self._parts(batch)
         if not parts:
@@ -183,7 +183,7 @@ class Partitioner:
         if self.need_times:
             ts = self._timestamps(batch).cast(pa.timestamp("ns", self.time_zone))
             times = ts.cast(pa.int64()).fill_null(INT64_MIN).to_numpy(zero_copy_only=False)
-        return Layout(groups.astype(np.int64), paths, row_sizes(batch), times)
+        return Routing(groups.astype(np.int64), paths, row_sizes(batch), times)
 
 
 # =========================================================================== state
@@ -241,17 +241,17 @@ class Limits:
     max_span: int | None   # nanoseconds
 
 
-def roll_point(limits: Limits, stream: StreamState, layout: Layout,
+def roll_point(limits: Limits, stream: StreamState, routing: Routing,
                 pos: int, end: int) -> tuple[int, str]:
     """The first row in ``pos:end`` before which the stream must be cut, and why; ``end``
     when none. A file always takes at least one row."""
-    g = layout.groups[pos:end]
+    g = routing.groups[pos:end]
     order = np.argsort(g, kind="stable")
     sg = g[order]
     starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
     rank = np.arange(len(sg)) - np.repeat(starts, np.diff(np.r_[starts, len(sg)]))
     present = sg[starts]
-    state = [stream.files.get(layout.paths[k]) for k in present.tolist()]
+    state = [stream.files.get(routing.paths[k]) for k in present.tolist()]
     have_rows = np.array([f.rows if f else 0 for f in state], dtype=np.int64)
     per_row_rows = np.repeat(have_rows, np.diff(np.r_[starts, len(sg)]))
     best, why = end, ""
@@ -260,7 +260,7 @@ def roll_point(limits: Limits, stream: StreamState, layout: Layout,
         if len(over):
             best, why = pos + int(order[over].min()), "rows"
     if limits.max_bytes is not None:
-        sizes = layout.sizes[pos:end][order]
+        sizes = routing.sizes[pos:end][order]
         cum = np.cumsum(sizes)
         base = np.repeat(cum[starts] - sizes[starts], np.diff(np.r_[starts, len(sg)]))
         have = np.repeat(np.array([f.est_bytes if f else 0 for f in state], dtype=np.int64),
@@ -269,8 +269,8 @@ def roll_point(limits: Limits, stream: StreamState, layout: Layout,
         hit = np.flatnonzero(over)
         if len(hit) and pos + int(order[hit].min()) < best:
             best, why = pos + int(order[hit].min()), "bytes"
-    if limits.max_span is not None and layout.times is not None:
-        at = _span_point(limits.max_span, layout.times[pos:end][order], starts, state, order)
+    if limits.max_span is not None and routing.times is not None:
+        at = _span_point(limits.max_span, routing.times[pos:end][order], starts, state, order)
         if at is not None and pos + at < best:
             best, why = pos + at, "event_time"
     return best, why

@@ -72,18 +72,20 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.errors import AorcError, SchemaError
+from aorc.format.arrow import as_record_batches, conform
 from aorc.format.types import from_arrow_schema
 from aorc.io.registry import make_parents
+from aorc.options import WriteOptions
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
     HIVE_DEFAULT_PARTITION,
     INT64_MAX,
     INT64_MIN,
     PIECE_OVERHEAD,
-    Layout,
     OpenFile,
     Partitioner,
     Piece,
+    Routing,
     StreamState,
     check_offsets,
     file_name,
@@ -94,7 +96,7 @@ from aorc.sink.plan import (
     positive,
     roll_point,
 )
-from aorc.write.writer import as_record_batches, conform, open_writer, parse_write_options
+from aorc.write.writer import open_writer
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -213,7 +215,9 @@ class RollingSink:
         on_commit: awaited with a :class:`SinkCommit` after each cut's files are complete.
         storage_options: settings of the store (see :func:`aorc.io.open_store`).
         drop_partition_columns: leave ``partition_by`` columns out of the files.
-        **write_options: options of :func:`aorc.open_writer` (compression, stripe_size, ...).
+        options: an :class:`aorc.WriteOptions` for the files (default: the defaults).
+        **write_options: fields of :class:`aorc.WriteOptions` (compression, stripe_size, ...),
+            overriding ``options``.
 
     Raises:
         SchemaError: a bad option, or a column that is missing or of the wrong type.
@@ -228,7 +232,8 @@ class RollingSink:
                  max_age: float | None = None, memory_budget: int = 256 << 20,
                  max_open_uploads: int = 8, on_commit: CommitCallback | None = None,
                  storage_options: Mapping[str, Any] | None = None,
-                 drop_partition_columns: bool = True, **write_options: Any) -> None:
+                 drop_partition_columns: bool = True, options: WriteOptions | None = None,
+                 **write_options: Any) -> None:
         self.prefix = os.fspath(prefix)
         self.schema = schema
         self._limits = make_limits(max_rows, max_bytes, max_event_span)
@@ -243,9 +248,8 @@ class RollingSink:
         if not len(self.file_schema):
             raise SchemaError("RollingSink: no columns left to write after dropping the "
                               "partition columns")
-        self._write_options = dict(write_options)
-        parse_write_options(from_arrow_schema(self.file_schema), self._write_options,
-                            caller="RollingSink")
+        self.write_options = WriteOptions.create(options, write_options, caller="RollingSink")
+        self.write_options.resolve(from_arrow_schema(self.file_schema))  # check column names
         self._storage_options = dict(storage_options or {})
         self._on_commit = on_commit
         self._streams: dict[tuple[str, int], StreamState] = {}
@@ -427,45 +431,45 @@ class RollingSink:
 
     async def _write_piece(self, stream: StreamState, batch: pa.RecordBatch,
                            offs: np.ndarray) -> None:
-        layout = await asyncio.to_thread(self._partitioner.layout, batch)
+        routing = await asyncio.to_thread(self._partitioner.route, batch)
         buffers = sum(len(c.buffers()) for c in batch.columns)
         await self._reserve(batch.nbytes + 64 * buffers + 8 * batch.num_rows + PIECE_OVERHEAD)
         pos, n = 0, batch.num_rows
         while pos < n:
-            end, why = roll_point(self._limits, stream, layout, pos, n)
+            end, why = roll_point(self._limits, stream, routing, pos, n)
             if end == pos:
                 self._cut(stream, why)
                 continue
-            self._append(stream, batch, layout, offs, pos, end)
+            self._append(stream, batch, routing, offs, pos, end)
             pos = end
         await self._reserve(0)  # in case the estimate fell short
         self._note_memory()
 
-    def _file_ids(self, stream: StreamState, layout: Layout, pos: int,
+    def _file_ids(self, stream: StreamState, routing: Routing, pos: int,
                   end: int) -> np.ndarray:
         """The id (in the stream's epoch) of each row's file, opening files as needed."""
-        groups, inverse = np.unique(layout.groups[pos:end], return_inverse=True)
+        groups, inverse = np.unique(routing.groups[pos:end], return_inverse=True)
         ids = np.empty(len(groups), dtype=np.int64)
         for k, group in enumerate(groups.tolist()):
-            path = layout.paths[group]
+            path = routing.paths[group]
             f = stream.files.get(path)
             if f is None:
                 f = stream.files[path] = OpenFile(path, len(stream.files))
             ids[k] = f.id
         return ids[inverse.reshape(-1)]
 
-    def _append(self, stream: StreamState, batch: pa.RecordBatch, layout: Layout,
+    def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
                 offs: np.ndarray, pos: int, end: int) -> None:
         """Stage rows ``pos:end``: one compact copy sorted by file, and the files' counters."""
-        row_fids = self._file_ids(stream, layout, pos, end)
+        row_fids = self._file_ids(stream, routing, pos, end)
         order = np.argsort(row_fids, kind="stable")
         fids = row_fids[order]
         rows = order + pos
         starts = np.flatnonzero(np.r_[True, fids[1:] != fids[:-1]])
         stops = np.r_[starts[1:], len(fids)]
         counts = stops - starts
-        est = np.add.reduceat(layout.sizes[rows], starts)
-        bounds = _time_bounds(layout.times, rows, starts)
+        est = np.add.reduceat(routing.sizes[rows], starts)
+        bounds = _time_bounds(routing.times, rows, starts)
         files = list(stream.files.values())
         for k, fid in enumerate(fids[starts].tolist()):
             f = files[fid]
@@ -601,14 +605,13 @@ class RollingSink:
             uri = join_uri(self.prefix, f.path, file_name(stream.topic, stream.partition,
                                                           f.first))
             await make_parents(uri)
-            options = dict(self._write_options)
-            options["metadata"] = {**(options.get("metadata") or {}),
-                                   "aorc.sink.topic": stream.topic,
-                                   "aorc.sink.partition": str(stream.partition),
-                                   "aorc.sink.first_offset": str(f.first),
-                                   "aorc.sink.last_offset": str(f.last)}
-            writer = open_writer(uri, self.file_schema, storage_options=self._storage_options,
-                                 **options)
+            metadata = {**self.write_options.metadata,
+                        "aorc.sink.topic": stream.topic,
+                        "aorc.sink.partition": str(stream.partition),
+                        "aorc.sink.first_offset": str(f.first),
+                        "aorc.sink.last_offset": str(f.last)}
+            writer = open_writer(uri, self.file_schema, self.write_options,
+                                 storage_options=self._storage_options, metadata=metadata)
             async with writer:
                 batch = rows[0] if len(rows) == 1 else pa.concat_batches(rows)
                 rows.clear()

@@ -43,12 +43,13 @@ import pyarrow.compute as pc
 
 import aorc
 from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.filters.ops import Op, spark_op
 from aorc.format.types import from_arrow_schema, parse_type_string, select_columns
 from aorc.hive import HIVE_DEFAULT_PARTITION
 from aorc.io import registry
+from aorc.options import WriteOptions
 from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader
-from aorc.write.writer import parse_write_options
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
@@ -104,7 +105,7 @@ def _run_async_iter(agen: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.R
 
 async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
                            storage_options: Mapping[str, Any] | None,
-                           options: Mapping[str, Any]) -> tuple[int, int]:
+                           options: WriteOptions) -> tuple[int, int]:
     """Write a partition's batches as one file (none when it has no rows)."""
     batch: pa.RecordBatch | None = await asyncio.to_thread(next, batches, None)
     while batch is not None and batch.num_rows == 0:
@@ -112,7 +113,7 @@ async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
     if batch is None:
         return 0, 0
     await registry.make_parents(uri)
-    writer = aorc.open_writer(uri, batch.schema, storage_options=storage_options, **options)
+    writer = aorc.open_writer(uri, batch.schema, options, storage_options=storage_options)
     async with writer:
         while batch is not None:
             await writer.write(batch)
@@ -121,7 +122,7 @@ async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
 
 
 def _write_task(prefix: str, job: str, storage_options: Mapping[str, Any] | None,
-                options: Mapping[str, Any]) -> Any:
+                options: WriteOptions) -> Any:
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
@@ -137,8 +138,8 @@ def _write_task(prefix: str, job: str, storage_options: Mapping[str, Any] | None
     return task
 
 
-def write(df: Any, uri_prefix: str, *, storage_options: Mapping[str, Any] | None = None,
-          **options: Any) -> list[str]:
+def write(df: Any, uri_prefix: str, options: WriteOptions | None = None, *,
+          storage_options: Mapping[str, Any] | None = None, **keywords: Any) -> list[str]:
     """Write a DataFrame as ORC files under ``uri_prefix``, one per non-empty partition.
 
     Files are named ``part-<partition>-<job id>.orc``; a retried task rewrites the same
@@ -149,7 +150,8 @@ def write(df: Any, uri_prefix: str, *, storage_options: Mapping[str, Any] | None
         uri_prefix: a local folder or an ``s3://bucket/prefix``.
         storage_options: store settings, passed to the executors (see
             :func:`aorc.io.open_store`).
-        **options: writer options of :func:`aorc.open_writer`.
+        options: an :class:`aorc.WriteOptions` (default: the defaults).
+        **keywords: fields of :class:`aorc.WriteOptions`, overriding ``options``.
 
     Returns:
         The URIs of the files written, in partition order.
@@ -160,7 +162,8 @@ def write(df: Any, uri_prefix: str, *, storage_options: Mapping[str, Any] | None
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
-    parse_write_options(from_arrow_schema(arrow_schema), options, caller="aorc.spark.write")
+    options = WriteOptions.create(options, keywords, caller="aorc.spark.write")
+    options.resolve(from_arrow_schema(arrow_schema))  # check column names before any task
     if storage_options is not None:
         registry.check_options(uri_prefix, storage_options)  # fail fast on bad settings
     _executor_path(df.sparkSession)
@@ -537,27 +540,21 @@ def spark_filter(f: Any, schema: pa.Schema) -> tuple[Any, ...] | None:
     """An aorc filter for a Spark data source filter whose meaning aorc shares exactly
     (comparisons on integer, string, boolean, date and decimal columns, null tests), else
     ``None``."""
-    from pyspark.sql import datasource as ds
-
     path = getattr(f, "attribute", None)
     if not path or len(path) != 1 or path[0] not in schema.names:
         return None
     name = path[0]
-    if isinstance(f, ds.IsNull):
-        return (name, "is null")
-    if isinstance(f, ds.IsNotNull):
-        return (name, "is not null")
+    op = spark_op(type(f).__name__)
+    if op is None or type(f).__module__ != "pyspark.sql.datasource":
+        return None
+    if op in (Op.IS_NULL, Op.NOT_NULL):
+        return (name, op.value)
     if not any(test(schema.field(name).type) for test in _PUSHABLE):
         return None
-    ops = {ds.EqualTo: "==", ds.GreaterThan: ">", ds.GreaterThanOrEqual: ">=",
-           ds.LessThan: "<", ds.LessThanOrEqual: "<="}
     value: Any = getattr(f, "value", None)
-    for kind, op in ops.items():
-        if type(f) is kind and value is not None:
-            return (name, op, value)
-    if isinstance(f, ds.In) and all(v is not None for v in value):
-        return (name, "in", list(value))
-    return None
+    if op == Op.IN:
+        return (name, op.value, list(value)) if all(v is not None for v in value) else None
+    return (name, op.value, value) if value is not None else None
 
 
 @dataclass

@@ -20,11 +20,13 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
+from aorc.format.arrow import as_record_batches
 from aorc.format.types import from_arrow_schema
 from aorc.hive import partition_segment
 from aorc.io import registry
 from aorc.io.base import gather_or_cancel as _gather_nonempty
-from aorc.write.writer import as_record_batches, open_writer, parse_write_options
+from aorc.options import WriteOptions
+from aorc.write.writer import open_writer
 
 __all__ = ["EXISTING_DATA_BEHAVIORS", "write_dataset"]
 
@@ -186,7 +188,8 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
            max_rows_per_file, max_concurrency)
     base = os.fspath(base_dir)
     file_schema = pa.schema([f for f in table.schema if f.name not in partition_cols])
-    parse_write_options(from_arrow_schema(file_schema), options, caller="write_dataset")
+    WriteOptions.create(None, options, caller="write_dataset").resolve(
+        from_arrow_schema(file_schema))  # bad options fail before any file is written
     if existing_data_behavior == "error":
         await _check_empty(base, storage_options)
     jobs, folders = _plan_files(table, base, partition_cols, basename_template,

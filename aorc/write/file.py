@@ -31,7 +31,7 @@ from aorc._version import __version__
 from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind
-from aorc.format.columns.encode.base import WriteOptions
+from aorc.format.columns.encode.base import EncodeOptions
 from aorc.format.columns.encode.statistics import merge_statistics, stats_class
 from aorc.format.types import OrcType, to_proto
 from aorc.write.stripe import EncodedStripe, compress
@@ -71,7 +71,7 @@ class FileAssembler:
         user_metadata: the footer's user metadata.
     """
 
-    def __init__(self, schema: OrcType, opts: WriteOptions,
+    def __init__(self, schema: OrcType, opts: EncodeOptions,
                  user_metadata: Mapping[str, bytes] | None = None) -> None:
         self.schema = schema
         self.opts = opts

@@ -21,7 +21,9 @@ Java's ``PhysicalFsWriter``:
 * completes the stripe statistics with ``bytesOnDisk`` (the compressed size of the column's
   data streams, as ORC Java records it).
 
-Everything here is synchronous and runs in a worker thread of the driver.
+Everything here is synchronous and runs in a worker thread of the driver; the columns are
+compressed on the shared thread pool (:mod:`aorc.threads`) when the options allow several
+threads, with the same bytes as with one.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter
 from aorc.format.codec.compression import (
-    HEADER_SIZE,
     CompressionKind,
+    chunk_offsets,
     compress_stream,
     default_level,
 )
+from aorc.threads import pool_map
 
 __all__ = [
     "EncodedStripe",
@@ -86,7 +89,7 @@ class _Column(Protocol):
 
 
 class _Options(Protocol):
-    """What the assembler reads of ``aorc.format.columns.encode.WriteOptions``."""
+    """What the assembler reads of ``aorc.format.columns.encode.EncodeOptions``."""
 
     @property
     def compression(self) -> CompressionKind: ...
@@ -136,17 +139,6 @@ def compress(data: bytes, opts: _Options, stream_kind: int | None) -> bytes:
         return data if isinstance(data, bytes) else bytes(data)
     return compress_stream(data, kind, opts.compression_block_size,
                            level=default_level(kind, stream_kind))
-
-
-def _chunk_starts(framed: bytes) -> list[int]:
-    """Offsets of the chunk headers of a stream framed by :func:`compress_stream`."""
-    starts = []
-    pos, end = 0, len(framed)
-    while pos < end:
-        starts.append(pos)
-        header = framed[pos] | framed[pos + 1] << 8 | framed[pos + 2] << 16
-        pos += HEADER_SIZE + (header >> 1)
-    return starts
 
 
 def orc_positions(positions: Sequence[int], chunk_starts: Sequence[int] | None,
@@ -227,7 +219,7 @@ def _column_streams(col: _Column, opts: _Options, num_groups: int
         if len(stream.positions) != num_groups:
             raise _internal(f"column {col.column_id} stream kind {stream.kind} has positions "
                             f"for {len(stream.positions)} row groups, not {num_groups}")
-        starts = _chunk_starts(data) if compressed else None
+        starts = chunk_offsets(data, block) if compressed else None
         for entry, pos in zip(entries, stream.positions, strict=True):
             entry.positions.extend(orc_positions(pos, starts, block))
     if not num_groups:
@@ -261,6 +253,22 @@ def _stripe_stats(col: _Column, placed: Sequence[_Placed]) -> pb.ColumnStatistic
     return stats
 
 
+def _place_column(col: _Column, opts: _Options, num_groups: int
+                  ) -> tuple[list[_Placed], list[_Placed], pb.ColumnStatistics]:
+    """One column's compressed index streams, data streams and stripe statistics (the work
+    of one thread)."""
+    placed, row_index = _column_streams(col, opts, num_groups)
+    index = []
+    if row_index is not None:
+        index.append(_Placed(col.column_id, _ROW_INDEX,
+                             compress(row_index.SerializeToString(), opts, _ROW_INDEX)))
+    bloom = _bloom_index(col, num_groups)
+    if bloom is not None:
+        index.append(_Placed(col.column_id, _BLOOM_FILTER_UTF8,
+                             compress(bloom.SerializeToString(), opts, _BLOOM_FILTER_UTF8)))
+    return index, placed, _stripe_stats(col, placed)
+
+
 def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
                     opts: _Options) -> EncodedStripe:
     """Build one stripe from the encoded column tree of its rows.
@@ -271,7 +279,8 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
         num_rows: rows in the stripe.
         num_groups: row groups in the stripe; 0 when the file has no row index (then no
             ROW_INDEX or bloom filter streams are written).
-        opts: the write options (codec, block size, time zone).
+        opts: the write options (codec, block size, time zone and, when it has one, the
+            ``threads`` that compress the columns at once; the bytes do not depend on it).
 
     Returns:
         The stripe's bytes with its lengths and statistics.
@@ -283,17 +292,15 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
     index: list[_Placed] = []
     data: list[_Placed] = []
     stats: list[pb.ColumnStatistics] = []
-    for col in columns:
-        placed, row_index = _column_streams(col, opts, num_groups)
-        if row_index is not None:
-            index.append(_Placed(col.column_id, _ROW_INDEX,
-                                 compress(row_index.SerializeToString(), opts, _ROW_INDEX)))
-        bloom = _bloom_index(col, num_groups)
-        if bloom is not None:
-            index.append(_Placed(col.column_id, _BLOOM_FILTER_UTF8,
-                                 compress(bloom.SerializeToString(), opts, _BLOOM_FILTER_UTF8)))
-        data.extend(placed)
-        stats.append(_stripe_stats(col, placed))
+
+    def place(col: _Column) -> tuple[list[_Placed], list[_Placed], pb.ColumnStatistics]:
+        return _place_column(col, opts, num_groups)
+
+    threads = getattr(opts, "threads", 1)
+    for col_index, col_data, col_stats in pool_map(place, columns, threads):
+        index.extend(col_index)
+        data.extend(col_data)
+        stats.append(col_stats)
     streams = sorted(index + data, key=lambda p: stream_order_key(p.column, p.kind))
     footer = pb.StripeFooter(
         streams=[pb.Stream(kind=p.kind, column=p.column, length=len(p.data))  # type: ignore[arg-type]

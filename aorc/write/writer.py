@@ -4,6 +4,9 @@ Write a whole table::
 
     await aorc.write_table(table, "data.orc", compression="zstd")
 
+Options are an :class:`aorc.WriteOptions` (``options=``), keywords, or both (keywords
+override the object's fields); see :mod:`aorc.options`.
+
 or stream batches::
 
     async with aorc.open_writer("data.orc", schema) as writer:
@@ -18,48 +21,35 @@ about one stripe. A stripe's size is estimated from the Arrow buffers' sizes tim
 of encoded (compressed) bytes to Arrow bytes seen in the stripes written so far (ORC Java
 likewise estimates the stripe from its buffers' memory): when the estimate reaches
 ``stripe_size`` the buffered rows are encoded as one stripe in a worker thread
-(:mod:`aorc.format.columns.encode`, :mod:`aorc.write.stripe`), and the stripe's bytes are written
-to the sink as soon as they are ready, while ``write`` goes on filling the next buffer. When
-the next buffer is full before the previous stripe is out, ``write`` waits (backpressure): at
-most one stripe is buffered, one is being encoded or written, so memory stays bounded by
-about two stripes of Arrow data plus one encoded stripe. A stripe never holds more than
-:data:`MAX_ARROW_FACTOR` times ``stripe_size`` (nor :data:`MAX_STRIPE_ARROW_BYTES`) of Arrow
-data, however well the data compresses.
+(:mod:`aorc.format.columns.encode`, :mod:`aorc.write.stripe`; with ``use_threads``, the stripe's
+columns are encoded and compressed at once on the shared pool of :mod:`aorc.threads`), and
+the stripe's bytes are written to the sink as soon as they are ready, while ``write`` goes on
+filling the next buffer. When the next buffer is full before the previous stripe is out,
+``write`` waits (backpressure): at most one stripe is buffered, one is being encoded or
+written, so memory stays bounded by about two stripes of Arrow data plus one encoded stripe.
+A stripe never holds more than :data:`MAX_ARROW_FACTOR` times ``stripe_size`` (nor
+:data:`MAX_STRIPE_ARROW_BYTES`) of Arrow data, however well the data compresses.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import zoneinfo
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from aorc.errors import AorcError, SchemaError
-from aorc.format.codec.compression import MAX_BLOCK_SIZE, CompressionKind
-from aorc.format.columns.encode import WriteOptions, encode_column
-from aorc.format.types import (
-    OrcType,
-    TypeKind,
-    from_arrow_schema,
-    from_arrow_type,
-    parse_type_string,
-    to_arrow_schema,
-    to_arrow_type,
-    type_string,
-    widen_arrow_type,
-)
-from aorc.format.types import (
-    resolve_column as _resolve_column,
-)
+from aorc.errors import AorcError
+from aorc.format.arrow import as_record_batches, as_table, conform, resolve_schema
+from aorc.format.columns.encode import EncodeOptions, encode_column
+from aorc.format.types import OrcType
 from aorc.io import open_output
 from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
+from aorc.options import WriteOptions
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import assemble_stripe
 
@@ -78,139 +68,18 @@ MAX_ARROW_FACTOR = 4
 MAX_STRIPE_ARROW_BYTES = 1 << 30
 #: Encoded bytes per Arrow byte assumed before the first stripe is written.
 INITIAL_RATIO = 1.0
-#: ORC Java's smallest row index stride.
-MIN_ROW_INDEX_STRIDE = 1000
-
-#: The options and their defaults (as pyarrow.orc names them).
+#: The options and their defaults (as pyarrow.orc names them), from :class:`WriteOptions`.
 DEFAULT_OPTIONS: dict[str, Any] = {
-    "compression": "zstd",
-    "compression_block_size": 256 * 1024,
-    "stripe_size": 64 * 1024 * 1024,
-    "row_index_stride": 10_000,
-    "dictionary_key_size_threshold": 0.8,
-    "bloom_filter_columns": None,
-    "bloom_filter_fpp": 0.01,
-    "metadata": None,
-    "timezone": "UTC",
-}
-
-_CODECS = {
-    "zstd": CompressionKind.ZSTD, "zlib": CompressionKind.ZLIB,
-    "snappy": CompressionKind.SNAPPY, "lz4": CompressionKind.LZ4,
-    "none": CompressionKind.NONE, "uncompressed": CompressionKind.NONE,
-}
+    name: getattr(WriteOptions(), name) for name in WriteOptions.names()}
 
 #: What :meth:`OrcWriter.write` and :func:`write_table` take (or a pandas DataFrame).
 Data: TypeAlias = "pa.Table | pa.RecordBatch"
 
 
-# =========================================================================== options
-
-def _int_option(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SchemaError(f"{name} must be an integer, got {value!r}")
-    number = int(value)
-    if number < low or (high is not None and number > high):
-        bound = f"at least {low}" if high is None else f"between {low} and {high}"
-        raise SchemaError(f"{name} must be {bound}, got {number}")
-    return number
-
-
-def _float_option(name: str, value: Any, low: float, high: float, *,
-                  open_low: bool = False, open_high: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise SchemaError(f"{name} must be a number, got {value!r}")
-    number = float(value)
-    too_low = number <= low if open_low else number < low
-    too_high = number >= high if open_high else number > high
-    if math.isnan(number) or too_low or too_high:
-        lo, hi = "(" if open_low else "[", ")" if open_high else "]"
-        raise SchemaError(f"{name} must be in {lo}{low}, {high}{hi}, got {number}")
-    return number
-
-
-def _compression(value: Any) -> CompressionKind:
-    if isinstance(value, CompressionKind):
-        kind = value
-    elif isinstance(value, str) and value.lower() in _CODECS:
-        kind = _CODECS[value.lower()]
-    elif value is None:
-        kind = CompressionKind.NONE
-    else:
-        raise SchemaError(f"compression must be one of {', '.join(map(repr, _CODECS))}, "
-                          f"got {value!r}")
-    if kind not in _CODECS.values():
-        raise SchemaError(f"aorc cannot write {kind.name} compression")
-    return kind
-
-
-def _stride(value: Any) -> int:
-    stride = _int_option("row_index_stride", value, 0)
-    if 0 < stride < MIN_ROW_INDEX_STRIDE:
-        raise SchemaError(f"row_index_stride must be 0 (no row index) or at least "
-                          f"{MIN_ROW_INDEX_STRIDE}, as in ORC Java; got {stride}")
-    return stride
-
-
-def _timezone(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise SchemaError(f"timezone must be a time zone name such as 'UTC', got {value!r}")
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise SchemaError(f"unknown time zone {value!r}") from exc
-    return value
-
-
-def _bloom_columns(root: OrcType, value: Any) -> set[int]:
-    if value is None:
-        return set()
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise SchemaError("bloom_filter_columns must be a list of column names, "
-                          f"got {value!r}")
-    ids: set[int] = set()
-    for name in value:
-        if not isinstance(name, str):
-            raise SchemaError(f"bloom_filter_columns must hold column names, got {name!r}")
-        ids.update(_column_subtree(root, name))
-    return ids
-
-
-def _column_subtree(root: OrcType, name: str) -> set[int]:
-    """The ids of the column called ``name`` (dotted for nested) and of its descendants, as
-    ORC Java's ``orc.bloom.filter.columns`` selects them."""
-    node = _resolve_column(root, name)
-    return set(range(node.column_id, node.max_column_id + 1))
-
-
-def _user_metadata(value: Any) -> dict[str, bytes]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise SchemaError(f"metadata must be a dict of str to bytes or str, got {value!r}")
-    out = {}
-    for key, item in value.items():
-        if isinstance(key, bytes):
-            key = key.decode("utf-8")
-        if not isinstance(key, str):
-            raise SchemaError(f"metadata keys must be strings, got {key!r}")
-        if isinstance(item, str):
-            item = item.encode("utf-8")
-        if not isinstance(item, (bytes, bytearray, memoryview)):
-            raise SchemaError(f"metadata value of {key!r} must be bytes or str, got "
-                              f"{type(item).__name__}")
-        out[key] = bytes(item)
-    return out
-
-
 def parse_write_options(root: OrcType, options: Mapping[str, Any], *,
-                        caller: str = "open_writer") -> tuple[WriteOptions, dict[str, bytes]]:
-    """Check the keyword options of :func:`write_table` / :func:`open_writer`.
-
-    Args:
-        root: the file's schema (to resolve ``bloom_filter_columns``).
-        options: the options given; missing ones take :data:`DEFAULT_OPTIONS`.
-        caller: the function name used in the message about an unknown option.
+                        caller: str = "open_writer") -> tuple[EncodeOptions, dict[str, bytes]]:
+    """Check keyword options (kept for callers of earlier versions; see
+    :meth:`WriteOptions.create` and :meth:`WriteOptions.resolve`).
 
     Returns:
         The encoder options and the user metadata.
@@ -218,135 +87,8 @@ def parse_write_options(root: OrcType, options: Mapping[str, Any], *,
     Raises:
         SchemaError: an unknown option or a bad value.
     """
-    unknown = sorted(set(options) - set(DEFAULT_OPTIONS))
-    if unknown:
-        raise SchemaError(f"{caller}() got an unexpected keyword argument {unknown[0]!r} "
-                          f"(options: {', '.join(DEFAULT_OPTIONS)})")
-    o = {**DEFAULT_OPTIONS, **options}
-    opts = WriteOptions(
-        compression=_compression(o["compression"]),
-        compression_block_size=_int_option("compression_block_size",
-                                           o["compression_block_size"], 1, MAX_BLOCK_SIZE),
-        stripe_size=_int_option("stripe_size", o["stripe_size"], 1),
-        row_index_stride=_stride(o["row_index_stride"]),
-        dictionary_key_size_threshold=_float_option(
-            "dictionary_key_size_threshold", o["dictionary_key_size_threshold"], 0.0, 1.0),
-        bloom_filter_columns=_bloom_columns(root, o["bloom_filter_columns"]),
-        bloom_filter_fpp=_float_option("bloom_filter_fpp", o["bloom_filter_fpp"], 0.0, 1.0,
-                                       open_low=True, open_high=True),
-        timezone=_timezone(o["timezone"]),
-    )
-    return opts, _user_metadata(o["metadata"])
-
-
-# =========================================================================== schemas
-
-def resolve_schema(schema: pa.Schema | str | OrcType) -> tuple[pa.Schema, OrcType]:
-    """The Arrow schema batches must have and the ORC type tree of the file.
-
-    Raises:
-        SchemaError: the schema cannot be written as ORC, or its root is not a struct.
-    """
-    if isinstance(schema, pa.Schema):
-        widened = pa.schema([f.with_type(widen_arrow_type(f.type)) for f in schema],
-                            metadata=schema.metadata)
-        return widened, from_arrow_schema(widened)
-    if isinstance(schema, str):
-        orc_type = parse_type_string(schema)
-    elif isinstance(schema, OrcType):
-        orc_type = parse_type_string(type_string(schema))  # renumbered from 0
-    else:
-        raise SchemaError(f"schema must be a pyarrow.Schema or an ORC type string, got "
-                          f"{type(schema).__name__}")
-    if orc_type.kind != TypeKind.STRUCT:
-        raise SchemaError(f"the root of an ORC schema to write must be a struct, got "
-                          f"{type_string(orc_type)}")
-    return to_arrow_schema(orc_type), orc_type
-
-
-def _canonical(field: pa.Field) -> pa.DataType:
-    """The Arrow type aorc reads back for a field: equal for types written alike."""
-    return to_arrow_type(from_arrow_type(field.type, field.metadata))
-
-
-def as_record_batches(data: Any) -> list[pa.RecordBatch]:
-    """The record batches of a Table, a RecordBatch or a pandas DataFrame.
-
-    Raises:
-        SchemaError: for any other object.
-    """
-    if isinstance(data, pa.RecordBatch):
-        return [data]
-    table = data if isinstance(data, pa.Table) else _from_pandas(data)
-    batches: list[pa.RecordBatch] = table.to_batches()
-    return batches
-
-
-def _from_pandas(data: Any) -> pa.Table:
-    if type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
-        return pa.Table.from_pandas(data, preserve_index=False)
-    raise SchemaError(f"can only write a pyarrow Table or RecordBatch (or a pandas "
-                      f"DataFrame), got {type(data).__name__}")
-
-
-def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with the writer's schema: same names; types equal, or written alike (large
-    and view strings, dictionaries, other timestamp units, ...), which are cast.
-
-    Raises:
-        SchemaError: names or types differ, or a cast fails.
-    """
-    if batch.schema.names != schema.names:
-        raise SchemaError(f"the data's columns {batch.schema.names} differ from the "
-                          f"writer's schema {schema.names}")
-    if batch.schema.equals(schema):
-        return batch
-    arrays = []
-    for i, want in enumerate(schema):
-        got = batch.schema.field(i)
-        arr = batch.column(i)
-        if got.type != want.type:
-            if _canonical(got) != _canonical(want):
-                raise SchemaError(f"column {want.name!r} has type {got.type}, the writer's "
-                                  f"schema says {want.type}")
-            try:
-                arr = arr.cast(want.type, safe=True)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-                raise _cast_error(want.name, arr, want.type, exc) from exc
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def _uint64_max(arr: pa.Array | pa.ChunkedArray) -> int | None:
-    """The largest uint64 value in ``arr`` and its nested children (None when none)."""
-    t = arr.type
-    if t == pa.uint64():
-        value = pc.max(arr).as_py()
-        return int(value) if value is not None else None
-    if isinstance(arr, pa.ChunkedArray):
-        parts = [_uint64_max(c) for c in arr.chunks]
-    elif pa.types.is_struct(t):
-        parts = [_uint64_max(arr.field(i)) for i in range(t.num_fields)]
-    elif pa.types.is_map(t):
-        parts = [_uint64_max(arr.keys), _uint64_max(arr.items)]
-    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        parts = [_uint64_max(arr.flatten())]
-    elif pa.types.is_dictionary(t):
-        parts = [_uint64_max(arr.dictionary)]
-    else:
-        return None
-    found = [p for p in parts if p is not None]
-    return max(found) if found else None
-
-
-def _cast_error(name: str, arr: pa.Array, want: pa.DataType, exc: Exception) -> SchemaError:
-    """The SchemaError for a failed cast of column ``name`` (naming the value that does not
-    fit when uint64 values exceed ORC's bigint)."""
-    largest = _uint64_max(arr)
-    if largest is not None and largest > 2**63 - 1:
-        return SchemaError(f"column {name!r}: uint64 is written as ORC bigint, which holds at "
-                           f"most {2**63 - 1}, but the column holds {largest}")
-    return SchemaError(f"column {name!r}: cannot convert {arr.type} to {want}: {exc}")
+    opts = WriteOptions.create(None, options, caller=caller)
+    return opts.resolve(root), dict(opts.metadata)
 
 
 # =========================================================================== the writer
@@ -361,21 +103,25 @@ class OrcWriter:
     Attributes:
         schema: the Arrow schema the data must have.
         orc_type: the file's ORC type tree.
-        options: the encoder options.
+        options: the write options (keywords applied).
+        encode_options: the options resolved against the schema, as the encoders read them.
         user_metadata: the footer's user metadata.
         num_rows: rows accepted so far.
         peak_memory: the most bytes held at once so far: Arrow bytes buffered or being
             encoded plus encoded bytes waiting to be written.
     """
 
-    def __init__(self, dest: Destination, schema: pa.Schema | str | OrcType, *,
+    def __init__(self, dest: Destination, schema: pa.Schema | str | OrcType,
+                 options: WriteOptions | None = None, *,
                  storage_options: Mapping[str, Any] | None = None,
-                 _caller: str = "open_writer", **options: Any) -> None:
+                 _caller: str = "open_writer", **keywords: Any) -> None:
         self.schema, self.orc_type = resolve_schema(schema)
-        self.options, self.user_metadata = parse_write_options(self.orc_type, options,
-                                                               caller=_caller)
+        self.options = WriteOptions.create(options, keywords, caller=_caller)
+        self.encode_options = self.options.resolve(self.orc_type)
+        self.user_metadata = dict(self.options.metadata)
         self._sink: Output = open_output(dest, storage_options)
-        self._assembler = FileAssembler(self.orc_type, self.options, self.user_metadata)
+        self._assembler = FileAssembler(self.orc_type, self.encode_options,
+                                        self.user_metadata)
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_rows = 0
         self._buffered_bytes = 0
@@ -595,34 +341,39 @@ class OrcWriter:
         else:
             root = pa.StructArray.from_buffers(pa.struct([]), rows, [None], children=[])
         del table
-        stride = self.options.row_index_stride
+        stride = self.encode_options.row_index_stride
         starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
                   else np.zeros(0, dtype=np.int64))
-        encoded = encode_column(self.orc_type, root, starts, self.options,
+        opts = self.encode_options
+        encoded = encode_column(self.orc_type, root, starts, opts,
                                 dictionary_decisions=self._dictionary_decisions)
         del root
-        stripe = assemble_stripe(encoded, rows, len(starts), self.options)
+        stripe = assemble_stripe(encoded, rows, len(starts), opts)
         return self._assembler.add_stripe(stripe)
 
 
 # =========================================================================== API
 
-def open_writer(dest: Destination, schema: pa.Schema | str | OrcType, *,
+def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
+                options: WriteOptions | None = None, *,
                 storage_options: Mapping[str, Any] | None = None,
-                **options: Any) -> OrcWriter:
+                **keywords: Any) -> OrcWriter:
     """A writer of one ORC file, to use with ``async with``.
 
     Args:
         dest: a local path, a ``file://`` URI, an ``s3://bucket/key`` URI or a
             :class:`aorc.io.output.Sink`.
         schema: a pyarrow schema, or an ORC type string (``"struct<a:int,b:string>"``).
+        options: an :class:`aorc.WriteOptions` (default: the defaults).
         storage_options: settings of the destination store.
-        **options: as pyarrow.orc names them: ``compression`` ("zstd" (default), "zlib",
-            "snappy", "lz4", "none"/"uncompressed"), ``compression_block_size`` (256 KiB),
-            ``stripe_size`` (64 MiB), ``row_index_stride`` (10000; 0 for no row index),
-            ``dictionary_key_size_threshold`` (0.8), ``bloom_filter_columns`` (column names,
-            dotted for nested columns), ``bloom_filter_fpp`` (0.01), ``metadata`` (dict of
-            str to bytes or str), ``timezone`` (the zone naive timestamps are in, "UTC").
+        **keywords: any field of :class:`aorc.WriteOptions`, overriding ``options``:
+            ``compression`` ("zstd" (default), "zlib", "snappy", "lz4", "none"/"uncompressed"),
+            ``compression_block_size`` (256 KiB), ``stripe_size`` (64 MiB),
+            ``row_index_stride`` (10000; 0 for no row index), ``dictionary_key_size_threshold``
+            (0.8), ``bloom_filter_columns`` (column names, dotted for nested columns),
+            ``bloom_filter_fpp`` (0.01), ``metadata`` (dict of str to bytes or str),
+            ``timezone`` (the zone naive timestamps are in, "UTC"), ``use_threads`` (True: one
+            thread per CPU; False or an integer).
 
     Returns:
         The writer; ``await writer.write(batch)`` inside the ``async with`` block.
@@ -631,28 +382,30 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType, *,
         SchemaError: an unknown option, a bad option value or a schema ORC cannot hold.
         UnsupportedFeatureError: a URL scheme aorc cannot write to (e.g. gs://).
     """
-    return OrcWriter(dest, schema, storage_options=storage_options, **options)
+    return OrcWriter(dest, schema, options, storage_options=storage_options, **keywords)
 
 
-async def write_table(table: Data | Any, dest: Destination, *,
-                      storage_options: Mapping[str, Any] | None = None,
-                      **options: Any) -> None:
+async def write_table(table: Data | Any, dest: Destination, options: WriteOptions | None = None,
+                      *, storage_options: Mapping[str, Any] | None = None,
+                      **keywords: Any) -> None:
     """Write a pyarrow Table or RecordBatch (or a pandas DataFrame) as an ORC file.
 
     Args:
         table: the data; its schema becomes the file's schema.
         dest: a local path, a ``file://`` URI, an ``s3://bucket/key`` URI or a
             :class:`aorc.io.output.Sink`.
+        options: an :class:`aorc.WriteOptions` (default: the defaults).
         storage_options: settings of the destination store.
-        **options: the options of :func:`open_writer`.
+        **keywords: fields of :class:`aorc.WriteOptions`, overriding ``options`` (see
+            :func:`open_writer`).
 
     Raises:
         SchemaError: an unknown option, a bad option value or a type ORC cannot hold.
         StoreError: writing failed (nothing is left at the destination).
     """
     if not isinstance(table, (pa.Table, pa.RecordBatch)):
-        table = _from_pandas(table)
-    writer = OrcWriter(dest, table.schema, storage_options=storage_options, _caller="write_table",
-                       **options)
+        table = as_table(table)
+    writer = OrcWriter(dest, table.schema, options, storage_options=storage_options,
+                       _caller="write_table", **keywords)
     async with writer:
         await writer.write(table)

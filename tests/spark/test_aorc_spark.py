@@ -67,6 +67,19 @@ def test_write_then_spark_read_orc(spark: Any, tmp_path: pathlib.Path) -> None:
     assert rows(back) == rows(df)
 
 
+def test_write_with_options_object(spark: Any, tmp_path: pathlib.Path) -> None:
+    df = rich(spark, 3000, 2)
+    opts = aorc.WriteOptions(compression="lz4", row_index_stride=1000, metadata={"k": "v"})
+    uris = aorc.spark.write(df, str(tmp_path / "out"), opts, use_threads=2)
+    assert len(uris) == 2
+    for u in uris:
+        f = po.ORCFile(u)
+        assert (f.compression, f.row_index_stride, f.metadata) == ("LZ4", 1000, {b"k": b"v"})
+    assert rows(spark.read.orc(str(tmp_path / "out"))) == rows(df)
+    with pytest.raises(aorc.SchemaError, match=r"aorc.spark.write\(\) got an unexpected"):
+        aorc.spark.write(df, str(tmp_path / "bad"), opts, compresion="zstd")
+
+
 def test_write_empty_partitions_write_no_files(spark: Any, tmp_path: pathlib.Path) -> None:
     df = spark.range(10).repartition(4).where("id < 2")
     uris = aorc.spark.write(df, str(tmp_path / "few"))

@@ -21,9 +21,9 @@ Nulls are never added. The 64-bit hash is split into signed 32-bit halves ``h1``
 ``h2`` (high); probe ``i`` (1..k) sets bit ``c % m`` of ``c = h1 + i * h2`` (32-bit wrap,
 bits flipped when negative), bit ``pos & 63`` of word ``pos >> 6``.
 
-Reading: :meth:`BloomFilter.from_proto` returns ``None`` (never raises) when a filter's layout
+Reading: :meth:`BloomFilter.from_proto` returns ``None`` (never raises) when a filter's shape
 is not usable - an empty or misaligned bitset, or a hash-function count impossible for its
-size (this rejects pre-release layouts such as Apache ORC's ``over1k_bloom.orc``, whose first
+size (this rejects pre-release shapes such as Apache ORC's ``over1k_bloom.orc``, whose first
 field holds the expected entries). A bloom filter is only an optimisation, so an unusable one
 must make the caller fall back to "might contain", not fail the read.
 :func:`bloom_filter_usable` says whether the filters of a column can be trusted at all (bad
@@ -362,7 +362,7 @@ class BloomFilter:
             The filter, or None when it is unusable: unknown stream kind, missing or empty
             bitset, a ``utf8bitset`` whose length is not a multiple of 8, or a hash-function
             count below 1 or above what any writer chooses for that many bits (which
-            rejects pre-release layouts). Never raises for a bad filter: callers treat None
+            rejects pre-release shapes). Never raises for a bad filter: callers treat None
             as "might contain anything".
         """
         k = int(proto.numHashFunctions)
@@ -443,7 +443,7 @@ def bloom_filter_usable(
       for strings/char/varchar only from Java writer version HIVE_12055 (3) on;
     - Java files before writer version ORC_135 (6) never use timestamp filters.
 
-    The layout of each filter is checked separately by :meth:`BloomFilter.from_proto`. When
+    The shape of each filter is checked separately by :meth:`BloomFilter.from_proto`. When
     a column has streams of both kinds (Java's ``orc.bloom.filter.write.version=original``),
     use the BLOOM_FILTER_UTF8 one, as ORC Java does.
 

@@ -34,6 +34,7 @@ import enum
 import threading
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import cramjam
@@ -48,7 +49,13 @@ __all__ = [
     "HEADER_SIZE",
     "MAX_BLOCK_SIZE",
     "CompressionKind",
+    "CODECS",
+    "Codec",
     "chunk_offsets",
+    "codec_named",
+    "codec_of",
+    "complete_length",
+    "writable_names",
     "compress_stream",
     "compressed_position",
     "decompress_from",
@@ -101,20 +108,7 @@ def default_level(kind: CompressionKind, stream_kind: int | None = None) -> int 
     Returns:
         The level, or None for codecs without levels (SNAPPY, LZ4, LZO, NONE).
     """
-    kind = CompressionKind(kind)
-    if kind is CompressionKind.ZSTD:
-        return 3
-    if kind is CompressionKind.ZLIB:
-        base, text, binary = 6, 2, 1
-    elif kind is CompressionKind.BROTLI:
-        base, text, binary = 11, 1, 0
-    else:
-        return None
-    if stream_kind in _TEXT_STREAMS:
-        return text
-    if stream_kind in _BINARY_STREAMS:
-        return binary
-    return base
+    return codec_of(CompressionKind(kind)).level(stream_kind)
 
 
 # --------------------------------------------------------------------------- decompression
@@ -236,15 +230,6 @@ def _unlzo(chunk: memoryview, block_size: int) -> BytesLike:
     return _lzo.decompress(chunk, block_size)
 
 
-_DECODERS: dict[CompressionKind, Callable[[memoryview, int], BytesLike]] = {
-    CompressionKind.ZLIB: _inflate,
-    CompressionKind.SNAPPY: _unsnappy,
-    CompressionKind.LZ4: _unlz4,
-    CompressionKind.ZSTD: _unzstd,
-    CompressionKind.BROTLI: _unbrotli,
-    CompressionKind.LZO: _unlzo,
-}
-
 _CODEC_ERRORS = (
     _ChunkError,
     CorruptFileError,
@@ -269,17 +254,27 @@ def _check_block_size(block_size: int) -> None:
         )
 
 
-def _chunks(view: memoryview, start: int, block_size: int) -> Iterator[tuple[int, bool, int]]:
-    """Yield (header offset, is original, body length) of each chunk from ``start`` on."""
+def _chunks(view: memoryview, start: int, block_size: int, *,
+            complete_only: bool = False) -> Iterator[tuple[int, bool, int]]:
+    """Yield (header offset, is original, body length) of each chunk from ``start`` on.
+
+    This is the one parser of ORC's chunk headers (reading, row-group slicing and the
+    writer's row-index positions all use it). With ``complete_only`` a stream cut short
+    ends at its last complete chunk instead of raising.
+    """
     pos, end = start, len(view)
     while pos < end:
         if end - pos < HEADER_SIZE:
+            if complete_only:
+                return
             raise CorruptFileError(
                 f"compressed stream of {end} bytes: chunk header at offset {pos} is truncated"
             )
         header = view[pos] | view[pos + 1] << 8 | view[pos + 2] << 16
         length = header >> 1
         if length > end - pos - HEADER_SIZE:
+            if complete_only:
+                return
             raise CorruptFileError(
                 f"compressed stream of {end} bytes: chunk at offset {pos} claims {length} "
                 f"bytes, only {end - pos - HEADER_SIZE} follow"
@@ -330,7 +325,8 @@ def decompress_from(
 def _decode_chunks(
     view: memoryview, kind: CompressionKind, block_size: int, start: int
 ) -> bytes | memoryview:
-    decode = _DECODERS[kind]
+    decode = codec_of(kind).decompress
+    assert decode is not None  # every codec but NONE decompresses
     first: BytesLike | None = None
     out: bytearray | None = None
     for pos, original, length in _chunks(view, start, block_size):
@@ -410,6 +406,19 @@ def chunk_offsets(data: BytesLike, block_size: int) -> list[int]:
     return [pos for pos, _, _ in _chunks(_byte_view(data), 0, block_size)]
 
 
+def complete_length(data: BytesLike, block_size: int) -> int:
+    """Bytes of the complete chunks at the start of a compressed stream that was cut short
+    (a ranged read): the last chunk may be incomplete and is then not counted.
+
+    Raises:
+        CorruptFileError: a complete chunk longer than ``block_size``.
+    """
+    end = 0
+    for pos, _, length in _chunks(_byte_view(data), 0, block_size, complete_only=True):
+        end = pos + HEADER_SIZE + length
+    return end
+
+
 def compressed_position(offsets: list[int], block_size: int, position: int) -> tuple[int, int]:
     """Row-index position (chunk header offset, offset in its decompressed bytes).
 
@@ -441,18 +450,11 @@ def _zstd_compressor(level: int) -> zstandard.ZstdCompressor:
 
 
 def _encoder(kind: CompressionKind, level: int | None) -> Callable[[memoryview], BytesLike]:
-    if kind in (CompressionKind.LZO, CompressionKind.NONE):
+    codec = codec_of(kind)
+    if codec.compressor is None:
         raise UnsupportedFeatureError(f"writing {kind.name} compression is not supported")
-    if kind is CompressionKind.SNAPPY:
-        return cramjam.snappy.compress_raw
-    if kind is CompressionKind.LZ4:
-        return lambda piece: lz4.block.compress(piece, store_size=False)
-    chosen: int = default_level(kind) if level is None else level  # type: ignore[assignment]
-    if kind is CompressionKind.ZLIB:
-        return lambda piece: zlib.compress(piece, chosen, -15)
-    if kind is CompressionKind.ZSTD:
-        return _zstd_compressor(chosen).compress
-    return lambda piece: cramjam.brotli.compress(piece, level=chosen)
+    chosen = codec.level(None) if level is None else level
+    return codec.compressor(0 if chosen is None else chosen)
 
 
 def compress_stream(
@@ -496,3 +498,87 @@ def compress_stream(
         else:
             parts += [(len(piece) << 1 | 1).to_bytes(HEADER_SIZE, "little"), piece]
     return b"".join(parts)
+
+
+# --------------------------------------------------------------------------- the codec table
+
+
+@dataclass(frozen=True)
+class Codec:
+    """One ORC codec: everything aorc knows about it, in one row of :data:`CODECS`.
+
+    Attributes:
+        name: the name writers take (``compression="zstd"``), lower case.
+        kind: the PostScript's ``CompressionKind``.
+        levels: the levels ORC Java's writer uses (see :func:`default_level`) for file
+            structures (footer, metadata, stripe footers), text streams (DATA,
+            DICTIONARY_DATA, bloom filters) and binary streams (PRESENT, LENGTH, ...);
+            None for codecs without levels.
+        decompress: (chunk body, block size) -> its decompressed bytes; None for NONE.
+        compressor: level -> a function compressing one chunk; None when aorc cannot
+            compress with the codec (LZO) or there is nothing to do (NONE).
+        writable: whether aorc's writer offers the codec (``compression=`` accepts it).
+        aliases: other names the writer accepts.
+    """
+
+    name: str
+    kind: CompressionKind
+    levels: tuple[int, int, int] | None
+    decompress: Callable[[memoryview, int], BytesLike] | None
+    compressor: Callable[[int], Callable[[memoryview], BytesLike]] | None
+    writable: bool
+    aliases: tuple[str, ...] = ()
+
+    def level(self, stream_kind: int | None = None) -> int | None:
+        """The level ORC Java uses for a stream kind (None: file structures)."""
+        if self.levels is None:
+            return None
+        base, text, binary = self.levels
+        if stream_kind in _TEXT_STREAMS:
+            return text
+        if stream_kind in _BINARY_STREAMS:
+            return binary
+        return base
+
+
+def _zlib(level: int) -> Callable[[memoryview], BytesLike]:
+    return lambda piece: zlib.compress(piece, level, -15)
+
+
+def _lz4(level: int) -> Callable[[memoryview], BytesLike]:
+    return lambda piece: lz4.block.compress(piece, store_size=False)
+
+
+def _brotli(level: int) -> Callable[[memoryview], BytesLike]:
+    return lambda piece: cramjam.brotli.compress(piece, level=level)
+
+
+#: Every codec of the ORC specification, in ``CompressionKind`` order.
+CODECS: tuple[Codec, ...] = (
+    Codec("none", CompressionKind.NONE, None, None, None, True, ("uncompressed",)),
+    Codec("zlib", CompressionKind.ZLIB, (6, 2, 1), _inflate, _zlib, True),
+    Codec("snappy", CompressionKind.SNAPPY, None, _unsnappy,
+          lambda level: cramjam.snappy.compress_raw, True),
+    Codec("lzo", CompressionKind.LZO, None, _unlzo, None, False),
+    Codec("lz4", CompressionKind.LZ4, None, _unlz4, _lz4, True),
+    Codec("zstd", CompressionKind.ZSTD, (3, 3, 3), _unzstd,
+          lambda level: _zstd_compressor(level).compress, True),
+    Codec("brotli", CompressionKind.BROTLI, (11, 1, 0), _unbrotli, _brotli, False),
+)
+_BY_KIND = {c.kind: c for c in CODECS}
+_BY_NAME = {name: c for c in CODECS for name in (c.name, *c.aliases)}
+
+
+def codec_of(kind: CompressionKind) -> Codec:
+    """The table row of a codec."""
+    return _BY_KIND[kind]
+
+
+def codec_named(name: str) -> Codec | None:
+    """The codec called ``name`` (lower case, or an alias), or None."""
+    return _BY_NAME.get(name)
+
+
+def writable_names() -> list[str]:
+    """The names (and aliases) the writer accepts for ``compression``."""
+    return [name for name, c in _BY_NAME.items() if c.writable]

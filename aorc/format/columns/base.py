@@ -29,7 +29,7 @@ from aorc.format.types import OrcType, TypeKind, to_arrow_field, to_arrow_type, 
 __all__ = [
     "DecodeOptions",
     "DictStripeStreams",
-    "Level",
+    "Placement",
     "StripeStreams",
     "arrow_field",
     "arrow_type",
@@ -172,7 +172,7 @@ class DecodeOptions:
 
 
 @dataclass(frozen=True)
-class Level:
+class Placement:
     """Where a column's slots are in the output array.
 
     Attributes:
@@ -224,9 +224,9 @@ class Slots:
         out[self.valid] = values
         return out
 
-    def level(self) -> Level:
+    def level(self) -> Placement:
         """The level of a struct's children: this column's valid slots are theirs."""
-        return Level(self.length, self.valid, self.count)
+        return Placement(self.length, self.valid, self.count)
 
 
 @dataclass
@@ -342,7 +342,7 @@ class Context:
         with self.reading(t, kind):
             return rle.read_byte_rle(data, count, 0, skip)
 
-    def slots(self, t: OrcType, level: Level) -> Slots:
+    def slots(self, t: OrcType, level: Placement) -> Slots:
         """Apply the column's PRESENT stream to its level."""
         present_data = self.raw(t, pb.Stream.PRESENT)
         if present_data is None:
@@ -474,7 +474,7 @@ def arrow_field(name: str, t: OrcType, selected: set[int] | None = None, *,
 
 # --------------------------------------------------------------------------- dispatch
 
-Decoder = Callable[[OrcType, Context, Level], pa.Array]
+Decoder = Callable[[OrcType, Context, Placement], pa.Array]
 _DECODERS: dict[TypeKind, Decoder] = {}
 
 
@@ -487,7 +487,7 @@ def register(*kinds: TypeKind) -> Callable[[Decoder], Decoder]:
     return wrap
 
 
-def decode_level(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_level(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode column ``t`` at ``level`` (see the module docstring)."""
     try:
         decoder = _DECODERS[t.kind]
@@ -518,7 +518,7 @@ def decode_column(t: OrcType, streams: StripeStreams, n: int, opts: DecodeOption
     """
     if n < 0:
         raise ValueError(f"negative slot count {n}")
-    return decode_level(t, Context(streams, opts, selected), Level(n))
+    return decode_level(t, Context(streams, opts, selected), Placement(n))
 
 
 def decode_stripe(root: OrcType, selected: set[int] | None, streams: StripeStreams,
@@ -538,7 +538,7 @@ def decode_stripe(root: OrcType, selected: set[int] | None, streams: StripeStrea
         opts: decoding options.
     """
     ctx = Context(streams, opts, selected)
-    level = Level(num_rows)
+    level = Placement(num_rows)
     if root.kind == TypeKind.STRUCT:
         pairs = [(n, c) for n, c in zip(root.field_names, root.children, strict=True)
                  if ctx.is_selected(c)]

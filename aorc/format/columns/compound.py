@@ -22,7 +22,7 @@ from aorc.errors import UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns.base import (
     Context,
-    Level,
+    Placement,
     column_error,
     decode_level,
     offsets_from_lengths,
@@ -34,7 +34,7 @@ __all__: list[str] = []
 
 
 @register(TypeKind.STRUCT)
-def decode_struct(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_struct(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a struct column and its selected fields."""
     slots = ctx.slots(t, level)
     child_level = slots.level()
@@ -43,7 +43,7 @@ def decode_struct(t: OrcType, ctx: Context, level: Level) -> pa.Array:
                                  null_count=slots.null_count, children=children)
 
 
-def _decode_child(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def _decode_child(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a list, map or union child; one left out of the selection reads as nulls
     (Arrow cannot leave it out, and its streams were not read)."""
     if ctx.is_selected(t):
@@ -52,28 +52,28 @@ def _decode_child(t: OrcType, ctx: Context, level: Level) -> pa.Array:
 
 
 @register(TypeKind.LIST)
-def decode_list(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_list(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a list column and its elements."""
     slots = ctx.slots(t, level)
     lengths = ctx.lengths(t, pb.Stream.LENGTH, slots.count)
     offsets, total = offsets_from_lengths(t, slots, lengths, "list elements")
-    items = _decode_child(t.children[0], ctx, Level(total))
+    items = _decode_child(t.children[0], ctx, Placement(total))
     return pa.Array.from_buffers(ctx.arrow_type(t), slots.length, [slots.validity(), offsets],
                                  null_count=slots.null_count, children=[items])
 
 
 @register(TypeKind.MAP)
-def decode_map(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_map(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a map column, its keys and its values."""
     slots = ctx.slots(t, level)
     lengths = ctx.lengths(t, pb.Stream.LENGTH, slots.count)
     offsets, total = offsets_from_lengths(t, slots, lengths, "map entries")
-    keys = _decode_child(t.children[0], ctx, Level(total))
+    keys = _decode_child(t.children[0], ctx, Placement(total))
     if keys.null_count:
         raise UnsupportedFeatureError(
             f"column {t.column_id} ({type_string(t)}) has {keys.null_count} null map keys, "
             "which Arrow maps cannot hold")
-    values = _decode_child(t.children[1], ctx, Level(total))
+    values = _decode_child(t.children[1], ctx, Placement(total))
     dt = ctx.arrow_type(t)
     entries = pa.Array.from_buffers(pa.struct([dt.key_field, dt.item_field]), total, [None],
                                     null_count=0, children=[keys, values])
@@ -82,7 +82,7 @@ def decode_map(t: OrcType, ctx: Context, level: Level) -> pa.Array:
 
 
 @register(TypeKind.UNION)
-def decode_union(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_union(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a union column into an Arrow dense union."""
     slots = ctx.slots(t, level)
     tags = ctx.bytes_rle(t, pb.Stream.DATA, slots.count).view(np.uint8)
@@ -98,9 +98,9 @@ def decode_union(t: OrcType, ctx: Context, level: Level) -> pa.Array:
         offsets[rows] = np.arange(count, dtype=np.int32)
         if branch == 0 and slots.valid is not None:
             # ... and a null value of child 0, at its place among the branch's values.
-            child_level = Level(count, slots.valid[rows])
+            child_level = Placement(count, slots.valid[rows])
         else:
-            child_level = Level(count)
+            child_level = Placement(count)
         children.append(_decode_child(child, ctx, child_level))
     buffers = [None, pa.py_buffer(type_ids.astype(np.int8)), pa.py_buffer(offsets)]
     return pa.Array.from_buffers(ctx.arrow_type(t), slots.length, buffers, children=children)

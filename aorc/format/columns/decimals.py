@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
-from aorc.format.columns.base import Context, Level, Slots, column_error, register
+from aorc.format.columns.base import Context, Placement, Slots, column_error, register
 from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind
 
 __all__ = ["rescale"]
@@ -35,7 +35,7 @@ _POW10_64 = np.array([10**i for i in range(19)], np.int64)
 
 
 @register(TypeKind.DECIMAL)
-def decode_decimal(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_decimal(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a decimal column."""
     slots = ctx.slots(t, level)
     dt = ctx.arrow_type(t)

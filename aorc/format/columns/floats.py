@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.columns.base import Context, Level, column_error, fixed_width_array, register
+from aorc.format.columns.base import Context, Placement, column_error, fixed_width_array, register
 from aorc.format.types import OrcType, TypeKind
 
 __all__: list[str] = []
@@ -16,7 +16,7 @@ _DTYPES: dict[TypeKind, np.dtype[np.floating]] = {TypeKind.FLOAT: np.dtype("<f4"
 
 
 @register(TypeKind.FLOAT, TypeKind.DOUBLE)
-def decode_float(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_float(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a float or double column."""
     slots = ctx.slots(t, level)
     dtype = _DTYPES[t.kind]

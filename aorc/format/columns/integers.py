@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.columns.base import Context, Level, fixed_width_array, register
+from aorc.format.columns.base import Context, Placement, fixed_width_array, register
 from aorc.format.types import OrcType, TypeKind
 
 __all__ = ["GREGORIAN_START_DAY", "hybrid_to_proleptic_days"]
@@ -32,7 +32,7 @@ _INT_DTYPES = {
 
 
 @register(TypeKind.BOOLEAN)
-def decode_boolean(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_boolean(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a boolean column."""
     slots = ctx.slots(t, level)
     bits = slots.expand(ctx.bools(t, pb.Stream.DATA, slots.count), fill=False)
@@ -42,14 +42,14 @@ def decode_boolean(t: OrcType, ctx: Context, level: Level) -> pa.Array:
 
 
 @register(TypeKind.BYTE)
-def decode_byte(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_byte(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a tinyint column."""
     slots = ctx.slots(t, level)
     return fixed_width_array(pa.int8(), slots, ctx.bytes_rle(t, pb.Stream.DATA, slots.count))
 
 
 @register(TypeKind.SHORT, TypeKind.INT, TypeKind.LONG, TypeKind.DATE)
-def decode_integer(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_integer(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a smallint, int, bigint or date column."""
     slots = ctx.slots(t, level)
     values = ctx.ints(t, pb.Stream.DATA, slots.count, signed=True)

@@ -18,7 +18,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns.base import (
     Buffer,
     Context,
-    Level,
+    Placement,
     Slots,
     column_error,
     offsets_from_lengths,
@@ -30,7 +30,7 @@ __all__: list[str] = []
 
 
 @register(TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.BINARY)
-def decode_string(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_string(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a string, char, varchar or binary column of either encoding."""
     slots = ctx.slots(t, level)
     if ctx.is_dictionary(t):

@@ -36,7 +36,7 @@ from aorc.format.codec import rle
 from aorc.format.columns._tz import ZoneOffsets, zone_offsets
 from aorc.format.columns.base import (
     Context,
-    Level,
+    Placement,
     column_error,
     fixed_width_array,
     register,
@@ -67,7 +67,7 @@ def decode_nanos(raw: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 
 @register(TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_INSTANT)
-def decode_timestamp(t: OrcType, ctx: Context, level: Level) -> pa.Array:
+def decode_timestamp(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a timestamp or timestamp with local time zone column."""
     slots = ctx.slots(t, level)
     seconds = ctx.ints(t, pb.Stream.DATA, slots.count, signed=True)

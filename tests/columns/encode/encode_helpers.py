@@ -21,7 +21,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
 from aorc.format.codec.compression import decompress_stream
 from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_column
-from aorc.format.columns.encode import EncodedColumn, EncodedStream, WriteOptions, encode_column
+from aorc.format.columns.encode import EncodedColumn, EncodedStream, EncodeOptions, encode_column
 from aorc.format.stripe import parse_stripe_footer, stream_layout
 from aorc.format.tail import NeedBytes, parse_tail
 from aorc.format.types import OrcType
@@ -67,9 +67,9 @@ def decode(t: OrcType, enc: EncodedColumn, n: int, timezone: str | None = "UTC")
 
 
 def round_trip(t: OrcType, arr: pa.Array, starts: Sequence[int] | npt.NDArray[np.int64] = (0,),
-               opts: WriteOptions | None = None) -> tuple[EncodedColumn, pa.Array]:
+               opts: EncodeOptions | None = None) -> tuple[EncodedColumn, pa.Array]:
     """Encode ``arr`` as ``t`` and decode it back."""
-    opts = opts or WriteOptions()
+    opts = opts or EncodeOptions()
     enc = encode_column(t, arr, np.asarray(starts, np.int64), opts)
     return enc, decode(t, enc, len(arr), opts.timezone)
 

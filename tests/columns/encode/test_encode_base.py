@@ -12,7 +12,7 @@ from helpers.random_tables import ALL_TYPES, random_table
 
 from aorc.errors import SchemaError
 from aorc.format.columns import DecodeOptions, decode_stripe
-from aorc.format.columns.encode import EncodedColumn, WriteOptions, encode_column
+from aorc.format.columns.encode import EncodedColumn, EncodeOptions, encode_column
 from aorc.format.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
 
 NS = 10**9
@@ -55,7 +55,7 @@ def test_whole_table_round_trip() -> None:
     table = random_table(21, 6000, types)
     root = from_arrow_schema(table.schema)
     starts = np.arange(0, 6000, 2500)
-    enc = encode_column(root, _root_array(table), starts, WriteOptions())
+    enc = encode_column(root, _root_array(table), starts, EncodeOptions())
     batch = decode_stripe(root, None, stripe_streams(enc), 6000, DecodeOptions())
     expected = pa.table({n: _canonical_nan(c.combine_chunks()) for n, c in
                          zip(table.column_names, table.columns, strict=True)})
@@ -75,7 +75,7 @@ def test_whole_table_round_trip() -> None:
             assert c.streams[0].kind == K.PRESENT
         assert c.stripe_stats.numberOfValues == sum(s.numberOfValues for s in c.row_group_stats)
     # without a row index: the same streams and stripe statistics, no positions
-    bare = encode_column(root, _root_array(table), [], WriteOptions())
+    bare = encode_column(root, _root_array(table), [], EncodeOptions())
     for a, b in zip(flatten(enc), flatten(bare), strict=True):
         # without row groups the dictionary check sees the whole stripe, not its first group
         if a.encoding == b.encoding:
@@ -94,7 +94,7 @@ def test_whole_table_round_trip() -> None:
 
 def test_row_groups_need_not_be_full() -> None:
     arr = pa.array(range(10), pa.int32())
-    enc = encode_column(OrcType(TypeKind.INT), arr, [0, 3, 3, 9], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.INT), arr, [0, 3, 3, 9], EncodeOptions())
     assert [s.numberOfValues for s in enc.row_group_stats] == [3, 0, 6, 1]
     assert len(enc.streams[0].positions) == 4
 
@@ -103,23 +103,23 @@ def test_row_groups_need_not_be_full() -> None:
 def test_bad_row_group_starts(starts: list[int]) -> None:
     with pytest.raises(SchemaError):
         encode_column(OrcType(TypeKind.INT), pa.array(range(10), pa.int32()), starts,
-                      WriteOptions())
+                      EncodeOptions())
 
 
 def test_type_mismatches_raise_schema_error() -> None:
     with pytest.raises(SchemaError):
-        encode_column(OrcType(TypeKind.INT), pa.array([[1]]), [0], WriteOptions())
+        encode_column(OrcType(TypeKind.INT), pa.array([[1]]), [0], EncodeOptions())
     with pytest.raises(SchemaError):
         encode_column(parse_type_string("struct<a:int>"),
-                      pa.array([{"a": 1, "b": 2}]), [0], WriteOptions())
+                      pa.array([{"a": 1, "b": 2}]), [0], EncodeOptions())
     with pytest.raises(SchemaError):
-        encode_column(parse_type_string("array<int>"), pa.array([1]), [0], WriteOptions())
+        encode_column(parse_type_string("array<int>"), pa.array([1]), [0], EncodeOptions())
 
 
 def test_present_only_with_nulls_in_this_stripe() -> None:
     t = OrcType(TypeKind.STRING)
-    with_null: EncodedColumn = encode_column(t, pa.array(["a", None]), [0], WriteOptions())
-    without = encode_column(t, pa.array(["a", "b"]), [0], WriteOptions())
+    with_null: EncodedColumn = encode_column(t, pa.array(["a", None]), [0], EncodeOptions())
+    without = encode_column(t, pa.array(["a", "b"]), [0], EncodeOptions())
     assert with_null.streams[0].kind == K.PRESENT and with_null.streams[0].positions == [[0, 0, 0]]
     assert all(s.kind != K.PRESENT for s in without.streams)
 
@@ -138,8 +138,8 @@ def test_extension_and_fixed_size_inputs() -> None:
 
     storage = pa.array([b"abcd", None, b"wxyz"], pa.binary(4))
     arr = pa.ExtensionArray.from_storage(Uuid(), storage)
-    enc = encode_column(OrcType(TypeKind.BINARY), arr, [0], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.BINARY), arr, [0], EncodeOptions())
     assert enc.stripe_stats.binaryStatistics.sum == 8
     fixed = pa.array([[1, 2], [3, 4]], pa.list_(pa.int32(), 2))
-    enc = encode_column(parse_type_string("array<int>"), fixed, [0], WriteOptions())
+    enc = encode_column(parse_type_string("array<int>"), fixed, [0], EncodeOptions())
     assert enc.stripe_stats.collectionStatistics.totalChildren == 4

@@ -20,7 +20,7 @@ from helpers.random_tables import ALL_TYPES, random_array
 
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import thomas_wang_hash64
-from aorc.format.columns.encode import WriteOptions
+from aorc.format.columns.encode import EncodeOptions
 from aorc.format.types import from_arrow_schema, parse_type_string
 
 
@@ -36,7 +36,7 @@ def test_nested_round_trip(name: str) -> None:
     arr = random_array(rng, ALL_TYPES[name], n)
     t = _typed(arr.type)
     starts = np.arange(0, n, 700)
-    enc, back = round_trip(t, arr, starts, WriteOptions(bloom_filter_columns=set(range(50))))
+    enc, back = round_trip(t, arr, starts, EncodeOptions(bloom_filter_columns=set(range(50))))
     assert back.equals(arr)
     ids = [c.column_id for c in flatten(enc)]
     assert ids == list(range(t.column_id, t.max_column_id + 1))
@@ -52,7 +52,7 @@ def test_list_lengths_stats_and_child_row_groups() -> None:
     arr = random_array(rng, pa.list_(pa.int64()), n, null_rate=0.2)
     t = _typed(arr.type)
     starts = np.arange(0, n, 1111)
-    enc, back = round_trip(t, arr, starts, WriteOptions(bloom_filter_columns={t.column_id}))
+    enc, back = round_trip(t, arr, starts, EncodeOptions(bloom_filter_columns={t.column_id}))
     assert back.equals(arr)
     assert enc.encoding.kind == pb.ColumnEncoding.DIRECT_V2
     assert kinds(enc) == [K.PRESENT, K.LENGTH]
@@ -154,7 +154,7 @@ def test_union(mode: str) -> None:
     for part in (arr, arr.slice(123, 600)):
         m = len(part)
         starts = np.arange(0, m, 300)
-        enc, back = round_trip(t, part, starts, WriteOptions(bloom_filter_columns={0}))
+        enc, back = round_trip(t, part, starts, EncodeOptions(bloom_filter_columns={0}))
         assert back.to_pylist() == part.to_pylist()
         assert enc.encoding.kind == pb.ColumnEncoding.DIRECT and kinds(enc) == [K.DATA]
         part_tags = np.frombuffer(part.buffers()[1], np.int8, m, part.offset).astype(np.int64)

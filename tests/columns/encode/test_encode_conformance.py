@@ -17,7 +17,7 @@ import pytest
 from encode_helpers import compare_column, flatten, read_orc_stripes
 
 from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.tail import NeedBytes, parse_tail
 
 FILES = {
@@ -45,7 +45,7 @@ def test_reencoding_java_files(name: str, corpus: Path) -> None:
                                     stripe.writer_timezone or None)
         batch = decode_stripe(root, None, streams, stripe.num_rows, DecodeOptions.from_tail(tail))
         arr = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
-        opts = WriteOptions(row_index_stride=stride, timezone=stripe.writer_timezone or "UTC")
+        opts = EncodeOptions(row_index_stride=stride, timezone=stripe.writer_timezone or "UTC")
         starts = np.arange(0, stripe.num_rows, stride) if stride else []
         encoded = encode_column(root, arr, starts, opts, dictionary_decisions=decisions)
         for c in flatten(encoded):

@@ -12,7 +12,7 @@ from helpers.random_tables import random_array
 
 from aorc.format.codec import rle
 from aorc.format.codec.bloom import murmur3_hash64
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.columns.encode.decimals import trim_decimals
 from aorc.format.types import OrcType, TypeKind
 
@@ -46,7 +46,7 @@ def test_round_trip_streams_and_stats(precision: int, scale: int) -> None:
     arr = random_array(rng, dt, n, null_rate=0.1)
     t = OrcType(TypeKind.DECIMAL, precision=precision, scale=scale)
     starts = np.arange(0, n, 1500)
-    enc, back = round_trip(t, arr, starts, WriteOptions(bloom_filter_columns={0}))
+    enc, back = round_trip(t, arr, starts, EncodeOptions(bloom_filter_columns={0}))
     assert back.equals(arr)
     values = [v for v in arr.to_pylist() if v is not None]
     trimmed = [_trimmed(v) for v in values]
@@ -94,13 +94,13 @@ def test_decimal64_sum_limit() -> None:
     t = OrcType(TypeKind.DECIMAL, precision=18, scale=2)
     big = decimal.Decimal("9999999999999999.99")  # 18 digits
     arr = pa.array([big, big, decimal.Decimal("-1"), decimal.Decimal("1")], pa.decimal128(18, 2))
-    enc = encode_column(t, arr, [0, 2], WriteOptions())
+    enc = encode_column(t, arr, [0, 2], EncodeOptions())
     first, second = enc.row_group_stats
     assert not first.decimalStatistics.HasField("sum")  # over 18 digits
     assert first.decimalStatistics.maximum == "9999999999999999.99"
     assert second.decimalStatistics.sum == "0"
     assert not enc.stripe_stats.decimalStatistics.HasField("sum")
-    enc = encode_column(t, arr.slice(1), [0], WriteOptions())
+    enc = encode_column(t, arr.slice(1), [0], EncodeOptions())
     assert enc.stripe_stats.decimalStatistics.sum == "9999999999999999.99"
 
 
@@ -108,13 +108,13 @@ def test_wide_sum_rounds_like_hive_decimal() -> None:
     t = OrcType(TypeKind.DECIMAL, precision=38, scale=37)
     a = decimal.Decimal("9.9999999999999999999999999999999999995")
     arr = pa.array([a, a], pa.decimal128(38, 37))
-    st = encode_column(t, arr, [0], WriteOptions()).stripe_stats.decimalStatistics
+    st = encode_column(t, arr, [0], EncodeOptions()).stripe_stats.decimalStatistics
     # 19.999...99990 needs 39 digits: HiveDecimal rounds the fraction half up to fit 38
     assert st.sum == "19.999999999999999999999999999999999999"
     huge = decimal.Decimal("9" * 38)
     t = OrcType(TypeKind.DECIMAL, precision=38, scale=0)
     arr = pa.array([huge, huge], pa.decimal128(38, 0))
-    st = encode_column(t, arr, [0], WriteOptions()).stripe_stats.decimalStatistics
+    st = encode_column(t, arr, [0], EncodeOptions()).stripe_stats.decimalStatistics
     assert not st.HasField("sum") and st.maximum == "9" * 38
 
 

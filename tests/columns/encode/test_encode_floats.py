@@ -12,7 +12,7 @@ from encode_helpers import K, kinds, round_trip, stream, value_starts
 from helpers.random_tables import random_array
 
 from aorc.format.codec.bloom import double_to_long_bits, thomas_wang_hash64
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.types import OrcType, TypeKind
 
 
@@ -27,7 +27,7 @@ def test_round_trip_positions_and_stats(kind: TypeKind, dt: pa.DataType) -> None
     n = 9_999
     arr = random_array(rng, dt, n, null_rate=0.2)
     starts = np.arange(0, n, 1234)
-    enc, back = round_trip(OrcType(kind), arr, starts, WriteOptions(bloom_filter_columns={0}))
+    enc, back = round_trip(OrcType(kind), arr, starts, EncodeOptions(bloom_filter_columns={0}))
     values = arr.drop_null().to_numpy(zero_copy_only=False)
     got = back.drop_null().to_numpy(zero_copy_only=False)
     assert np.array_equal(got, values, equal_nan=True)
@@ -62,31 +62,31 @@ def test_round_trip_positions_and_stats(kind: TypeKind, dt: pa.DataType) -> None
 
 def test_nan_and_signed_zero_rules() -> None:
     values = pa.array([float("nan"), 1.0, -5.0], pa.float64())
-    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0], WriteOptions()).stripe_stats
+    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0], EncodeOptions()).stripe_stats
     assert math.isnan(st.doubleStatistics.minimum) and math.isnan(st.doubleStatistics.maximum)
     values = pa.array([1.0, float("nan"), -5.0], pa.float64())
-    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0], WriteOptions()).stripe_stats
+    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0], EncodeOptions()).stripe_stats
     assert (st.doubleStatistics.minimum, st.doubleStatistics.maximum) == (-5.0, 1.0)
     assert math.isnan(st.doubleStatistics.sum)
     for seq, first in (([0.0, -0.0], 0.0), ([-0.0, 0.0], -0.0), ([3.0, -0.0, 0.0, 1.0], -0.0)):
-        d = encode_column(OrcType(TypeKind.DOUBLE), pa.array(seq), [0], WriteOptions())
+        d = encode_column(OrcType(TypeKind.DOUBLE), pa.array(seq), [0], EncodeOptions())
         s = d.stripe_stats.doubleStatistics
         assert _bits(s.minimum) == _bits(first)
     # stripe statistics merge row groups the same way: the first group's NaN stays
     values = pa.array([float("nan"), 1.0, 2.0, -3.0], pa.float64())
-    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0, 2], WriteOptions()).stripe_stats
+    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0, 2], EncodeOptions()).stripe_stats
     assert math.isnan(st.doubleStatistics.minimum)
     values = pa.array([1.0, 2.0, float("nan"), -3.0], pa.float64())
-    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0, 2], WriteOptions()).stripe_stats
+    st = encode_column(OrcType(TypeKind.DOUBLE), values, [0, 2], EncodeOptions()).stripe_stats
     assert st.doubleStatistics.minimum == 1.0  # the NaN group's minimum never replaces 1.0
 
 
 def test_nan_written_canonical() -> None:
     weird = np.array([0x7FF0000000000001, 0xFFF8000000000123], np.uint64).view(np.float64)
-    enc = encode_column(OrcType(TypeKind.DOUBLE), pa.array(weird), [0], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.DOUBLE), pa.array(weird), [0], EncodeOptions())
     assert stream(enc, K.DATA).data == struct.pack("<QQ", 0x7FF8000000000000, 0x7FF8000000000000)
     f = np.array([0xFFC00001], np.uint32).view(np.float32)
-    enc = encode_column(OrcType(TypeKind.FLOAT), pa.array(f), [0], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.FLOAT), pa.array(f), [0], EncodeOptions())
     assert stream(enc, K.DATA).data == struct.pack("<I", 0x7FC00000)
 
 

@@ -20,7 +20,7 @@ from helpers.random_tables import random_array
 from aorc.errors import SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter, thomas_wang_hash64
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.types import OrcType, TypeKind
 
 INTEGER_TYPES = [(TypeKind.BYTE, pa.int8()), (TypeKind.SHORT, pa.int16()),
@@ -78,7 +78,7 @@ def test_boolean() -> None:
     arr = random_array(rng, pa.bool_(), n, null_rate=0.2)
     starts = _starts(n, 777)  # not a multiple of 8: positions need bit offsets
     enc, back = round_trip(OrcType(TypeKind.BOOLEAN), arr, starts,
-                           WriteOptions(bloom_filter_columns={0}))
+                           EncodeOptions(bloom_filter_columns={0}))
     assert back.equals(arr)
     assert enc.encoding.kind == pb.ColumnEncoding.DIRECT
     check_positions(stream(enc, K.DATA), "bool", n - arr.null_count, value_starts(arr, starts))
@@ -95,23 +95,23 @@ def test_boolean() -> None:
 def test_integer_sum_overflow() -> None:
     big = 2**62
     values = pa.array([big, big, -big, 5, 1, 2], pa.int64())  # running sum leaves int64
-    enc = encode_column(OrcType(TypeKind.LONG), values, [0, 3], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.LONG), values, [0, 3], EncodeOptions())
     first, second = enc.row_group_stats
     assert not first.intStatistics.HasField("sum")  # 2**62 + 2**62 overflows at once
     assert first.intStatistics.minimum == -big and first.intStatistics.maximum == big
     assert second.intStatistics.sum == 8
     assert not enc.stripe_stats.intStatistics.HasField("sum")
     # the running sum matters, not only the total: MAX, 1, -1 overflows on the way
-    enc = encode_column(OrcType(TypeKind.LONG), pa.array([2**63 - 1, 1, -1]), [0], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.LONG), pa.array([2**63 - 1, 1, -1]), [0], EncodeOptions())
     assert not enc.row_group_stats[0].intStatistics.HasField("sum")
-    enc = encode_column(OrcType(TypeKind.LONG), pa.array([-1, 2**63 - 1, 1]), [0], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.LONG), pa.array([-1, 2**63 - 1, 1]), [0], EncodeOptions())
     assert enc.row_group_stats[0].intStatistics.sum == 2**63 - 1
 
 
 def test_bloom_filters_hold_the_values() -> None:
     rng = np.random.default_rng(4)
     arr = pa.array(rng.integers(-10**12, 10**12, 5000))
-    opts = WriteOptions(bloom_filter_columns={0}, row_index_stride=2000, bloom_filter_fpp=0.05)
+    opts = EncodeOptions(bloom_filter_columns={0}, row_index_stride=2000, bloom_filter_fpp=0.05)
     enc = encode_column(OrcType(TypeKind.LONG), arr, [0, 2000, 4000], opts)
     assert enc.encoding.bloomEncoding == 1
     assert enc.bloom_filters is not None and len(enc.bloom_filters) == 3
@@ -129,7 +129,7 @@ def test_bloom_filters_hold_the_values() -> None:
 
 def test_no_bloom_filters_without_row_index() -> None:
     enc = encode_column(OrcType(TypeKind.INT), pa.array([1, 2, 3], pa.int32()), [],
-                        WriteOptions(bloom_filter_columns={0}))
+                        EncodeOptions(bloom_filter_columns={0}))
     assert enc.bloom_filters is None and not enc.encoding.HasField("bloomEncoding")
     assert enc.row_group_stats == [] and enc.streams[0].positions == []
     assert enc.stripe_stats.intStatistics.sum == 6
@@ -143,7 +143,7 @@ def test_date64_and_wider_inputs_are_converted() -> None:
     enc, back = round_trip(OrcType(TypeKind.SHORT), pa.array([1, -2, 300], pa.int64()))
     assert back.to_pylist() == [1, -2, 300]
     with pytest.raises(SchemaError):
-        encode_column(OrcType(TypeKind.SHORT), pa.array([70_000]), [0], WriteOptions())
+        encode_column(OrcType(TypeKind.SHORT), pa.array([70_000]), [0], EncodeOptions())
 
 
 def test_empty_and_all_null() -> None:

@@ -10,7 +10,7 @@ import pytest
 from helpers.random_tables import ALL_TYPES, random_array
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.columns.encode import WriteOptions, encode_column, merge_statistics
+from aorc.format.columns.encode import EncodeOptions, encode_column, merge_statistics
 from aorc.format.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
 
 TYPES = {k: v for k, v in ALL_TYPES.items() if k != "str_dict"}
@@ -36,7 +36,7 @@ def test_merging_two_stripes_gives_the_statistics_of_both(name: str) -> None:
     arr = random_array(rng, TYPES[name], 4000, null_rate=0.2)
     root = from_arrow_schema(pa.schema([("c", arr.type)]))
     t = root.children[0]
-    opts = WriteOptions()
+    opts = EncodeOptions()
     whole = encode_column(t, arr, [0, 1000, 2000, 3000], opts)
     first = encode_column(t, arr.slice(0, 2000), [0, 1000], opts)
     second = encode_column(t, arr.slice(2000), [0, 1000], opts)
@@ -152,9 +152,9 @@ def test_other_kinds_merge() -> None:
     arrays = [pa.array([True, False, True]), pa.array([5, -3, 10], pa.date32()),
               pa.array([b"ab", b"", b"xyz"]), pa.array([[1], [], [2, 3, 4]])]
     first = encode_column(t, pa.StructArray.from_arrays([a.slice(0, 2) for a in arrays],
-                                                        names=list("bdxl")), [0], WriteOptions())
+                                                        names=list("bdxl")), [0], EncodeOptions())
     second = encode_column(t, pa.StructArray.from_arrays([a.slice(2) for a in arrays],
-                                                         names=list("bdxl")), [0], WriteOptions())
+                                                         names=list("bdxl")), [0], EncodeOptions())
     merged = [merge_statistics(a.stripe_stats, b.stripe_stats)
               for a, b in zip(_flat(first), _flat(second), strict=True)]
     assert list(merged[1].bucketStatistics.count) == [2]

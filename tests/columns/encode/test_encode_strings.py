@@ -21,7 +21,7 @@ from aorc.errors import SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
 from aorc.format.codec.bloom import murmur3_hash64
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.types import OrcType, TypeKind, parse_type_string
 
 DICT = pb.ColumnEncoding.DICTIONARY_V2
@@ -55,7 +55,7 @@ def test_string_round_trip(distinct: int | None) -> None:
         arr = pc.if_else(pa.array(rng.random(n) < 0.1), None, arr)
     starts = np.arange(0, n, 1000)
     enc, back = round_trip(OrcType(TypeKind.STRING), arr, starts,
-                           WriteOptions(bloom_filter_columns={0}))
+                           EncodeOptions(bloom_filter_columns={0}))
     assert back.equals(arr)
     vstarts = value_starts(arr, starts)
     values = arr.drop_null()
@@ -107,7 +107,7 @@ def test_dictionary_threshold(distinct: int, total: int, threshold: float, expec
     # the second row group would decide the other way; only the first one counts
     second = ["same"] * 50 if expected == DIRECT else [f"u{i}" for i in range(50)]
     arr = pa.array(first + [None, None] + second)
-    opts = WriteOptions(dictionary_key_size_threshold=threshold)
+    opts = EncodeOptions(dictionary_key_size_threshold=threshold)
     enc, back = round_trip(OrcType(TypeKind.STRING), arr, [0, total + 2], opts)
     assert enc.encoding.kind == expected
     assert back.equals(arr)
@@ -118,7 +118,7 @@ def test_dictionary_decision_kept_across_stripes() -> None:
     t = OrcType(TypeKind.STRING, column_id=3)
     low = pa.array(["a", "b"] * 100)
     high = pa.array([f"v{i}" for i in range(200)])
-    opts = WriteOptions()
+    opts = EncodeOptions()
     first = encode_column(t, low, [0, 100], opts, dictionary_decisions=decisions)
     assert decisions == {3: True} and first.encoding.kind == DICT
     second = encode_column(t, high, [0, 100], opts, dictionary_decisions=decisions)
@@ -138,7 +138,7 @@ def test_all_null_strings_use_an_empty_dictionary() -> None:
 def test_char_pads_and_truncates_by_characters() -> None:
     t = parse_type_string("char(3)")
     values = ["a", "日本語です", "é", "abc", "", None, "ab😀x"]
-    enc, back = round_trip(t, pa.array(values), opts=WriteOptions(bloom_filter_columns={0}))
+    enc, back = round_trip(t, pa.array(values), opts=EncodeOptions(bloom_filter_columns={0}))
     expected = ["a  ", "日本語", "é  ", "abc", "   ", None, "ab😀"]
     assert back.to_pylist() == expected
     st = enc.stripe_stats.stringStatistics
@@ -161,7 +161,7 @@ def test_binary() -> None:
     arr = random_array(rng, pa.binary(), n, null_rate=0.1)
     starts = np.arange(0, n, 700)
     enc, back = round_trip(OrcType(TypeKind.BINARY), arr, starts,
-                           WriteOptions(bloom_filter_columns={0}))
+                           EncodeOptions(bloom_filter_columns={0}))
     assert back.equals(arr)
     assert enc.encoding.kind == DIRECT and kinds(enc) == [K.PRESENT, K.DATA, K.LENGTH]
     for g, sl in enumerate(group_slices(n, starts)):
@@ -194,7 +194,7 @@ def test_long_string_bounds(char: str, prefix_len: int) -> None:
     value = _long(prefix_len, char)
     raw = value.encode()
     enc = encode_column(OrcType(TypeKind.STRING), pa.array([value, "b" * 5]), [0],
-                        WriteOptions())
+                        EncodeOptions())
     st = enc.stripe_stats.stringStatistics
     assert not st.HasField("minimum") and st.maximum == "b" * 5
     low = st.lowerBound.encode()
@@ -205,7 +205,7 @@ def test_long_string_bounds(char: str, prefix_len: int) -> None:
     assert low == raw[:cut] and len(low) <= 1024 and raw.startswith(low)
     assert st.sum == len(raw) + 5
     # a long maximum: truncated, last character incremented
-    enc = encode_column(OrcType(TypeKind.STRING), pa.array([value, "a"]), [0], WriteOptions())
+    enc = encode_column(OrcType(TypeKind.STRING), pa.array([value, "a"]), [0], EncodeOptions())
     st = enc.stripe_stats.stringStatistics
     assert st.minimum == "a" and not st.HasField("maximum")
     high = st.upperBound
@@ -229,11 +229,11 @@ def test_long_strings_sequential_rules() -> None:
     long_a = "m" * 2000
     # a later value between the truncated bound and the long value does not replace it
     enc = encode_column(OrcType(TypeKind.STRING), pa.array([long_a, "m" * 1500, "z"]), [0],
-                        WriteOptions())
+                        EncodeOptions())
     st = enc.stripe_stats.stringStatistics
     assert st.lowerBound == "m" * 1024 and st.maximum == "z"
     enc = encode_column(OrcType(TypeKind.STRING), pa.array(["a", long_a, "b"]), [0, 2],
-                        WriteOptions())
+                        EncodeOptions())
     first, second = enc.row_group_stats
     assert first.stringStatistics.upperBound == "m" * 1023 + "n"
     assert second.stringStatistics.maximum == "b"
@@ -244,4 +244,4 @@ def test_long_strings_sequential_rules() -> None:
 def test_char_of_invalid_utf8_raises_schema_error() -> None:
     with pytest.raises(SchemaError):
         encode_column(parse_type_string("char(2)"), pa.array([b"\xff\xfe"]), [0],
-                      WriteOptions())
+                      EncodeOptions())

@@ -13,7 +13,7 @@ from encode_helpers import K, check_positions, decode, group_slices, round_trip,
 from aorc.errors import SchemaError
 from aorc.format.codec import rle
 from aorc.format.codec.bloom import thomas_wang_hash64
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.types import OrcType, TypeKind
 
 NS = 10**9
@@ -39,7 +39,7 @@ def test_utc_round_trip_and_streams(unit: str) -> None:
     arr = pa.array(np.where(rng.random(n) < 0.1, None, arr.to_pylist()), pa.timestamp(unit))
     starts = np.arange(0, n, 999)
     enc, back = round_trip(OrcType(TypeKind.TIMESTAMP), arr, starts,
-                           WriteOptions(bloom_filter_columns={0}))
+                           EncodeOptions(bloom_filter_columns={0}))
     ns = arr.cast(pa.timestamp("ns"), safe=False) if unit != "ns" else arr
     ns_values = np.asarray(arr.drop_null().cast(pa.int64()), np.int64) * (NS // per_second)
     in_quirk = (ns_values > -NS) & (ns_values < 0) & (ns_values % NS >= 10**6)
@@ -91,7 +91,7 @@ def test_writer_zone(zone: str) -> None:
     tz = ZoneInfo(zone)
     rng = np.random.default_rng(5)
     walls = rng.integers(-2_000_000_000, 4_000_000_000, 3000)
-    opts = WriteOptions(timezone=zone)
+    opts = EncodeOptions(timezone=zone)
     arr = pa.array(walls * NS + 123, pa.timestamp("ns"))
     enc = encode_column(OrcType(TypeKind.TIMESTAMP), arr, [0], opts)
     data = rle.read_int_rle_v2(stream(enc, K.DATA).data, len(walls), True)
@@ -117,7 +117,7 @@ def test_gap_and_overlap() -> None:
     overlap = dt.datetime(2021, 11, 7, 1, 30)  # twice: the earlier (daylight) instant
     walls = [int((w - dt.datetime(1970, 1, 1)).total_seconds()) for w in (gap, overlap)]
     arr = pa.array([w * NS for w in walls], pa.timestamp("ns"))
-    enc = encode_column(OrcType(TypeKind.TIMESTAMP), arr, [0], WriteOptions(timezone=zone))
+    enc = encode_column(OrcType(TypeKind.TIMESTAMP), arr, [0], EncodeOptions(timezone=zone))
     back = decode(OrcType(TypeKind.TIMESTAMP), enc, 2, zone).cast(pa.int64()).to_pylist()
     assert back == [(walls[0] + 3600) * NS, walls[1] * NS]
     data = rle.read_int_rle_v2(stream(enc, K.DATA).data, 2, True)
@@ -128,7 +128,7 @@ def test_gap_and_overlap() -> None:
 def test_instant_kind_is_utc_based() -> None:
     values = [0, 1_600_000_000 * NS + 5, -86_400 * NS]
     arr = pa.array(values, pa.timestamp("ns", tz="Asia/Tokyo"))
-    opts = WriteOptions(timezone="America/New_York")  # ignored for instants
+    opts = EncodeOptions(timezone="America/New_York")  # ignored for instants
     enc = encode_column(OrcType(TypeKind.TIMESTAMP_INSTANT), arr, [0], opts)
     data = rle.read_int_rle_v2(stream(enc, K.DATA).data, 3, True)
     assert data.tolist() == [v // NS - BASE_UTC for v in values]
@@ -150,7 +150,7 @@ def test_aware_values_in_a_plain_timestamp_column() -> None:
     instant = 1_600_000_000  # 2020-09-13 12:26:40 UTC, 08:26:40 in New York
     arr = pa.array([instant * NS], pa.timestamp("ns", tz="UTC"))
     zone = "America/New_York"
-    enc = encode_column(OrcType(TypeKind.TIMESTAMP), arr, [0], WriteOptions(timezone=zone))
+    enc = encode_column(OrcType(TypeKind.TIMESTAMP), arr, [0], EncodeOptions(timezone=zone))
     back = decode(OrcType(TypeKind.TIMESTAMP), enc, 1, zone).cast(pa.int64()).to_pylist()
     assert back == [(instant - 4 * 3600) * NS]  # the wall clock in the writer's zone
 
@@ -158,4 +158,4 @@ def test_aware_values_in_a_plain_timestamp_column() -> None:
 def test_unknown_zone() -> None:
     with pytest.raises(SchemaError):
         encode_column(OrcType(TypeKind.TIMESTAMP), pa.array([0], pa.timestamp("s")), [0],
-                      WriteOptions(timezone="Mars/Olympus_Mons"))
+                      EncodeOptions(timezone="Mars/Olympus_Mons"))

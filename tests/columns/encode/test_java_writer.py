@@ -28,7 +28,7 @@ from encode_helpers import compare_column, flatten, read_orc_stripes
 from helpers.random_tables import random_array
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.columns.encode import WriteOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions, encode_column
 from aorc.format.types import OrcType, parse_type_string
 
 pytestmark = pytest.mark.slow
@@ -247,7 +247,7 @@ def test_matches_orc_java(name: str, java_files: dict[str, tuple[Case, Path]]) -
     expected_root = parse_type_string(case.schema)
     assert root == expected_root
     table = _input_table(case, root)
-    opts = WriteOptions(row_index_stride=case.stride, bloom_filter_fpp=case.fpp,
+    opts = EncodeOptions(row_index_stride=case.stride, bloom_filter_fpp=case.fpp,
                         dictionary_key_size_threshold=case.threshold, timezone=case.zone,
                         bloom_filter_columns=set(range(root.max_column_id + 1))
                         if case.bloom == "*" else set())

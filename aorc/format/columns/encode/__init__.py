@@ -18,7 +18,7 @@ from aorc.format.columns.encode import (  # noqa: F401
 from aorc.format.columns.encode.base import (
     EncodedColumn,
     EncodedStream,
-    WriteOptions,
+    EncodeOptions,
     encode_column,
 )
 from aorc.format.columns.encode.statistics import merge_statistics
@@ -26,7 +26,7 @@ from aorc.format.columns.encode.statistics import merge_statistics
 __all__ = [
     "EncodedColumn",
     "EncodedStream",
-    "WriteOptions",
+    "EncodeOptions",
     "encode_column",
     "merge_statistics",
 ]

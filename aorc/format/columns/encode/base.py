@@ -41,9 +41,9 @@ from aorc.format.types import (
 __all__ = [
     "EncodedColumn",
     "EncodedStream",
-    "Level",
+    "EncodeLevel",
     "ValueParts",
-    "WriteOptions",
+    "EncodeOptions",
     "encode_column",
     "exact_group_sums",
     "group_bounds",
@@ -89,7 +89,7 @@ class EncodedColumn:
             (compressed) size of the column's data-area streams in the stripe.
         row_group_stats: one statistics message per row group.
         bloom_filters: one filter per row group when the column is in
-            ``WriteOptions.bloom_filter_columns`` (and row groups exist), else ``None``.
+            ``EncodeOptions.bloom_filter_columns`` (and row groups exist), else ``None``.
         children: the encoded child columns, in column-id order.
     """
 
@@ -102,9 +102,19 @@ class EncodedColumn:
     children: list[EncodedColumn]
 
 
+#: The defaults of aorc's writer (``aorc.EncodeOptions`` takes them from here).
+DEFAULT_COMPRESSION = CompressionKind.ZSTD
+DEFAULT_STRIPE_SIZE = 64 * 1024 * 1024
+DEFAULT_ROW_INDEX_STRIDE = 10_000
+DEFAULT_DICTIONARY_KEY_SIZE_THRESHOLD = 0.8
+DEFAULT_TIMEZONE = "UTC"
+
+
 @dataclass
-class WriteOptions:
-    """How to write ORC files (the subset the encoders use is marked).
+class EncodeOptions:
+    """The writer's options resolved against a schema, as the encoders and the stripe and
+    file assemblers read them (the subset the encoders use is marked). Built by
+    ``aorc.EncodeOptions.resolve``; the defaults are the same.
 
     Attributes:
         compression: compression codec of the file's streams.
@@ -120,20 +130,23 @@ class WriteOptions:
         bloom_filter_fpp: (encoders) the bloom filters' false positive probability.
         timezone: (encoders) the writer's time zone: naive Arrow timestamps are wall-clock
             times there, and the stripe footer's ``writerTimezone`` must name it.
+        threads: threads that may encode and compress the columns of one stripe (1: the
+            calling thread alone). The bytes written do not depend on it.
     """
 
-    compression: CompressionKind = CompressionKind.ZLIB
+    compression: CompressionKind = DEFAULT_COMPRESSION
     compression_block_size: int = DEFAULT_BLOCK_SIZE
-    stripe_size: int = 64 * 1024 * 1024
-    row_index_stride: int = 10_000
-    dictionary_key_size_threshold: float = 0.8
+    stripe_size: int = DEFAULT_STRIPE_SIZE
+    row_index_stride: int = DEFAULT_ROW_INDEX_STRIDE
+    dictionary_key_size_threshold: float = DEFAULT_DICTIONARY_KEY_SIZE_THRESHOLD
     bloom_filter_columns: set[int] = field(default_factory=set)
     bloom_filter_fpp: float = DEFAULT_FPP
-    timezone: str = "UTC"
+    timezone: str = DEFAULT_TIMEZONE
+    threads: int = 1
 
 
 @dataclass
-class Level:
+class EncodeLevel:
     """Everything an encoder needs about one column at one level.
 
     Attributes:
@@ -142,12 +155,15 @@ class Level:
         starts: slot index of the first slot of each row group (may be empty: no row index).
         decisions: dictionary decisions of earlier stripes (column id -> use dictionary),
             updated with new ones; ``None`` decides afresh in every stripe.
+        parallel: encode this struct's fields on ``opts.threads`` threads (set for the
+            root only: its children are encoded one per thread).
     """
 
     t: OrcType
-    opts: WriteOptions
+    opts: EncodeOptions
     starts: npt.NDArray[np.int64]
     decisions: MutableMapping[int, bool] | None = None
+    parallel: bool = False
 
     @property
     def indexed(self) -> bool:
@@ -159,9 +175,9 @@ class Level:
         """Whether this column gets bloom filters."""
         return self.indexed and self.t.column_id in self.opts.bloom_filter_columns
 
-    def child(self, t: OrcType, starts: npt.NDArray[np.int64]) -> Level:
+    def child(self, t: OrcType, starts: npt.NDArray[np.int64]) -> EncodeLevel:
         """The level of a child column whose row groups start at ``starts``."""
-        return Level(t, self.opts, starts, self.decisions)
+        return EncodeLevel(t, self.opts, starts, self.decisions)
 
 
 @dataclass
@@ -188,7 +204,7 @@ class ValueParts:
 
 #: A type encoder: (level, non-null values, value starts of the groups, group statistics
 #: objects with count and hasNull already set) -> the value parts.
-Encoder = Callable[[Level, pa.Array, npt.NDArray[np.int64], list[Any]], ValueParts]
+Encoder = Callable[[EncodeLevel, pa.Array, npt.NDArray[np.int64], list[Any]], ValueParts]
 _ENCODERS: dict[TypeKind, Encoder] = {}
 
 
@@ -207,7 +223,7 @@ def positions_list(positions: np.ndarray) -> list[list[int]]:
     return out
 
 
-def no_positions(level: Level) -> list[list[int]]:
+def no_positions(level: EncodeLevel) -> list[list[int]]:
     """The positions of a stream ORC records none for."""
     return [[] for _ in range(len(level.starts))]
 
@@ -282,7 +298,7 @@ def exact_group_sums(values: npt.NDArray[np.int64], starts: npt.NDArray[np.int64
 
 
 def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts: npt.ArrayLike,
-                  opts: WriteOptions, *,
+                  opts: EncodeOptions, *,
                   dictionary_decisions: MutableMapping[int, bool] | None = None
                   ) -> EncodedColumn:
     """Encode one column (and its subtree) of one stripe as ORC Java does.
@@ -311,10 +327,11 @@ def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts:
     starts = np.asarray(row_group_starts, dtype=np.int64).reshape(-1)
     if len(starts) and (starts[0] != 0 or np.any(np.diff(starts) < 0) or starts[-1] > len(arr)):
         raise SchemaError(f"row group starts must begin at 0 and increase up to {len(arr)}")
-    return encode_level(Level(t, opts, starts, dictionary_decisions), arr)
+    return encode_level(EncodeLevel(t, opts, starts, dictionary_decisions,
+                                    parallel=opts.threads > 1), arr)
 
 
-def encode_level(level: Level, arr: pa.Array) -> EncodedColumn:
+def encode_level(level: EncodeLevel, arr: pa.Array) -> EncodedColumn:
     """Encode column ``level.t`` from its slots ``arr`` (nulls included)."""
     t = level.t
     try:
@@ -348,7 +365,7 @@ def _merge_all(groups: Sequence[Stats], cls: type[Stats], kwargs: dict[str, Any]
     return total
 
 
-def _bloom_filters(level: Level, hashes: list[npt.NDArray[np.int64]] | None,
+def _bloom_filters(level: EncodeLevel, hashes: list[npt.NDArray[np.int64]] | None,
                    n: int) -> list[BloomFilter]:
     opts = level.opts
     filters = []
@@ -360,7 +377,7 @@ def _bloom_filters(level: Level, hashes: list[npt.NDArray[np.int64]] | None,
     return filters
 
 
-def _present(level: Level, arr: pa.Array) -> tuple[list[EncodedStream], pa.Array,
+def _present(level: EncodeLevel, arr: pa.Array) -> tuple[list[EncodedStream], pa.Array,
                                                    npt.NDArray[np.int64], npt.NDArray[np.int64],
                                                    npt.NDArray[np.bool_]]:
     """The PRESENT stream (when needed), the non-null values and the groups' value starts.

@@ -25,7 +25,7 @@ from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedColumn,
     EncodedStream,
-    Level,
+    EncodeLevel,
     ValueParts,
     encode_level,
     group_bounds,
@@ -40,12 +40,13 @@ from aorc.format.columns.encode.statistics import (
     Stats,
 )
 from aorc.format.types import TypeKind, type_string
+from aorc.threads import pool_map
 
 __all__: list[str] = []
 
 
 @register(TypeKind.STRUCT)
-def encode_struct(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_struct(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                   groups: list[Stats]) -> ValueParts:
     """Encode a struct column's fields."""
     t = level.t
@@ -53,12 +54,17 @@ def encode_struct(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64]
         raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow struct has "
                           f"{values.type.num_fields} fields")
     starts = boundaries(level, vstarts)
-    children = [encode_level(level.child(c, starts), values.field(i))
-                for i, c in enumerate(t.children)]
+    jobs = [(level.child(c, starts), values.field(i)) for i, c in enumerate(t.children)]
+    threads = level.opts.threads if level.parallel else 1
+    children = pool_map(_encode_job, jobs, threads)
     return ValueParts(pb.ColumnEncoding.DIRECT, [], groups, children=children)
 
 
-def _lengths(level: Level, lengths: npt.NDArray[np.int64], vstarts: npt.NDArray[np.int64],
+def _encode_job(job: tuple[EncodeLevel, pa.Array]) -> EncodedColumn:
+    return encode_level(*job)
+
+
+def _lengths(level: EncodeLevel, lengths: npt.NDArray[np.int64], vstarts: npt.NDArray[np.int64],
              groups: list[CollectionStats]) -> tuple[EncodedStream, npt.NDArray[np.int64],
                                                      list[npt.NDArray[np.int64]] | None]:
     """The LENGTH stream, the children's row-group starts, the statistics and bloom hashes."""
@@ -81,7 +87,7 @@ def _offsets(values: pa.Array) -> npt.NDArray[np.int64]:
 
 
 @register(TypeKind.LIST)
-def encode_list(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_list(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                 groups: list[CollectionStats]) -> ValueParts:
     """Encode a list column's lengths and elements."""
     offsets = _offsets(values)
@@ -93,7 +99,7 @@ def encode_list(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
 
 
 @register(TypeKind.MAP)
-def encode_map(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_map(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                groups: list[CollectionStats]) -> ValueParts:
     """Encode a map column's lengths, keys and values."""
     offsets = _offsets(values)
@@ -139,7 +145,7 @@ def _branch_values(values: pa.Array, k: int, rows: npt.NDArray[np.bool_],
 
 
 @register(TypeKind.UNION)
-def encode_union(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_union(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                  groups: list[Stats]) -> ValueParts:
     """Encode a union column's tags and branches."""
     t = level.t

@@ -23,7 +23,7 @@ from aorc.format.codec import rle
 from aorc.format.codec.bloom import hash_arrow_array
 from aorc.format.columns.encode.base import (
     EncodedStream,
-    Level,
+    EncodeLevel,
     ValueParts,
     group_bounds,
     group_reduce,
@@ -153,7 +153,7 @@ def _div10(limbs: list[npt.NDArray[np.uint64]]
 
 
 @register(TypeKind.DECIMAL)
-def encode_decimal(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_decimal(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                    groups: list[Stats]) -> ValueParts:
     """Encode a decimal column's values."""
     scale = values.type.scale

@@ -20,7 +20,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import double_to_long_bits, thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedStream,
-    Level,
+    EncodeLevel,
     ValueParts,
     group_bounds,
     register,
@@ -37,7 +37,7 @@ __all__: list[str] = []
 
 
 @register(TypeKind.FLOAT, TypeKind.DOUBLE)
-def encode_float(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_float(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                  groups: list[DoubleStats]) -> ValueParts:
     """Encode a float or double column's values."""
     dtype = np.dtype("<f4") if level.t.kind == TypeKind.FLOAT else np.dtype("<f8")

@@ -17,7 +17,7 @@ from aorc.format.codec import rle
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedStream,
-    Level,
+    EncodeLevel,
     ValueParts,
     exact_group_sums,
     group_bounds,
@@ -36,7 +36,7 @@ from aorc.format.types import TypeKind
 __all__ = ["boundaries", "int64_values", "integer_group_stats"]
 
 
-def boundaries(level: Level, vstarts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def boundaries(level: EncodeLevel, vstarts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The value indexes the kernels record positions at (none without a row index)."""
     return vstarts if level.indexed else np.zeros(0, np.int64)
 
@@ -48,14 +48,14 @@ def int64_values(values: pa.Array) -> npt.NDArray[np.int64]:
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _int_rle(level: Level, kind: int, values: npt.NDArray[np.int64],
+def _int_rle(level: EncodeLevel, kind: int, values: npt.NDArray[np.int64],
              vstarts: npt.NDArray[np.int64], signed: bool) -> EncodedStream:
     data, pos = rle.write_int_rle_v2_with_positions(values, signed, boundaries(level, vstarts))
     return EncodedStream(kind, data, positions_list(pos))
 
 
 @register(TypeKind.BOOLEAN)
-def encode_boolean(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_boolean(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                    groups: list[BooleanStats]) -> ValueParts:
     """Encode a boolean column's values."""
     bits = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.bool_)
@@ -69,7 +69,7 @@ def encode_boolean(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64
 
 
 @register(TypeKind.BYTE)
-def encode_byte(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_byte(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                 groups: list[IntegerStats]) -> ValueParts:
     """Encode a tinyint column's values."""
     v = int64_values(values)
@@ -82,7 +82,7 @@ def encode_byte(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
 
 
 @register(TypeKind.SHORT, TypeKind.INT, TypeKind.LONG)
-def encode_integer(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_integer(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                    groups: list[IntegerStats]) -> ValueParts:
     """Encode a smallint, int or bigint column's values."""
     v = int64_values(values)
@@ -93,7 +93,7 @@ def encode_integer(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64
 
 
 @register(TypeKind.DATE)
-def encode_date(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_date(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                 groups: list[DateStats]) -> ValueParts:
     """Encode a date column's values (days since 1970-01-01)."""
     days = int64_values(values)

@@ -31,7 +31,7 @@ from aorc.format.codec import rle
 from aorc.format.codec.bloom import hash_arrow_array
 from aorc.format.columns.encode.base import (
     EncodedStream,
-    Level,
+    EncodeLevel,
     ValueParts,
     group_bounds,
     group_reduce,
@@ -100,7 +100,7 @@ def adjust_strings(t: OrcType, values: pa.Array) -> pa.Array:
     return values
 
 
-def use_dictionary(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64]) -> bool:
+def use_dictionary(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64]) -> bool:
     """ORC Java's dictionary decision for a string column (see the module docstring)."""
     cid = level.t.column_id
     if level.decisions is not None and cid in level.decisions:
@@ -120,7 +120,7 @@ def use_dictionary(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64
 
 
 @register(TypeKind.STRING, TypeKind.CHAR, TypeKind.VARCHAR)
-def encode_string(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_string(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                   groups: list[StringStats]) -> ValueParts:
     """Encode a string, char or varchar column's values."""
     try:
@@ -137,7 +137,7 @@ def encode_string(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64]
 
 
 @register(TypeKind.BINARY)
-def encode_binary(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_binary(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                   groups: list[BinaryStats]) -> ValueParts:
     """Encode a binary column's values."""
     blob = _Blob(values)
@@ -149,14 +149,14 @@ def encode_binary(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64]
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, streams, groups, _hashes(level, values, vstarts))
 
 
-def _hashes(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64]
+def _hashes(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64]
             ) -> list[npt.NDArray[np.int64]] | None:
     if not level.bloom:
         return None
     return split_hashes(hash_arrow_array(values, TypeKind.BINARY), vstarts)
 
 
-def _direct_streams(level: Level, blob: _Blob, vstarts: npt.NDArray[np.int64]
+def _direct_streams(level: EncodeLevel, blob: _Blob, vstarts: npt.NDArray[np.int64]
                     ) -> list[EncodedStream]:
     bounds = boundaries(level, vstarts)
     data = EncodedStream(pb.Stream.DATA, blob.data, blob.offsets[bounds][:, None].tolist())
@@ -164,7 +164,7 @@ def _direct_streams(level: Level, blob: _Blob, vstarts: npt.NDArray[np.int64]
     return [data, EncodedStream(pb.Stream.LENGTH, lengths, positions_list(pos))]
 
 
-def _encode_dictionary(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def _encode_dictionary(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                        groups: list[StringStats]) -> ValueParts:
     encoded = pc.dictionary_encode(values) if len(values) else None
     if encoded is None:

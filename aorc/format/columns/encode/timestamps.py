@@ -34,7 +34,7 @@ from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns._tz import ZoneOffsets, zone_offsets
 from aorc.format.columns.encode.base import (
     EncodedStream,
-    Level,
+    EncodeLevel,
     ValueParts,
     group_bounds,
     group_reduce,
@@ -77,7 +77,7 @@ def wall_to_instant(zone: ZoneOffsets, wall: npt.NDArray[np.int64]) -> npt.NDArr
 
 
 @register(TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_INSTANT)
-def encode_timestamp(level: Level, values: pa.Array, vstarts: npt.NDArray[np.int64],
+def encode_timestamp(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                      groups: list[TimestampStats]) -> ValueParts:
     """Encode a timestamp column's values."""
     t = level.t

@@ -1,0 +1,149 @@
+"""Parallel writing: the shared pool (``aorc.threads``) and the writer on several threads.
+
+The bytes of a file must not depend on the thread count; that several threads really work
+at once is shown with a barrier that only two concurrent encoder calls can pass (no timing).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import pathlib
+import threading
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+import pytest
+
+import aorc
+from aorc.format.columns.encode import compound
+from aorc.threads import pool_map, pool_size
+
+
+def mixed_table(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    mask = rng.random(n) < 0.1
+    return pa.table({
+        "i": pa.array(rng.integers(-1000, 1000, n), pa.int64(), mask=mask),
+        "seq": pa.array(np.arange(n, dtype=np.int32)),
+        "f": pa.array(rng.standard_normal(n)),
+        "s": pa.array([f"k{v}" for v in rng.integers(0, 50, n)]),
+        "u": pa.array([f"{v:x}-{i}" for i, v in enumerate(rng.integers(0, 1 << 40, n))]),
+        "b": pa.array(rng.random(n) < 0.5),
+        "ts": pa.array([datetime.datetime(2020, 1, 1) + datetime.timedelta(seconds=int(v))
+                        for v in rng.integers(0, 10**8, n)], pa.timestamp("us")),
+        "d": pa.array([decimal.Decimal(int(v)) / 100 for v in rng.integers(-10**6, 10**6, n)],
+                      pa.decimal128(12, 2)),
+        "l": pa.array([list(range(int(v))) for v in rng.integers(0, 4, n)],
+                      pa.list_(pa.int32())),
+        "m": pa.array([{"x": int(v), "y": f"y{v}"} for v in rng.integers(0, 9, n)]),
+    })
+
+
+# --------------------------------------------------------------------------- the pool
+
+def test_pool_map_keeps_order_and_runs_in_the_caller_for_one_thread() -> None:
+    items = list(range(50))
+    assert pool_map(lambda x: x * x, items, 4) == [x * x for x in items]
+    caller = threading.get_ident()
+    seen = pool_map(lambda _: threading.get_ident(), items, 1)
+    assert set(seen) == {caller}
+    assert pool_map(lambda x: x, [], 8) == []
+
+
+def test_pool_map_uses_several_threads() -> None:
+    if pool_size() < 1:  # pragma: no cover - pool_size is at least 1
+        pytest.skip("no pool")
+    barrier = threading.Barrier(2, timeout=60)  # passed only by two threads at once
+    idents: set[int] = set()
+
+    def work(x: int) -> int:
+        if x < 2:
+            barrier.wait()
+        idents.add(threading.get_ident())
+        return x
+
+    assert pool_map(work, list(range(10)), 2) == list(range(10))
+    assert len(idents) >= 2
+
+
+def test_pool_map_raises_the_first_error() -> None:
+    def work(x: int) -> int:
+        if x == 7:
+            raise ValueError("seven")
+        return x
+
+    with pytest.raises(ValueError, match="seven"):
+        pool_map(work, list(range(20)), 3)
+
+
+def test_nested_pool_maps_do_not_deadlock() -> None:
+    width = pool_size() + 3  # more outer tasks than workers, each mapping again
+
+    def outer(x: int) -> int:
+        return sum(pool_map(lambda y: x * y, list(range(10)), width))
+
+    assert pool_map(outer, list(range(width)), width) == [45 * x for x in range(width)]
+
+
+# --------------------------------------------------------------------------- the writer
+
+@pytest.mark.parametrize("codec", ["zstd", "zlib", "snappy", "lz4", "none"])
+async def test_bytes_do_not_depend_on_threads(tmp_path: pathlib.Path, codec: str) -> None:
+    data = mixed_table(6000, seed=len(codec))
+    options: dict[str, Any] = {"compression": codec, "stripe_size": 40_000,
+                               "row_index_stride": 1000, "compression_block_size": 4096,
+                               "bloom_filter_columns": ["i", "s", "m"]}
+    files = {}
+    for threads in (1, 2, 3, 8, True, False):
+        path = tmp_path / f"{threads}.orc"
+        await aorc.write_table(data, path, use_threads=threads, **options)
+        files[threads] = path.read_bytes()
+    reference = files[1]
+    assert all(b == reference for b in files.values())
+    f = po.ORCFile(str(tmp_path / "1.orc"))
+    assert f.nstripes > 1
+    assert f.read().equals(data.cast(f.schema))
+
+
+async def test_columns_are_encoded_at_once(tmp_path: pathlib.Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    barrier = threading.Barrier(2, timeout=60)
+    idents: set[int] = set()
+    real = compound.encode_level
+
+    def encode(level: Any, arr: Any) -> Any:
+        if level.t.column_id in (1, 2):  # the first two fields meet at the barrier
+            barrier.wait()
+        idents.add(threading.get_ident())
+        return real(level, arr)
+
+    monkeypatch.setattr(compound, "encode_level", encode)
+    data = mixed_table(2000, seed=3)
+    await aorc.write_table(data, tmp_path / "x.orc", use_threads=2)
+    assert len(idents) >= 2
+    assert po.read_table(tmp_path / "x.orc").equals(data.cast(po.ORCFile(
+        str(tmp_path / "x.orc")).schema))
+
+
+async def test_an_encoder_error_on_a_thread_reaches_the_caller(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    barrier = threading.Barrier(2, timeout=60)
+    real = compound.encode_level
+    failed: list[int] = []
+
+    def encode(level: Any, arr: Any) -> Any:
+        if level.t.column_id in (1, 2):  # on two threads at once; the second one fails
+            barrier.wait()
+        if level.t.column_id == 2:
+            failed.append(threading.get_ident())
+            raise aorc.SchemaError("planted failure")
+        return real(level, arr)
+
+    monkeypatch.setattr(compound, "encode_level", encode)
+    with pytest.raises(aorc.SchemaError, match="planted failure"):
+        await aorc.write_table(mixed_table(100, seed=4), tmp_path / "x.orc", use_threads=2)
+    assert len(failed) == 1
+    assert list(tmp_path.iterdir()) == []  # the file was abandoned
