@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import platform
 import sys
@@ -37,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables
 
 LOW_CARDINALITY = 100
+#: The chart's library names for this script's reader names.
+LIBRARY_NAMES = {"pyarrow": "pyarrow.orc"}
 NULL_RATE = 0.10
 
 
@@ -171,12 +174,14 @@ def _specs(names: list[str], rows: int | None) -> list[tuple[str, Callable[[], p
 
 
 def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folder: Path,
-        threads: int | None, with_pyorc: bool) -> None:
-    """Write each table once and print the timing tables."""
+        threads: int | None, with_pyorc: bool) -> list[dict[str, Any]]:
+    """Write each table once, print the timing tables and return the whole-file figures
+    (as ``benchmarks/chart.py`` reads them)."""
     aorc = _load_aorc()
     header = f"{'':<28} {'aorc s':>10} {'pyarrow s':>10} {'ratio':>9}"
     header += f" {'pyorc s':>10}" if with_pyorc else ""
     summary = []
+    results: list[dict[str, Any]] = []
     for label, build, codec in _specs(names, rows):
         print(f"building {label} ...", flush=True)
         table = build()
@@ -191,6 +196,9 @@ def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folde
                  for name, fn in fns.items()}
         print(_row("whole file", times), flush=True)
         summary.append((f"{label} {codec}", times))
+        table_name = label.split()[0] + (f" {codec}" if label.startswith("events") else "")
+        results += [{"table": table_name, "library": LIBRARY_NAMES.get(lib, lib),
+                     "seconds": sec, "rows": table.num_rows} for lib, sec in times.items()]
         if not per_column or not label.startswith("events"):
             continue
         for name in table.column_names:
@@ -201,6 +209,18 @@ def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folde
     print("\n== summary: whole-file reads (aorc / pyarrow.orc)")
     for label, times in summary:
         print(_row(label, times))
+    return results
+
+
+def write_json(path: Path, results: list[dict[str, Any]], argv: list[str], repeat: int) -> None:
+    """Save the whole-file figures in the format ``benchmarks/chart.py`` reads."""
+    doc = {"benchmark": "read", "command": "python benchmarks/bench_read.py " + " ".join(argv),
+           "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+                      f"Python {platform.python_version()}, pyarrow {pa.__version__}",
+           "statistic": f"best of {repeat} (pyorc: 1 run)", "results": results}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"figures written to {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -220,6 +240,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="aorc's use_threads (default: aorc's default)")
     parser.add_argument("--pyorc", action="store_true", help="also time pyorc (one run)")
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
+    parser.add_argument("--json", type=Path,
+                        default=Path(__file__).resolve().parent / "results" / "read.json",
+                        help="where to save the figures (default benchmarks/results/read.json)")
     args = parser.parse_args(argv)
     _load_aorc()  # fail early, before building the table
 
@@ -231,10 +254,11 @@ def main(argv: list[str] | None = None) -> None:
     opts = (args.rows, args.repeat, args.columns)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        run(names, *opts, args.keep, args.threads, args.pyorc)
-        return
-    with tempfile.TemporaryDirectory(prefix="aorc-bench-") as folder:
-        run(names, *opts, Path(folder), args.threads, args.pyorc)
+        results = run(names, *opts, args.keep, args.threads, args.pyorc)
+    else:
+        with tempfile.TemporaryDirectory(prefix="aorc-bench-") as folder:
+            results = run(names, *opts, Path(folder), args.threads, args.pyorc)
+    write_json(args.json, results, sys.argv[1:] if argv is None else argv, args.repeat)
 
 
 if __name__ == "__main__":
