@@ -1,7 +1,8 @@
 """Read speed and peak RSS of two aorc trees (e.g. before and after a change) and
 pyarrow.orc, side by side, each measurement in a fresh subprocess, alternating.
 
-On a busy machine the best of several alternating rounds is the fairest comparison::
+``--write`` times ``write_table`` (zstd) instead, on the same tables. On a busy machine the
+best of several alternating rounds is the fairest comparison::
 
     python benchmarks/compare_trees.py --base /path/to/old/checkout [--rounds 3]
         [--tables events-zstd,numeric200] [--threads 1,2]
@@ -22,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.orc as pa_orc
 
 HERE = Path(__file__).resolve().parent
@@ -41,7 +43,23 @@ def peak_rss():
 sys.path.insert(0, root)
 kw = {} if threads == "-" else {"use_threads": int(threads)}
 best = cpu = float("inf")
-if kind == "pyarrow":
+if kind.endswith("-write"):  # path: an Arrow IPC file holding the table to write
+    import os, tempfile
+    import pyarrow as pa
+    table = pa.ipc.open_file(path).read_all()
+    out = os.path.join(tempfile.mkdtemp(prefix="aorc-ab-w-"), "w.orc")
+    if kind == "pyarrow-write":
+        import pyarrow.orc as po
+        write = lambda: po.write_table(table, out, compression="zstd")
+    else:
+        import aorc
+        write = lambda: asyncio.run(aorc.write_table(table, out, compression="zstd", **kw))
+    for _ in range(int(repeat)):
+        gc.collect(); t = time.perf_counter(); c = time.process_time()
+        write()
+        best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
+    rss = peak_rss()
+elif kind == "pyarrow":
     import pyarrow.orc as po
     for _ in range(int(repeat)):
         gc.collect(); t = time.perf_counter(); c = time.process_time()
@@ -85,14 +103,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tables",
                         default="events-zstd,events-uncompressed,numeric200,strings,nested,"
                                 "temporal")
+    parser.add_argument("--write", action="store_true",
+                        help="time writing (zstd) instead of reading")
     args = parser.parse_args(argv)
     here = str(HERE.parent)
-    configs = [("pyarrow", "pyarrow", here, "-"), ("base", "aorc", args.base, "-")]
-    configs += [(f"this t={t}", "aorc", here, t) for t in args.threads.split(",")]
+    suffix = "-write" if args.write else ""
+    configs = [("pyarrow", "pyarrow" + suffix, here, "-"),
+               ("base", "aorc" + suffix, args.base, "-")]
+    configs += [(f"this t={t}", "aorc" + suffix, here, t) for t in args.threads.split(",")]
     with tempfile.TemporaryDirectory(prefix="aorc-ab-") as folder:
         for label, build, codec in _specs(args.tables.split(","), None):
-            path = Path(folder) / "t.orc"
-            pa_orc.write_table(build(), path, compression=codec)
+            path = Path(folder) / ("t.arrow" if args.write else "t.orc")
+            if args.write:
+                table = build()
+                with pa.ipc.new_file(path, table.schema) as sink:
+                    sink.write_table(table)
+            else:
+                pa_orc.write_table(build(), path, compression=codec)
             best: dict[str, dict[str, float]] = {}
             for _ in range(args.rounds):
                 for name, kind, root, threads in configs:
