@@ -9,6 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis: no deadlines anywhere (they depend on the machine's speed and load); in CI
+# (CI=true) also derandomized, so a run is reproducible, and failures print their blob.
+settings.register_profile("default", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() == "true" else "default")
 
 # tests/ for `helpers`; the repository root so that an uninstalled checkout imports `aorc`.
 for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().parent):

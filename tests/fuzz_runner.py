@@ -149,30 +149,39 @@ def _filters_for(table: Any, salt: int) -> tuple[Filter, ...]:
     return tuple(out[:8])
 
 
-def describe(name: str, path: str | Path, max_seconds: float | None = None) -> BaseFile | None:
+_TOO_BIG = object()
+
+
+def describe(name: str, path: str | Path, max_rows: int | None = None,
+             max_bytes: int | None = None) -> BaseFile | None:
     """A base file with its column paths and a filter on one of its columns.
 
-    Returns ``None`` when reading the file takes more than ``max_seconds``.
+    Returns ``None`` for a file of more than ``max_rows`` rows or ``max_bytes`` bytes (the
+    choice depends on the file only, never on how long reading it takes).
     """
     import asyncio
     import zlib
 
     import aorc
 
+    if max_bytes is not None and Path(path).stat().st_size > max_bytes:
+        return None
+
     async def probe() -> tuple[list[str], Any]:
         async with aorc.open_reader(str(path)) as reader:
             names = [n for n in reader.column_names() if n]
+            if max_rows is not None and reader.num_rows > max_rows:
+                return names, _TOO_BIG
             try:
                 return names, await reader.read()
             except aorc.AorcError:
                 return names, None
 
-    started = time.perf_counter()
     try:
         names, table = asyncio.run(probe())
     except aorc.AorcError:
         return BaseFile(name, str(path))
-    if max_seconds is not None and time.perf_counter() - started > max_seconds:
+    if table is _TOO_BIG:
         return None
     salt = zlib.crc32(name.encode())
     filters = _filters_for(table, salt) if table is not None else ()

@@ -11,14 +11,17 @@ import asyncio
 import datetime
 import os
 import pathlib
+import threading
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 import pytest
+from helpers.s3proxy import Hold, ProxyRequest, Record
 from helpers.sink_stream import (
     TOPIC,
+    WRITE_OPERATIONS,
     MillionRun,
     check_sink_output,
     list_objects,
@@ -27,6 +30,7 @@ from helpers.sink_stream import (
 
 from aorc import read_table
 from aorc.errors import AorcError, SchemaError
+from aorc.io.output import LocalOutput
 from aorc.sink.rolling import RollingSink, SinkCommit, file_name, partition_segment
 
 MiB = 1 << 20
@@ -220,18 +224,21 @@ async def test_commit_comes_after_the_files_are_complete(tmp_path: pathlib.Path)
 async def test_failing_commit_breaks_the_sink(tmp_path: pathlib.Path) -> None:
     table = table_of(3000)
 
+    called = asyncio.Event()
+
     async def on_commit(c: SinkCommit) -> None:
+        called.set()
         raise RuntimeError("broker down")
 
     sink = RollingSink(tmp_path, table.schema, max_rows=100, on_commit=on_commit)
     with pytest.raises(RuntimeError, match="broker down"):
         async with sink:
-            for _ in range(50):
-                await write_in_batches(sink, table.slice(0, 0), [1])
+            await sink.write(table.slice(0, 500), topic="t", partition=0, offsets=0)
+            await called.wait()  # the first cut's commit failed
+            for k in range(1, 50):  # the failure surfaces within a few loop iterations
                 await sink.write(table.slice(0, 500), topic="t", partition=0,
-                                 offsets=sink.position("t", 0) + 1
-                                 if sink.position("t", 0) is not None else 0)
-                await asyncio.sleep(0.01)
+                                 offsets=k * 500)
+                await asyncio.sleep(0)
     with pytest.raises((RuntimeError, AorcError)):
         await sink.write(table.slice(0, 1), topic="t", partition=0, offsets=10**9)
 
@@ -239,16 +246,15 @@ async def test_failing_commit_breaks_the_sink(tmp_path: pathlib.Path) -> None:
 async def test_max_age_cuts_a_quiet_stream(tmp_path: pathlib.Path) -> None:
     table = table_of(10)
     commits: list[SinkCommit] = []
+    committed = asyncio.Event()
 
     async def on_commit(c: SinkCommit) -> None:
         commits.append(c)
+        committed.set()
 
     async with RollingSink(tmp_path, table.schema, max_age=0.2, on_commit=on_commit) as sink:
         await sink.write(table, topic="t", partition=0, offsets="offset")
-        for _ in range(100):
-            if commits:
-                break
-            await asyncio.sleep(0.02)
+        await committed.wait()  # however long the machine takes (pytest-timeout bounds it)
         assert [c.reason for c in commits] == ["age"]
         assert commits[0].offset == 9
     assert len(commits) == 1  # nothing left to flush on close
@@ -304,38 +310,98 @@ def test_bad_options() -> None:
 
 # =========================================================================== failures
 
-async def test_cancellation_leaves_no_partial_file(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("where", ["local", "s3"])
+async def test_cancellation_leaves_no_partial_file(
+        where: str, tmp_path: pathlib.Path, request: pytest.FixtureRequest,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancel while a file is being written -- locally, right after the first bytes went
+    to a temporary file; on S3, while the test proxy holds the first write request -- then
+    let the write go on: no partial file may be left, nor a pending multipart upload."""
     table = table_of(200_000, seed=9)
+    loop = asyncio.get_running_loop()
+    reached: asyncio.Future[str] = loop.create_future()
+    local_gate = asyncio.Event()
+    s3_gate = threading.Event()
+    held: list[Record] = []
+    if where == "local":
+        prefix, options = str(tmp_path), {"fsync": False}
+        original = LocalOutput.write
+
+        async def write_then_wait(self: LocalOutput, data: bytes | bytearray | memoryview
+                                  ) -> None:
+            await original(self, data)
+            if not reached.done():  # a temporary file with some bytes exists now
+                reached.set_result(self.temp_path)
+                await local_gate.wait()
+
+        monkeypatch.setattr(LocalOutput, "write", write_then_wait)
+    else:
+        proxy = request.getfixturevalue("s3_proxy")
+        bucket = request.getfixturevalue("s3_bucket")
+        prefix, options = f"s3://{bucket}/out", {"endpoint_url": proxy.url}
+
+        def hold_first_write(req: ProxyRequest) -> Hold | None:  # in the proxy's thread
+            if held or req.operation not in WRITE_OPERATIONS:
+                return None
+            held.append(proxy.log[-1])  # logged before the rules are asked
+            loop.call_soon_threadsafe(reached.set_result, req.operation)
+            return Hold(s3_gate)
+
+        proxy.rules.append(hold_first_write)
 
     async def run() -> None:
-        async with RollingSink(tmp_path, table.schema, max_rows=20_000,
-                               storage_options={"fsync": False}) as sink:
+        async with RollingSink(prefix, table.schema, max_rows=20_000,
+                               storage_options=options) as sink:
             await write_in_batches(sink, table, [25_000])
-            await asyncio.sleep(10)
+            await asyncio.Event().wait()  # until cancelled
 
     task = asyncio.create_task(run())
-    await asyncio.sleep(0.3)
+    await asyncio.wait({task, reached}, return_when=asyncio.FIRST_COMPLETED)
+    assert reached.done() and not task.done()  # a write is in flight
+    if where == "local":
+        assert os.path.exists(reached.result())  # a partial temporary file
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    for path in local_files(tmp_path):
-        assert path.name.endswith(".orc") and not path.name.startswith("."), path
-        assert po.ORCFile(str(path)).nrows > 0
+    local_gate.set()
+    s3_gate.set()
+    if where == "local":
+        found = {str(p): p.read_bytes() for p in local_files(tmp_path)}
+        assert not os.path.exists(reached.result())
+    else:
+        while not held[0].end:  # the held request goes on to the store (it may succeed)
+            await asyncio.sleep(0.01)
+        client = request.getfixturevalue("s3_client")
+        assert pending_uploads(client, bucket) == []
+        found = {k: client.get_object(Bucket=bucket, Key=k)["Body"].read()
+                 for k in list_objects(client, bucket)}
+    for name, data in found.items():  # only complete files (a late PutObject's is complete)
+        assert name.endswith(".orc") and not os.path.basename(name).startswith("."), name
+        assert po.ORCFile(pa.BufferReader(data)).nrows > 0
 
 
 # =========================================================================== S3
 
 async def test_million_events_with_crashes_exactly_once_on_s3(
         million_events: MillionRun) -> None:
-    """See helpers/sink_stream.py: 1,000,000 events, 8 crashes, restarts from the last
-    commit; here every file is read back with aorc (Spark reads them in tests/spark)."""
+    """See helpers/sink_stream.py: 1,000,000 events, 8 crashes triggered by events (batches
+    handed over, commits, write requests seen by the proxy), restarts from the last commit;
+    here every file is read back with aorc (Spark reads them in tests/spark)."""
     run = million_events
     outcome = run.outcome
-    real = [c for c in outcome.crashes if "not reached" not in c]
-    assert len(real) >= 6, outcome.crashes
+    assert outcome.attempts == 9 and len(outcome.crashes) == 8, outcome.crashes
+    assert not [c for c in outcome.crashes if "not reached" in c], outcome.crashes
+    kinds = [c.split(":")[0] for c in outcome.crashes]
+    assert kinds == ["commit", "source", "store", "cancel", "commit", "store", "source",
+                     "cancel"], outcome.crashes
+    for crash in outcome.crashes:  # each happened the way it was planned
+        if crash.startswith("store"):
+            assert crash.split(" ")[2] in WRITE_OPERATIONS, crash
+        if crash.startswith("cancel"):
+            assert "in flight" in crash and crash.split(" ")[-4] in WRITE_OPERATIONS, crash
     assert outcome.peak_memory <= 20 * MiB
     assert {"memory", "rows", "event_time", "close"} <= set(outcome.cuts), outcome.cuts
-    assert {"CreateMultipartUpload", "UploadPart", "AbortMultipartUpload"} <= run.operations
+    assert {"PutObject", "CreateMultipartUpload", "UploadPart"} <= run.operations
     assert run.pending_uploads == []
     assert run.keys and all(k.startswith("events/dt=2026-11-22/hour=0") and k.endswith(".orc")
                             for k in run.keys)

@@ -127,6 +127,7 @@ class S3Proxy:
     _server: asyncio.AbstractServer | None = None
     _thread: threading.Thread | None = None
     _port: int = 0
+    _handlers: set[asyncio.Task[None]] = field(default_factory=set)
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> S3Proxy:
@@ -176,6 +177,12 @@ class S3Proxy:
 
     # ------------------------------------------------------------------ serving
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # asyncio drops its own reference to this task when the client hangs up; without one
+        # here, a handler still waiting for the upstream's answer would be garbage collected
+        # (pending, its sockets unclosed) instead of finishing the request.
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
         upstream = _Upstream(self.upstream)
         try:
             while True:
@@ -192,6 +199,7 @@ class S3Proxy:
         finally:
             await upstream.close()
             writer.close()
+            self._handlers.discard(task)
 
     async def _serve(self, request: ProxyRequest, upstream: _Upstream) -> bytes:
         record = Record(request.operation, request.method, request.target, request.headers,
@@ -204,17 +212,19 @@ class S3Proxy:
                 break
         delay = self.latency + (action.delay if isinstance(action, Fault) else
                                 action.seconds if isinstance(action, Delay) else 0.0)
-        if delay:
-            await asyncio.sleep(delay)
-        if isinstance(action, Hold):
-            await asyncio.get_running_loop().run_in_executor(None, action.gate.wait)
-        if isinstance(action, Fault):
-            record.injected = True
-            record.status = action.status
-            response = _error_response(request, action)
-        else:
-            record.status, response = await upstream.forward(request)
-        record.end = time.perf_counter()
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            if isinstance(action, Hold):
+                await asyncio.get_running_loop().run_in_executor(None, action.gate.wait)
+            if isinstance(action, Fault):
+                record.injected = True
+                record.status = action.status
+                response = _error_response(request, action)
+            else:
+                record.status, response = await upstream.forward(request)
+        finally:  # ``end`` is set once the request is over, even when forwarding failed
+            record.end = time.perf_counter()
         return response
 
 

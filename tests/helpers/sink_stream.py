@@ -5,12 +5,17 @@ offsets increase (odd partitions have gaps, as after log compaction) and whose e
 cross hour boundaries, with a share of late events. :func:`run_with_crashes` feeds it to a
 sink the way a consumer would: from the last committed position, in randomly interleaved
 batches of random sizes (so each attempt batches differently), committing in the sink's
-callback; planned crashes stop attempts at random points:
+callback; planned crashes stop attempts at seeded random points, all counted in events (never
+in time, so an attempt gets equally far on a fast or a loaded machine):
 
-- ``"source"``: the consumer raises after a random number of batches;
-- ``"commit"``: the commit callback raises (files complete on the store, commit lost);
-- ``"cancel"``: the attempt is cancelled after a random delay (often during an upload);
-- ``"store"``: an armed store fault (a refused multipart part) fails an upload.
+- ``"source"``: the consumer raises after a number of batches;
+- ``"commit"``: the n-th commit callback raises (files complete on the store, commit lost);
+- ``"cancel"``: after a number of batches the test proxy holds the next write request; the
+  attempt is cancelled while it is held (an upload in flight), then the request goes on;
+- ``"store"``: the proxy refuses (403) the n-th write request of the attempt, whatever its
+  kind (PutObject, CreateMultipartUpload, UploadPart, CompleteMultipartUpload).
+
+Each planned crash must happen (:class:`Outcome` says how each did).
 
 :func:`check_sink_output` reads everything back with aorc and checks that every event is
 present exactly once, in the right partition folder and file.
@@ -23,8 +28,9 @@ import contextlib
 import datetime
 import re
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,7 +123,8 @@ class EventLog:
 
 @dataclass
 class Outcome:
-    """What happened over the attempts."""
+    """What happened over the attempts (``crashes``: one line per planned crash, saying
+    how it happened; "not reached" when an attempt ended without its crash)."""
 
     attempts: int = 0
     crashes: list[str] = field(default_factory=list)
@@ -126,33 +133,90 @@ class Outcome:
     cuts: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+#: The S3 requests that write (a store fault counts all of them, so it is always reached:
+#: small files go up as one PutObject, large ones as a multipart upload).
+WRITE_OPERATIONS = frozenset({"PutObject", "CreateMultipartUpload", "UploadPart",
+                              "CompleteMultipartUpload"})
+
+
+@dataclass(frozen=True)
 class CrashPlan:
-    """One attempt's planned crash (``kind`` None: run to the end)."""
+    """One attempt's planned crash (``kind`` None: run to the end).
+
+    ``at`` counts events, never time: for "source" the batches handed to the sink before the
+    consumer raises, for "commit" the commit callback that raises, for "store" the write
+    request (of any kind, from the attempt's start) that the proxy refuses, for "cancel" the
+    batches handed to the sink before the proxy holds the next write request -- the attempt
+    is cancelled while that request is held, then the request is let through.
+    """
 
     kind: str | None
-    at: float = 0.0
+    at: int = 0
 
 
 def plan_crashes(rng: np.random.Generator, kinds: list[str]) -> list[CrashPlan]:
     """Random crash points for the given kinds, then a final attempt without a crash."""
-    plans = []
-    for kind in kinds:
-        at = {"source": rng.integers(2, 14), "commit": rng.integers(1, 4),
-              "cancel": rng.uniform(0.2, 1.5), "store": rng.integers(1, 3)}[kind]
-        plans.append(CrashPlan(kind, float(at)))
+    ranges = {"source": (2, 14), "commit": (1, 4), "cancel": (1, 12), "store": (1, 12)}
+    plans = [CrashPlan(kind, int(rng.integers(*ranges[kind]))) for kind in kinds]
     return [*plans, CrashPlan(None)]
+
+
+class FaultPoint:
+    """A proxy rule acting on the ``at``-th write request from now: refused with 403
+    (``hold=False``), or held until :meth:`release` (``hold=True``); ``reached`` is set (in
+    the test's event loop) when that request arrives."""
+
+    def __init__(self, proxy: Any, at: int, *, hold: bool) -> None:
+        from helpers.s3proxy import Fault, Hold
+
+        self.loop = asyncio.get_running_loop()
+        self.reached: asyncio.Future[str] = self.loop.create_future()
+        self.gate = threading.Event()
+        self.record: Any = None
+        self.seen = 0
+        self.armed = not hold  # a hold is armed by the test when its batch count is reached
+        self._proxy, self._at, self._hold = proxy, at, hold
+        self._action = Hold(self.gate) if hold else Fault(403, "AccessDenied")
+        proxy.rules.append(self.rule)
+
+    def rule(self, request: Any) -> Any:  # runs in the proxy's thread
+        if not self.armed or request.operation not in WRITE_OPERATIONS:
+            return None
+        self.seen += 1
+        if self.seen != self._at:
+            return None
+        self.record = self._proxy.log[-1]  # the proxy logs a request before asking the rules
+        self.loop.call_soon_threadsafe(self._mark, request.operation)
+        return self._action
+
+    def _mark(self, operation: str) -> None:
+        if not self.reached.done():
+            self.reached.set_result(operation)
+
+    async def release(self) -> None:
+        """Remove the rule; let a held request through and wait until the proxy has
+        served it (the store may well carry out a request whose client gave up; it must
+        happen before the next attempt starts, as it would in a real restart)."""
+        with contextlib.suppress(ValueError):
+            self._proxy.rules.remove(self.rule)
+        self.gate.set()
+        while self._hold and self.record is not None and not self.record.end:
+            await asyncio.sleep(0.01)  # polls a condition: the outcome does not depend on it
 
 
 async def _attempt(log: EventLog, prefix: str, sink_options: dict[str, Any],
                    committed: dict[int, int], plan: CrashPlan, rng: np.random.Generator,
-                   outcome: Outcome) -> None:
+                   outcome: Outcome, proxy: Any) -> str | None:
+    """One attempt from the committed positions. Returns how the planned crash happened
+    (None: the attempt ran to its end), or raises the crash's exception."""
     seen = 0
+    fault = (FaultPoint(proxy, plan.at, hold=False) if plan.kind == "store" else
+             FaultPoint(proxy, 1, hold=True) if plan.kind == "cancel" else None)
 
     async def on_commit(c: SinkCommit) -> None:
         nonlocal seen
         seen += 1
-        if plan.kind == "commit" and seen == int(plan.at):
+        if plan.kind == "commit" and seen == plan.at:
             raise InjectedCrash(f"commit {seen}")
         assert c.offset > committed[c.partition]
         committed[c.partition] = c.offset
@@ -163,8 +227,10 @@ async def _attempt(log: EventLog, prefix: str, sink_options: dict[str, Any],
         try:
             async with sink:
                 for k, (p, batch, offsets) in enumerate(log.batches_from(committed, rng)):
-                    if plan.kind == "source" and k == int(plan.at):
+                    if plan.kind == "source" and k == plan.at:
                         raise InjectedCrash(f"source batch {k}")
+                    if plan.kind == "cancel" and k == plan.at and fault is not None:
+                        fault.armed = True  # hold the next write request from here on
                     await sink.write(batch, topic=TOPIC, partition=p, offsets=offsets)
                     await asyncio.sleep(0)
         finally:
@@ -172,33 +238,70 @@ async def _attempt(log: EventLog, prefix: str, sink_options: dict[str, Any],
             for reason, count in sink.stats.cuts.items():
                 outcome.cuts[reason] = outcome.cuts.get(reason, 0) + count
 
-    if plan.kind == "cancel":
-        await asyncio.wait_for(feed(), timeout=plan.at)
-    else:
-        await feed()
+    try:
+        if plan.kind != "cancel":
+            try:
+                await feed()
+            except StoreError:
+                if fault is not None and fault.reached.done():
+                    return f"refused {fault.reached.result()} (write request {plan.at})"
+                raise
+            return None
+        return await _cancel_when_held(asyncio.ensure_future(feed()), fault, plan)
+    finally:
+        if fault is not None:
+            await fault.release()
+
+
+async def _cancel_when_held(task: asyncio.Future[None], fault: FaultPoint | None,
+                            plan: CrashPlan) -> str | None:
+    """Cancel ``task`` once the proxy holds the armed write request (or return when the
+    task ends first: the planned crash was not reached)."""
+    assert fault is not None
+    await asyncio.wait({task, fault.reached}, return_when=asyncio.FIRST_COMPLETED)
+    if not fault.reached.done():
+        await task
+        return None
+    operation = fault.reached.result()
+    assert not fault.gate.is_set()  # the request is still held: an upload is in flight
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+        return f"cancelled after {plan.at} batches while {operation} was in flight"
+    raise AssertionError("the attempt ended although the write it waited for was held")
 
 
 async def run_with_crashes(log: EventLog, prefix: str, sink_options: dict[str, Any],
-                           plans: list[CrashPlan], rng: np.random.Generator,
-                           arm_store_fault: Callable[[int], None] | None = None,
-                           disarm: Callable[[], None] | None = None) -> Outcome:
+                           plans: list[CrashPlan], seed: int, proxy: Any = None) -> Outcome:
     """Run attempts (one per plan) until one finishes, each restarting from the positions
-    committed so far; returns what happened."""
+    committed so far; returns what happened.
+
+    Attempt ``k`` batches the events with a generator of its own, seeded ``[seed, k]``, so
+    a crash never shifts the batches of later attempts. ``proxy`` (the
+    :class:`~helpers.s3proxy.S3Proxy` between the sink and the store) is needed for the
+    "store" and "cancel" crashes.
+    """
     committed = {p: -1 for p in range(log.streams)}
     outcome = Outcome()
-    for plan in plans:
+    for k, plan in enumerate(plans):
         outcome.attempts += 1
-        if plan.kind == "store":
-            assert arm_store_fault is not None
-            arm_store_fault(int(plan.at))
+        rng = np.random.default_rng([seed, k])
+        if plan.kind in ("store", "cancel"):
+            assert proxy is not None, plan
         try:
-            await _attempt(log, prefix, sink_options, committed, plan, rng, outcome)
-        except (InjectedCrash, TimeoutError, StoreError) as exc:
+            how = await _attempt(log, prefix, sink_options, committed, plan, rng, outcome,
+                                 proxy)
+        except (InjectedCrash, StoreError) as exc:
+            if plan.kind in ("store", "cancel"):
+                raise  # an unplanned failure: these crashes say how they happened
             outcome.crashes.append(f"{plan.kind}: {type(exc).__name__}: {exc}")
             continue
-        finally:
-            if disarm is not None:
-                disarm()
+        if how is not None:
+            outcome.crashes.append(f"{plan.kind}: {how}")
+            continue
         if plan.kind is None:
             return outcome
         outcome.crashes.append(f"{plan.kind}: planned crash not reached")
@@ -299,23 +402,6 @@ class MillionRun:
         return [f"s3://{self.bucket}/{k}" for k in self.keys]
 
 
-def _fail_nth_part(proxy: Any, n: int) -> None:
-    """Refuse the n-th part uploaded from now (the multipart upload must then be aborted)."""
-    from helpers.s3proxy import Fault
-
-    count = 0
-
-    def rule(request: Any) -> Fault | None:
-        nonlocal count
-        if request.operation == "UploadPart":
-            count += 1
-            if count == n:
-                return Fault(403, "AccessDenied")
-        return None
-
-    proxy.rules.append(rule)
-
-
 def _free_port() -> int:
     import socket
 
@@ -356,9 +442,10 @@ def moto_subprocess() -> Iterator[str]:
 def million_events() -> Iterator[MillionRun]:
     """One million events (4 partitions) written by RollingSink to a moto S3 server of its
     own (a subprocess: other tests reset the in-process one) through a fault-injecting proxy,
-    with 8 crashes at random points (commit lost, consumer error, refused part upload,
-    cancellation), each attempt restarting from the last committed positions. Shared by the
-    sink tests (read back with aorc) and the Spark tests (read back with Spark)."""
+    with 8 crashes at seeded points counted in events (commit lost, consumer error, refused
+    write request, cancellation during a held upload), each attempt restarting from the last
+    committed positions. Shared by the sink tests (read back with aorc) and the Spark tests
+    (read back with Spark)."""
     pytest.importorskip("moto.server", reason="moto[server] is not installed")
     import boto3
 
@@ -378,7 +465,6 @@ def million_events() -> Iterator[MillionRun]:
 def _million_run(client: Any, proxy: Any, endpoint: str) -> MillionRun:
     bucket = "aorc-million"
     client.create_bucket(Bucket=bucket)
-    rng = np.random.default_rng(2026)
     log = EventLog(streams=4, per_stream=250_000, seed=1)
     options = {"storage_options": {"endpoint_url": proxy.url, "part_size": 5 * MiB,
                                    **MOTO_CREDENTIALS},
@@ -386,9 +472,10 @@ def _million_run(client: Any, proxy: Any, endpoint: str) -> MillionRun:
                "max_event_span": datetime.timedelta(minutes=8),
                "memory_budget": 20 * MiB, "compression": "lz4"}
     kinds = ["commit", "source", "store", "cancel", "commit", "store", "source", "cancel"]
-    outcome = asyncio.run(run_with_crashes(
-        log, f"s3://{bucket}/events", options, plan_crashes(rng, kinds), rng,
-        arm_store_fault=lambda n: _fail_nth_part(proxy, n), disarm=proxy.rules.clear))
+    plans = plan_crashes(np.random.default_rng([2026, 0]), kinds)  # not the batches' rng
+    outcome = asyncio.run(run_with_crashes(log, f"s3://{bucket}/events", options, plans,
+                                           seed=2026, proxy=proxy))
+    assert len(outcome.crashes) == len(kinds), outcome.crashes
     return MillionRun(log, outcome, bucket, "events",
                       {"endpoint_url": endpoint, **MOTO_CREDENTIALS},
                       list_objects(client, bucket), pending_uploads(client, bucket),

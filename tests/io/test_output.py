@@ -6,7 +6,6 @@ import asyncio
 import os
 import pathlib
 import threading
-import time
 
 import pytest
 
@@ -130,22 +129,22 @@ async def test_target_is_a_directory(tmp_path: pathlib.Path) -> None:
 async def test_abort_waits_for_a_cancelled_write(tmp_path: pathlib.Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A write cancelled while its thread runs must not recreate or leave the temp file."""
-    started = threading.Event()
+    started, release = threading.Event(), threading.Event()
     original = LocalOutput._write_sync
 
-    def slow_write(self: LocalOutput, data: bytes) -> None:
+    def held_write(self: LocalOutput, data: bytes) -> None:
         started.set()
-        time.sleep(0.2)
+        release.wait()  # still running when the cancellation arrives
         original(self, data)
 
-    monkeypatch.setattr(LocalOutput, "_write_sync", slow_write)
+    monkeypatch.setattr(LocalOutput, "_write_sync", held_write)
     sink = LocalOutput(tmp_path / "out.orc")
     task = asyncio.ensure_future(sink.write(b"data"))
-    while not started.is_set():
-        await asyncio.sleep(0.01)
+    await asyncio.to_thread(started.wait)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    release.set()  # the thread now writes; abort must wait for it, then clean up
     await sink.abort()
     assert listing(tmp_path) == []
 
@@ -206,21 +205,23 @@ async def test_cancelled_complete_reports_the_outcome(tmp_path: pathlib.Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A rename under way finishes despite a cancellation; the sink then counts as complete
     and abort leaves the file, so its state matches the disk."""
-    started = threading.Event()
+    started, release = threading.Event(), threading.Event()
     original = LocalOutput._complete_sync
 
-    def slow_complete(self: LocalOutput) -> None:
+    def held_complete(self: LocalOutput) -> None:
         started.set()
-        time.sleep(0.2)
+        release.wait()  # still running when the cancellation arrives
         original(self)
 
-    monkeypatch.setattr(LocalOutput, "_complete_sync", slow_complete)
+    monkeypatch.setattr(LocalOutput, "_complete_sync", held_complete)
     sink = LocalOutput(tmp_path / "out.orc")
     await sink.write(b"data")
     task = asyncio.ensure_future(sink.complete())
-    while not started.is_set():
-        await asyncio.sleep(0.01)
+    await asyncio.to_thread(started.wait)
     task.cancel()
+    await asyncio.sleep(0)  # the task receives the cancellation while the rename is held
+    assert not task.done()  # the rename under way is waited for
+    release.set()
     with pytest.raises(asyncio.CancelledError):
         await task
     await sink.abort()

@@ -247,9 +247,8 @@ async def test_a_failed_part_surfaces_in_a_later_write(s3_client: Any, s3_bucket
                           else None)
     sink = sink_for(s3_proxy, s3_bucket)
     await sink.write(payload(PART + 1))  # part 1 starts uploading, and fails
-    while not (s3_proxy.records("UploadPart") and s3_proxy.records("UploadPart")[0].end):
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.05)
+    while not sink._inflight or not all(t.done() for t in sink._inflight):
+        await asyncio.sleep(0.01)  # until the part's upload task has ended (with its error)
     with pytest.raises(AccessDeniedError, match="upload part 1"):
         await sink.write(b"more")
     with pytest.raises(StoreError, match="earlier write failed"):
