@@ -505,13 +505,15 @@ class OrcReader:
                   else plan.groups())
         if not groups:
             return
-        pending: asyncio.Task[list[StripeJob]] | None = self._spawn(self._fetch(groups[0]))
+        # Groups are dropped as they are taken: a group holds its fetched bytes, so keeping
+        # the list would keep every stripe's bytes until the read ends.
+        queue = collections.deque(groups)
+        del groups
+        pending: asyncio.Task[list[StripeJob]] | None = self._spawn(self._fetch(queue.popleft()))
         try:
-            for number in range(len(groups)):
-                assert pending is not None
+            while pending is not None:
                 jobs = await pending
-                pending = (self._spawn(self._fetch(groups[number + 1]))
-                           if number + 1 < len(groups) else None)
+                pending = self._spawn(self._fetch(queue.popleft())) if queue else None
                 async for batches in self._decoded(jobs, threads):
                     for batch in batches:
                         if batch_size is None or batch.num_rows <= batch_size:
