@@ -15,8 +15,8 @@ like any other: a bad value raises :class:`~aorc.errors.SchemaError`.
 
 The values are checked when the object is built. Column names in ``bloom_filter_columns`` can
 only be checked against a schema: :meth:`WriteOptions.resolve` does it when a writer opens,
-and returns the encoder settings (:class:`aorc.format.columns.encode.EncodeOptions`) and the user
-metadata.
+and returns the encoder settings (:class:`aorc.format.columns.encode.EncodeOptions`); the user
+metadata stays in :attr:`WriteOptions.metadata`.
 """
 
 from __future__ import annotations

@@ -85,11 +85,11 @@ async def _delete_others(folders: set[str], written: set[str],
 
 
 async def _write_one(table: pa.Table, uri: str, storage_options: Mapping[str, Any] | None,
-                     options: Mapping[str, Any], limit: asyncio.Semaphore,
+                     options: WriteOptions, limit: asyncio.Semaphore,
                      done: list[str]) -> str:
     async with limit:
         await registry.make_parents(uri)
-        writer = open_writer(uri, table.schema, storage_options=storage_options, **options)
+        writer = open_writer(uri, table.schema, options=options, storage_options=storage_options)
         async with writer:
             for batch in table.to_batches():
                 await writer.write(batch)
@@ -155,7 +155,8 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
                         existing_data_behavior: str = "overwrite_or_ignore",
                         max_rows_per_file: int | None = None,
                         storage_options: Mapping[str, Any] | None = None,
-                        max_concurrency: int = 8, **options: Any) -> list[str]:
+                        max_concurrency: int = 8, options: WriteOptions | None = None,
+                        **write_options: Any) -> list[str]:
     """Write rows as a dataset of ORC files under ``base_dir`` (a folder or S3 prefix).
 
     Args:
@@ -171,7 +172,9 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
         max_rows_per_file: the most rows per file (default: one file per partition).
         storage_options: store settings (see :func:`aorc.io.open_store`).
         max_concurrency: files written at once.
-        **options: writer options of :func:`aorc.open_writer`.
+        options: writer options as an :class:`aorc.WriteOptions`.
+        **write_options: writer options as keywords (as :func:`aorc.open_writer` takes them),
+            overriding the fields of ``options``.
 
     Returns:
         The paths or URLs of the files written, sorted.
@@ -188,8 +191,8 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
            max_rows_per_file, max_concurrency)
     base = os.fspath(base_dir)
     file_schema = pa.schema([f for f in table.schema if f.name not in partition_cols])
-    WriteOptions.create(None, options, caller="write_dataset").resolve(
-        from_arrow_schema(file_schema))  # bad options fail before any file is written
+    opts = WriteOptions.create(options, write_options, caller="write_dataset")
+    opts.resolve(from_arrow_schema(file_schema))  # bad options fail before any file is written
     if existing_data_behavior == "error":
         await _check_empty(base, storage_options)
     jobs, folders = _plan_files(table, base, partition_cols, basename_template,
@@ -198,7 +201,7 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     done: list[str] = []
     try:
         written = await _gather([
-            _write_one(rows, uri, storage_options, options, limit, done)
+            _write_one(rows, uri, storage_options, opts, limit, done)
             for rows, uri in jobs if rows.num_rows or not partition_cols])
     except BaseException as exc:
         with contextlib.suppress(BaseException):

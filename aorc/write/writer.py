@@ -23,7 +23,7 @@ likewise estimates the stripe from its buffers' memory): when the estimate reach
 ``stripe_size`` the buffered rows are encoded as one stripe in a worker thread
 (:mod:`aorc.format.columns.encode`, :mod:`aorc.write.stripe`; with ``use_threads``, the stripe's
 columns are encoded and compressed at once on the shared pool of :mod:`aorc.threads`), and
-the stripe's bytes are written to the sink as soon as they are ready, while ``write`` goes on
+the stripe's bytes are written to the output as soon as they are ready, while ``write`` goes on
 filling the next buffer. When the next buffer is full before the previous stripe is out,
 ``write`` waits (backpressure): at most one stripe is buffered, one is being encoded or
 written, so memory stays bounded by about two stripes of Arrow data plus one encoded stripe.
@@ -119,7 +119,7 @@ class OrcWriter:
         self.options = WriteOptions.create(options, keywords, caller=_caller)
         self.encode_options = self.options.resolve(self.orc_type)
         self.user_metadata = dict(self.options.metadata)
-        self._sink: Output = open_output(dest, storage_options)
+        self._output: Output = open_output(dest, storage_options)
         self._assembler = FileAssembler(self.orc_type, self.encode_options,
                                         self.user_metadata)
         self._buffer: list[pa.RecordBatch] = []
@@ -140,13 +140,13 @@ class OrcWriter:
     @property
     def path(self) -> str:
         """The destination's printable name."""
-        return self._sink.path
+        return self._output.path
 
     @property
     def io_stats(self) -> IOStats | None:
         """Requests, bytes, retries and parts the destination store has seen (object stores);
-        None for sinks that do not count them (local files, memory)."""
-        stats = getattr(self._sink, "stats", None)
+        None for outputs that do not count them (local files, memory)."""
+        stats = getattr(self._output, "stats", None)
         return stats if isinstance(stats, IOStats) else None
 
     @property
@@ -201,7 +201,7 @@ class OrcWriter:
         if self._state == "new":
             self._state = "open"
             try:
-                await self._sink.write(self._assembler.header())
+                await self._output.write(self._assembler.header())
             except BaseException:
                 await self._fail()  # (__aexit__ does not run when __aenter__ fails)
                 raise
@@ -247,8 +247,8 @@ class OrcWriter:
                 await self._flush()
                 await self._wait_job()
                 tail = await asyncio.to_thread(self._assembler.finish)
-                await self._sink.write(tail)
-                await self._sink.complete()
+                await self._output.write(tail)
+                await self._output.complete()
             except BaseException:
                 await self._fail()
                 raise
@@ -278,7 +278,7 @@ class OrcWriter:
                 if not job.cancelled():
                     job.exception()  # retrieved: it was reported already, or is moot now
         finally:
-            await self._sink.abort()
+            await self._output.abort()
 
     # ----------------------------------------------------------------- buffering
 
@@ -327,7 +327,7 @@ class OrcWriter:
         self._encoded_total += len(data)
         self._job_bytes = len(data)
         self._note_memory()
-        await self._sink.write(data)
+        await self._output.write(data)
         self._job_bytes = 0
 
     def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> bytes:
