@@ -153,7 +153,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--event-time", help="a timestamp field to partition by "
                         "(default: the Kafka timestamp)")
     parser.add_argument("--max-rows", type=int, default=1_000_000)
-    parser.add_argument("--max-bytes", type=int, default=64 << 20)
+    parser.add_argument("--max-bytes", type=int, default=128 << 20,
+                        help="file size on the store (128 MiB)")
     parser.add_argument("--max-age", type=float, default=300.0, help="seconds (300)")
     parser.add_argument("--memory-budget", type=int, default=256 << 20)
     parser.add_argument("--compression", default="zstd")

@@ -215,9 +215,20 @@ class S3Output:
                    self.config.part_size << ((number - 1) // PARTS_PER_DOUBLING))
 
     @property
+    def buffered_bytes(self) -> int:
+        """Bytes written but not yet in a part being uploaded."""
+        return self._buffered
+
+    @property
+    def uploads(self) -> list[asyncio.Future[None]]:
+        """The part uploads running (to wait for one to finish; their errors are raised by
+        the next :meth:`write` or :meth:`complete`)."""
+        return [t for t in self._inflight if not t.done()]
+
+    @property
     def in_flight_bytes(self) -> int:
         """Bytes of the part uploads currently running."""
-        return sum(self._inflight.values())
+        return sum(n for t, n in self._inflight.items() if not t.done())
 
     @property
     def memory_budget(self) -> int:

@@ -200,6 +200,7 @@ class OpenFile:
     est_bytes: int = 0     # per-row estimates (roll decisions)
     tmin: int = INT64_MAX
     tmax: int = INT64_MIN
+    writer: Any = None     # the aorc.sink.files.OpenSinkFile receiving its rows
 
 
 @dataclass
@@ -243,8 +244,9 @@ class Limits:
 
 def roll_point(limits: Limits, stream: StreamState, routing: Routing,
                 pos: int, end: int) -> tuple[int, str]:
-    """The first row in ``pos:end`` before which the stream must be cut, and why; ``end``
-    when none. A file always takes at least one row."""
+    """The first row in ``pos:end`` before which the stream must be cut by ``max_rows`` or
+    ``max_event_span``, and why; ``end`` when none. A file always takes at least one row.
+    (``max_bytes`` is decided on encoded stripes, see :mod:`aorc.sink.files`.)"""
     g = routing.groups[pos:end]
     order = np.argsort(g, kind="stable")
     sg = g[order]
@@ -259,16 +261,6 @@ def roll_point(limits: Limits, stream: StreamState, routing: Routing,
         over = np.flatnonzero(per_row_rows + rank >= limits.max_rows)
         if len(over):
             best, why = pos + int(order[over].min()), "rows"
-    if limits.max_bytes is not None:
-        sizes = routing.sizes[pos:end][order]
-        cum = np.cumsum(sizes)
-        base = np.repeat(cum[starts] - sizes[starts], np.diff(np.r_[starts, len(sg)]))
-        have = np.repeat(np.array([f.est_bytes if f else 0 for f in state], dtype=np.int64),
-                         np.diff(np.r_[starts, len(sg)]))
-        over = (have + cum - base > limits.max_bytes) & ((per_row_rows + rank) > 0)
-        hit = np.flatnonzero(over)
-        if len(hit) and pos + int(order[hit].min()) < best:
-            best, why = pos + int(order[hit].min()), "bytes"
     if limits.max_span is not None and routing.times is not None:
         at = _span_point(limits.max_span, routing.times[pos:end][order], starts, state, order)
         if at is not None and pos + at < best:

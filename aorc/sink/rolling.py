@@ -19,17 +19,27 @@ position of its first row: ``<folder>/<topic>+<partition>+<first offset, 20 digi
 Its user metadata records the topic, partition, first and last offset.
 
 Rolling and committing. The files of a stream roll together: a *cut* closes every open file
-of the stream at the same position, uploads them, and then awaits ``on_commit`` with a
-:class:`SinkCommit` naming the files and the stream's position (every record up to
-``offset`` is in complete files). Cuts of one stream commit in order; the files of a cut are
-completed only after the previous cut's commit returned. A cut happens before the first
-record that would take one of the stream's files past ``max_rows`` rows, ``max_bytes``
-(Arrow bytes, estimated per row: fixed widths, string lengths) or ``max_event_span`` of
-event time; those decisions depend only on the stream's records since the last cut, so a
-replay cuts at the same records and writes byte-identical files (with nested columns, whose
-size estimate is their batch's average, cuts by bytes may move). ``max_age`` (wall clock, for
-quiet streams), the memory budget, :meth:`RollingSink.flush` and :meth:`RollingSink.close`
-also cut, at positions that depend on timing.
+of the stream at the same position, completes them on the store, and then awaits
+``on_commit`` with a :class:`SinkCommit` naming the files and the stream's position (every
+record up to ``offset`` is in complete files). Cuts of one stream commit in order; the files
+of a cut are completed (renamed into place, ``CompleteMultipartUpload``) only after the
+previous cut's commit returned. A cut happens before the first record that would take one of
+the stream's files past ``max_rows`` rows or ``max_event_span`` of event time, and after the
+stripe with which a file got within one stripe of ``max_bytes`` (its size on the store, ORC
+bytes; default 128 MiB). Those decisions depend only on the stream's records since the last
+cut, so a replay cuts at the same records and writes byte-identical files (with nested
+columns, whose size estimate is their batch's average, stripe and size cuts may move).
+``max_age`` (default 5 minutes, so that a quiet stream commits without a close), the memory
+budget, :meth:`RollingSink.flush` and :meth:`RollingSink.close` also cut, at positions that
+depend on timing.
+
+Streaming. An open file encodes its rows into stripes as they arrive (a stripe of a sixteenth
+of ``max_bytes``, between 1 and 64 MiB, unless ``stripe_size`` is given; see
+:mod:`aorc.sink.files`) and sends each finished stripe to the store at once: a hidden
+temporary file beside the target for a local folder, the parts of a multipart upload for S3
+(5 MiB parts unless ``storage_options`` set ``part_size``). A file therefore holds only its
+current stripe's rows and the encoded bytes not yet in a part, and can be far larger than
+the memory budget.
 
 Exactly once. Restart a crashed pipeline from the positions last given to ``on_commit``
 (``offset + 1``). Each partition folder's first file after that position starts with the same
@@ -49,17 +59,23 @@ killed process leaves no visible partial object either (S3 shows objects only wh
 local files are renamed into place), but it can leave incomplete multipart uploads, which a
 bucket lifecycle rule (``AbortIncompleteMultipartUpload``) removes.
 
-Memory. An open file's rows stay in memory (compact Arrow copies) until its cut, so
-:attr:`RollingSink.memory_in_use` counts the rows of open files plus those of files being
-written. When a write would take it past ``memory_budget``, the stream owning the oldest open
-file is cut early (repeatedly, oldest first) and the write waits for uploads to finish. A
-file is therefore never larger (in Arrow bytes) than ``memory_budget``; keep ``max_bytes``
-well below it.
+Memory. :attr:`RollingSink.memory_in_use` counts what the files hold: the rows of current
+stripes, a stripe being encoded, encoded bytes not yet in a part, parts being uploaded
+(twice: the HTTP client copies the body) and the files being closed. Before a stripe is
+encoded, and when a write would take the count past ``memory_budget``, the sink waits for
+part uploads that free enough, and otherwise cuts the stream owning the oldest open file
+early (repeatedly, oldest first) and waits for files being closed. Each open file needs about
+one stripe of rows plus one part, so the budget should hold that for the open files expected
+(partition folders times streams); with fewer, files are cut early and come out smaller.
+Replays: after a consumer rebalance a source may replay records already written; with
+``on_old_offsets="skip"`` rows at or below the stream's last written offset are dropped and
+counted in :attr:`SinkStats.rows_skipped` (the default ``"raise"`` refuses them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime
 import os
 import time
@@ -74,8 +90,14 @@ import pyarrow as pa
 from aorc.errors import AorcError, SchemaError
 from aorc.format.arrow import as_record_batches, conform
 from aorc.format.types import from_arrow_schema
-from aorc.io.registry import make_parents
+from aorc.io import registry
 from aorc.options import WriteOptions
+from aorc.sink.files import (
+    IN_FLIGHT_COPIES,
+    OpenSinkFile,
+    default_stripe_target,
+    stripe_point,
+)
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
     HIVE_DEFAULT_PARTITION,
@@ -84,19 +106,16 @@ from aorc.sink.plan import (
     PIECE_OVERHEAD,
     OpenFile,
     Partitioner,
-    Piece,
     Routing,
     StreamState,
     check_offsets,
     file_name,
-    held_bytes,
     join_uri,
     make_limits,
     partition_segment,
     positive,
     roll_point,
 )
-from aorc.write.writer import open_writer
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -109,8 +128,13 @@ __all__ = [
     "partition_segment",
 ]
 
-#: A stream whose rows since its last cut arrived in more pieces than this gets them merged.
-COMPACT_PIECES = 32
+#: ``max_bytes`` when not given: the size of a file on the store.
+DEFAULT_MAX_BYTES = 128 << 20
+#: ``max_age`` when not given, in seconds: a quiet stream commits after 5 minutes.
+DEFAULT_MAX_AGE = 300.0
+#: S3 part size of the sink's files unless ``storage_options`` set one (S3's smallest part):
+#: each open file holds up to one part of encoded bytes.
+SINK_PART_SIZE = 5 << 20
 #: Rows of one write are handled in chunks of at most this share of the memory budget.
 CHUNK_SHARE = 8
 
@@ -177,6 +201,7 @@ class SinkStats:
         cuts: cuts by reason.
         peak_memory: the largest :attr:`RollingSink.memory_in_use` seen.
         peak_open_files: the most files open at once.
+        rows_skipped: replayed rows dropped by ``on_old_offsets="skip"``.
     """
 
     rows_written: int = 0
@@ -186,6 +211,7 @@ class SinkStats:
     cuts: dict[str, int] = field(default_factory=dict)
     peak_memory: int = 0
     peak_open_files: int = 0
+    rows_skipped: int = 0
 
 
 # =========================================================================== the sink
@@ -207,15 +233,23 @@ class RollingSink:
             ``time_zone``); default ``dt=%Y-%m-%d/hour=%H``. ``None``: no time folders.
         time_zone: the zone of the time folders; naive timestamps are taken as UTC.
         max_rows: cut before a file would exceed this many rows.
-        max_bytes: cut before a file would exceed this many (estimated Arrow) bytes.
+        max_bytes: the size of a file on the store (ORC bytes, default 128 MiB): a stream is
+            cut after a stripe once one more stripe like it would take the file past this.
         max_event_span: cut before a file's event times would span this much.
-        max_age: cut a stream whose oldest open file is this many seconds old (wall clock).
-        memory_budget: bytes of rows held in memory (see the module docstring).
-        max_open_uploads: files written to the store at once.
+        max_age: cut a stream whose oldest open file is this many seconds old (default 300:
+            a quiet stream commits within about five minutes); None: never.
+        memory_budget: bytes held in memory (see the module docstring).
+        max_open_uploads: files being finished or completed on the store at once (open
+            files stream their stripes whatever this says).
         on_commit: awaited with a :class:`SinkCommit` after each cut's files are complete.
         storage_options: settings of the store (see :func:`aorc.io.open_store`).
         drop_partition_columns: leave ``partition_by`` columns out of the files.
-        options: an :class:`aorc.WriteOptions` for the files (default: the defaults).
+        on_old_offsets: what :meth:`write` does with rows at or below the stream's last
+            written offset (a replay after a consumer rebalance): ``"raise"`` a SchemaError
+            (default) or ``"skip"`` them (counted in :attr:`SinkStats.rows_skipped`).
+        clock: the monotonic clock of ``max_age`` (seconds; default ``time.monotonic``).
+        options: an :class:`aorc.WriteOptions` for the files (default: the defaults; the
+            stripe size then follows ``max_bytes``).
         **write_options: fields of :class:`aorc.WriteOptions` (compression, stripe_size, ...),
             overriding ``options``.
 
@@ -227,16 +261,23 @@ class RollingSink:
                  partition_by: Sequence[str] = (), event_time: str | None = None,
                  time_partitioning: str | None = DEFAULT_TIME_PARTITIONING,
                  time_zone: str = "UTC", max_rows: int | None = 1_000_000,
-                 max_bytes: int | None = 64 << 20,
+                 max_bytes: int | None = DEFAULT_MAX_BYTES,
                  max_event_span: datetime.timedelta | None = None,
-                 max_age: float | None = None, memory_budget: int = 256 << 20,
+                 max_age: float | None = DEFAULT_MAX_AGE, memory_budget: int = 256 << 20,
                  max_open_uploads: int = 8, on_commit: CommitCallback | None = None,
                  storage_options: Mapping[str, Any] | None = None,
-                 drop_partition_columns: bool = True, options: WriteOptions | None = None,
-                 **write_options: Any) -> None:
+                 drop_partition_columns: bool = True, on_old_offsets: str = "raise",
+                 clock: Callable[[], float] = time.monotonic,
+                 options: WriteOptions | None = None, **write_options: Any) -> None:
         self.prefix = os.fspath(prefix)
         self.schema = schema
-        self._limits = make_limits(max_rows, max_bytes, max_event_span)
+        self._limits = make_limits(max_rows, None, max_event_span)
+        self.max_bytes = positive("max_bytes", max_bytes, int)
+        if on_old_offsets not in ("raise", "skip"):
+            raise SchemaError(f"on_old_offsets must be 'raise' or 'skip', got "
+                              f"{on_old_offsets!r}")
+        self.on_old_offsets = on_old_offsets
+        self._clock = clock
         self.max_age = positive("max_age", max_age, float)
         self.memory_budget = int(positive("memory_budget", memory_budget, int) or 0)
         self._uploads = asyncio.Semaphore(int(positive("max_open_uploads",
@@ -248,17 +289,28 @@ class RollingSink:
         if not len(self.file_schema):
             raise SchemaError("RollingSink: no columns left to write after dropping the "
                               "partition columns")
+        self._orc_type = from_arrow_schema(self.file_schema)
         self.write_options = WriteOptions.create(options, write_options, caller="RollingSink")
-        self.write_options.resolve(from_arrow_schema(self.file_schema))  # check column names
+        self._options = self.write_options.resolve(self._orc_type)
+        self._metadata = dict(self.write_options.metadata)
+        stripe_size_given = "stripe_size" in write_options or (
+            options is not None and options.stripe_size != WriteOptions().stripe_size)
+        self._stripe_target = (self._options.stripe_size if stripe_size_given
+                               else default_stripe_target(self.max_bytes))
         self._storage_options = dict(storage_options or {})
+        if registry.is_remote(self.prefix):  # an object store: multipart parts
+            self._storage_options.setdefault("part_size", SINK_PART_SIZE)
+            self._storage_options.setdefault("memory_budget",
+                                             2 * self._storage_options["part_size"])
+        self._closing: set[OpenSinkFile] = set()
+        self._encoder = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="aorc-sink-encoder")
         self._on_commit = on_commit
         self._streams: dict[tuple[str, int], StreamState] = {}
         self._lock = asyncio.Lock()
         self._released = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timer: asyncio.Task[None] | None = None
-        self._open_bytes = 0
-        self._closing_bytes = 0
         self._seq = 0
         self._error: BaseException | None = None
         self._state = "open"  # open -> closed | aborted | failed
@@ -268,8 +320,18 @@ class RollingSink:
 
     @property
     def memory_in_use(self) -> int:
-        """Arrow bytes of the rows in open files and in files being written."""
+        """Bytes held by open files and files being closed: rows of current stripes,
+        stripes being encoded, encoded bytes not yet in a part and parts being uploaded."""
         return self._open_bytes + self._closing_bytes
+
+    @property
+    def _open_bytes(self) -> int:
+        return sum(f.writer.memory for s in self._streams.values() for f in s.files.values()
+                   if f.writer is not None)
+
+    @property
+    def _closing_bytes(self) -> int:
+        return sum(f.memory for f in self._closing)
 
     @property
     def open_files(self) -> int:
@@ -326,6 +388,7 @@ class RollingSink:
             raise
         self._state = "closed"
         await self._stop_timer()
+        self._encoder.shutdown(wait=False)
 
     async def abort(self) -> None:
         """Drop every open file and cancel the files being written: nothing partial is left
@@ -339,9 +402,9 @@ class RollingSink:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for stream in self._streams.values():
+            await _abort_files(list(stream.files.values()))
             stream.files.clear()
-            stream.staged.clear()
-        self._open_bytes = 0
+        self._encoder.shutdown(wait=False)
 
     async def _stop_timer(self) -> None:
         timer, self._timer = self._timer, None
@@ -368,9 +431,8 @@ class RollingSink:
                 stream = self._streams.pop(key, None)
                 if stream is None:
                     continue
-                self._open_bytes -= stream.mem_bytes
+                await _abort_files(list(stream.files.values()))
                 stream.files.clear()
-                stream.staged.clear()
                 if stream.chain is not None:
                     stream.chain.cancel()
                     await asyncio.gather(stream.chain, return_exceptions=True)
@@ -393,11 +455,13 @@ class RollingSink:
             partition: the stream's partition.
             offsets: the rows' offsets: the first one (the others follow consecutively), one
                 per row (strictly increasing), or the name of a column holding them. They
-                must be above every offset already written for the stream.
+                must be above every offset already written for the stream; rows at or
+                below it are dropped with ``on_old_offsets="skip"``.
 
         Raises:
             SchemaError: rows or offsets that do not fit (the sink stays usable).
             AorcError: the sink is closed or broken by an earlier error.
+            StoreError: sending a finished stripe to the store failed (the sink is broken).
         """
         self._check()
         self._start_timer()
@@ -413,14 +477,46 @@ class RollingSink:
             self._check()
             stream = self._streams.get(key) or StreamState(topic, int(partition))
             if total and stream.last_offset is not None and offs[0] <= stream.last_offset:
-                raise SchemaError(f"offsets of {topic}+{partition} must increase: got "
-                                  f"{int(offs[0])} after {stream.last_offset}")
+                if self.on_old_offsets == "raise":
+                    raise SchemaError(f"offsets of {topic}+{partition} must increase: got "
+                                      f"{int(offs[0])} after {stream.last_offset}")
+                batches, offs = self._skip_old(batches, offs, stream.last_offset)
             self._streams[key] = stream
-            start = 0
-            for batch in batches:
-                for piece in self._chunks(batch):
-                    await self._write_piece(stream, piece, offs[start:start + piece.num_rows])
-                    start += piece.num_rows
+            try:
+                self._cut_aged()
+                start = 0
+                for batch in batches:
+                    for piece in self._chunks(batch):
+                        await self._write_piece(stream, piece,
+                                                offs[start:start + piece.num_rows])
+                        start += piece.num_rows
+            except SchemaError:
+                raise
+            except BaseException as exc:
+                self._break(exc)  # a stripe may be lost: the sink cannot go on
+                raise
+
+    def _skip_old(self, batches: list[pa.RecordBatch], offs: np.ndarray,
+                  last: int) -> tuple[list[pa.RecordBatch], np.ndarray]:
+        """The rows above offset ``last`` (offsets increase, so they are a suffix)."""
+        skip = int(np.searchsorted(offs, last, side="right"))
+        self.stats.rows_skipped += skip
+        kept, seen = [], 0
+        for batch in batches:
+            lo = min(max(skip - seen, 0), batch.num_rows)
+            if lo < batch.num_rows:
+                kept.append(batch.slice(lo))
+            seen += batch.num_rows
+        return kept, offs[skip:]
+
+    def _break(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc if isinstance(exc, Exception) else AorcError(
+                f"RollingSink {self.prefix}: a write was interrupted while a stripe was "
+                f"being stored")
+        if self._state == "open":
+            self._state = "failed"
+        self._released.set()
 
     def _chunks(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
         if not batch.num_rows:
@@ -433,17 +529,39 @@ class RollingSink:
                            offs: np.ndarray) -> None:
         routing = await asyncio.to_thread(self._partitioner.route, batch)
         buffers = sum(len(c.buffers()) for c in batch.columns)
-        await self._reserve(batch.nbytes + 64 * buffers + 8 * batch.num_rows + PIECE_OVERHEAD)
+        await self._reserve(batch.nbytes + 8 * batch.num_rows
+                            + len(routing.paths) * (64 * buffers + PIECE_OVERHEAD))
         pos, n = 0, batch.num_rows
         while pos < n:
             end, why = roll_point(self._limits, stream, routing, pos, n)
             if end == pos:
                 self._cut(stream, why)
                 continue
-            self._append(stream, batch, routing, offs, pos, end)
-            pos = end
+            full_at = stripe_point(stream.files, routing, pos, end, self._stripe_target)
+            stop = end if full_at is None else full_at + 1
+            self._append(stream, batch, routing, offs, pos, stop)
+            pos = stop
+            if full_at is not None:
+                await self._flush_full(stream)
         await self._reserve(0)  # in case the estimate fell short
         self._note_memory()
+
+    async def _flush_full(self, stream: StreamState) -> None:
+        """Encode the full stripes of ``stream``'s files; cut the stream when one more
+        stripe would take a file past ``max_bytes``."""
+        for f in list(stream.files.values()):
+            if f.writer is not None and f.writer.full:
+                await self._reserve(f.writer.send_cost)
+                if stream.files.get(f.path) is not f:
+                    return  # cut to make room: the stripe is the file's last
+                await f.writer.flush_stripe()
+                pa.default_memory_pool().release_unused()  # (rows freed on this thread's heap)
+                self._note_memory()
+                if self.max_bytes is not None and f.writer.expected_size() > self.max_bytes:
+                    await self._reserve(sum(g.writer.finish_cost for g in stream.files.values()
+                                            if g.writer is not None))
+                    self._cut(stream, "bytes")  # (no-op if the reserve cut it already)
+                    return
 
     def _file_ids(self, stream: StreamState, routing: Routing, pos: int,
                   end: int) -> np.ndarray:
@@ -460,50 +578,42 @@ class RollingSink:
 
     def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
                 offs: np.ndarray, pos: int, end: int) -> None:
-        """Stage rows ``pos:end``: one compact copy sorted by file, and the files' counters."""
+        """Give rows ``pos:end`` to their files (a compact copy each) and count them."""
         row_fids = self._file_ids(stream, routing, pos, end)
         order = np.argsort(row_fids, kind="stable")
         fids = row_fids[order]
         rows = order + pos
         starts = np.flatnonzero(np.r_[True, fids[1:] != fids[:-1]])
         stops = np.r_[starts[1:], len(fids)]
-        counts = stops - starts
         est = np.add.reduceat(routing.sizes[rows], starts)
         bounds = _time_bounds(routing.times, rows, starts)
         files = list(stream.files.values())
+        columns = batch.select(self.file_schema.names)
+        if stream.opened_at is None:
+            self._seq += 1
+            stream.epoch = self._seq
+            stream.opened_at = self._clock()
         for k, fid in enumerate(fids[starts].tolist()):
             f = files[fid]
-            if not f.rows:
+            if f.writer is None:
                 f.first = int(offs[rows[starts[k]]])
+                f.writer = self._open_file(stream, f)
             f.last = int(offs[rows[stops[k] - 1]])
-            f.rows += int(counts[k])
+            f.rows += int(stops[k] - starts[k])
             f.est_bytes += int(est[k])
             if bounds is not None:
                 f.tmin, f.tmax = min(f.tmin, int(bounds[0][k])), max(f.tmax, int(bounds[1][k]))
-        copy = batch.select(self.file_schema.names).take(pa.array(rows))
-        piece = Piece(copy, fids, held_bytes(copy) + fids.nbytes)
-        if not stream.staged:
-            self._seq += 1
-            stream.epoch = self._seq
-            stream.opened_at = time.monotonic()
-        stream.staged.append(piece)
-        self._add_bytes(stream, piece.nbytes)
+            f.writer.add(columns.take(pa.array(rows[starts[k]:stops[k]])), int(est[k]))
         stream.last_offset = int(offs[end - 1])
-        if len(stream.staged) > COMPACT_PIECES:
-            self._compact(stream)
 
-    def _compact(self, stream: StreamState) -> None:
-        """Merge a stream's pieces into one (many small writes leave many small pieces)."""
-        fids = np.concatenate([p.fids for p in stream.staged])
-        order = np.argsort(fids, kind="stable")
-        merged = pa.concat_batches([p.batch for p in stream.staged]).take(pa.array(order))
-        piece = Piece(merged, fids[order], held_bytes(merged) + fids.nbytes)
-        self._add_bytes(stream, piece.nbytes - stream.mem_bytes)
-        stream.staged = [piece]
-
-    def _add_bytes(self, stream: StreamState, nbytes: int) -> None:
-        stream.mem_bytes += nbytes
-        self._open_bytes += nbytes
+    def _open_file(self, stream: StreamState, f: OpenFile) -> OpenSinkFile:
+        uri = join_uri(self.prefix, f.path, file_name(stream.topic, stream.partition, f.first))
+        metadata = {**self._metadata,
+                    "aorc.sink.topic": stream.topic.encode(),
+                    "aorc.sink.partition": str(stream.partition).encode(),
+                    "aorc.sink.first_offset": str(f.first).encode()}
+        return OpenSinkFile(uri, self._orc_type, self.file_schema, self._options, metadata,
+                            self._storage_options, self._stripe_target, self._encoder)
 
     def _note_memory(self) -> None:
         self.stats.peak_memory = max(self.stats.peak_memory, self.memory_in_use)
@@ -513,50 +623,65 @@ class RollingSink:
 
     def _oldest(self) -> StreamState | None:
         """The stream holding the oldest rows."""
-        live = [s for s in self._streams.values() if s.staged]
+        live = [s for s in self._streams.values() if s.files]
         return min(live, key=lambda s: s.epoch) if live else None
 
     async def _reserve(self, nbytes: int) -> None:
         """Make room for ``nbytes`` more: cut the streams holding the oldest rows until
-        enough bytes are on their way out, then wait for uploads to release them."""
-        while self.memory_in_use + nbytes > self.memory_budget:
-            excess = self.memory_in_use + nbytes - self.memory_budget
-            if self._closing_bytes < excess:
+        enough bytes are on their way out, then wait for files being closed to finish."""
+        while True:
+            closing = self._closing_bytes
+            excess = closing + self._open_bytes + nbytes - self.memory_budget
+            if excess <= 0:
+                return
+            if closing < excess and await self._wait_uploads(excess - closing):
+                continue
+            if closing < excess:
                 victim = self._oldest()
                 if victim is not None:
                     self._cut(victim, "memory")
                     continue
-            if not self._closing_bytes:
+            if not self._closing:
                 return  # nothing to wait for: the rows alone exceed the budget
             self._released.clear()
             await self._released.wait()
             self._check()
 
-    def _release(self, nbytes: int) -> None:
-        self._closing_bytes -= nbytes
-        self._released.set()
+    async def _wait_uploads(self, need: int) -> bool:
+        """When the open files' part uploads will release ``need`` bytes, wait until one of
+        them (or a file being closed) finishes and return True; False otherwise."""
+        inflight, uploads = 0, []
+        for stream in self._streams.values():
+            for f in stream.files.values():
+                if f.writer is not None:
+                    nbytes, tasks = f.writer.in_flight
+                    inflight += IN_FLIGHT_COPIES * nbytes
+                    uploads += tasks
+        if not uploads or inflight < need:
+            return False
+        self._released.clear()
+        released = asyncio.ensure_future(self._released.wait())
+        try:
+            await asyncio.wait([*uploads, released], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            released.cancel()
+        self._check()
+        return True
 
     # ----------------------------------------------------------------- cuts
 
     def _cut(self, stream: StreamState, reason: str) -> None:
-        """Close every open file of ``stream``: they are written, then committed, after the
-        stream's previous cut committed."""
-        if not stream.staged:
+        """Close every open file of ``stream``: they are finished, then completed and
+        committed after the stream's previous cut committed."""
+        if not stream.files:
             return
         assert stream.last_offset is not None
         self._note_memory()
-        files = list(stream.files.values())
-        parts: list[list[pa.RecordBatch]] = [[] for _ in files]
-        for piece in stream.staged:
-            for fid, rows in piece.slices():
-                parts[fid].append(rows)
-        held = stream.mem_bytes
-        self._open_bytes -= held
-        self._closing_bytes += held
-        stream.files, stream.staged, stream.mem_bytes, stream.opened_at = {}, [], 0, None
+        files = [f for f in stream.files.values() if f.writer is not None]
+        self._closing.update(f.writer for f in files)
+        stream.files, stream.opened_at = {}, None
         self.stats.cuts[reason] = self.stats.cuts.get(reason, 0) + 1
-        task = asyncio.create_task(self._finish_cut(
-            stream, list(zip(files, parts, strict=True)), held, stream.chain, reason))
+        task = asyncio.create_task(self._finish_cut(stream, files, stream.chain, reason))
         stream.chain = task
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
@@ -572,68 +697,83 @@ class RollingSink:
                 self._state = "failed"
             self._released.set()
 
-    async def _finish_cut(self, stream: StreamState,
-                          files: list[tuple[OpenFile, list[pa.RecordBatch]]], held: int,
+    async def _finish_cut(self, stream: StreamState, files: list[OpenFile],
                           previous: asyncio.Task[None] | None, reason: str) -> None:
-        offset = max(f.last for f, _ in files)
+        offset = max(f.last for f in files)
+        writers = [f.writer for f in files]
         try:
+            await _all([self._finish_file(stream, f) for f in files])
             if previous is not None:
                 await previous
-            written: list[SinkFile] = []
-            tasks = [asyncio.create_task(self._write_file(stream, f, rows, written))
-                     for f, rows in files]
-            files.clear()  # the tasks own the rows now
-            try:
-                await asyncio.gather(*tasks)
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+            await _all([self._complete_file(w) for w in writers])
+        except BaseException:
+            await _abort_files(files)
+            raise
         finally:
-            files.clear()
-            self._release(held)
+            self._closing.difference_update(writers)
+            self._released.set()
+        written = [self._done_file(stream, f) for f in files]
         written.sort(key=lambda s: (s.partition_path, s.first_offset))
         if self._on_commit is not None:
             await self._on_commit(SinkCommit(stream.topic, stream.partition, offset,
                                              tuple(written), reason))
         self.stats.commits += 1
 
-    async def _write_file(self, stream: StreamState, f: OpenFile, rows: list[pa.RecordBatch],
-                          out: list[SinkFile]) -> None:
+    async def _finish_file(self, stream: StreamState, f: OpenFile) -> None:
         async with self._uploads:
-            uri = join_uri(self.prefix, f.path, file_name(stream.topic, stream.partition,
-                                                          f.first))
-            await make_parents(uri)
-            metadata = {**self.write_options.metadata,
-                        "aorc.sink.topic": stream.topic,
-                        "aorc.sink.partition": str(stream.partition),
-                        "aorc.sink.first_offset": str(f.first),
-                        "aorc.sink.last_offset": str(f.last)}
-            writer = open_writer(uri, self.file_schema, self.write_options,
-                                 storage_options=self._storage_options, metadata=metadata)
-            async with writer:
-                batch = rows[0] if len(rows) == 1 else pa.concat_batches(rows)
-                rows.clear()
-                await writer.write(batch)
-                del batch
-        out.append(SinkFile(uri, f.path, stream.topic, stream.partition, f.first, f.last,
-                            f.rows, writer.bytes_written))
+            await f.writer.finish({"aorc.sink.last_offset": str(f.last).encode()})
+
+    async def _complete_file(self, writer: OpenSinkFile) -> None:
+        async with self._uploads:
+            await writer.complete()
+
+    def _done_file(self, stream: StreamState, f: OpenFile) -> SinkFile:
+        size = f.writer.size
         self.stats.files_written += 1
         self.stats.rows_written += f.rows
-        self.stats.bytes_written += writer.bytes_written
+        self.stats.bytes_written += size
+        return SinkFile(f.writer.uri, f.path, stream.topic, stream.partition, f.first,
+                        f.last, f.rows, size)
+
+    # ----------------------------------------------------------------- age
+
+    def _cut_aged(self) -> None:
+        """Cut the streams whose oldest open file reached ``max_age``."""
+        if self.max_age is None:
+            return
+        now = self._clock()
+        for stream in self._streams.values():
+            if stream.opened_at is not None and now - stream.opened_at >= self.max_age:
+                self._cut(stream, "age")
 
     async def _age_loop(self) -> None:
         assert self.max_age is not None
         while True:
             await asyncio.sleep(min(self.max_age / 4, 1.0))
-            now = time.monotonic()
             async with self._lock:
                 if self._state != "open":
                     return
-                for stream in self._streams.values():
-                    if stream.opened_at is not None and now - stream.opened_at >= self.max_age:
-                        self._cut(stream, "age")
+                self._cut_aged()
+
+
+async def _all(coros: list[Awaitable[None]]) -> None:
+    """Run ``coros`` concurrently; on the first failure cancel the others and raise."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _abort_files(files: Sequence[OpenFile]) -> None:
+    """Abort the files' writes (nothing partial is left), whatever happens to the caller."""
+    writers = [f.writer for f in files if f.writer is not None]
+    if writers:
+        await asyncio.shield(asyncio.gather(*(w.abort() for w in writers),
+                                            return_exceptions=True))
 
 
 def _time_bounds(times: np.ndarray | None, rows: np.ndarray,

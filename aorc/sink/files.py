@@ -1,0 +1,306 @@
+"""Open files of :class:`aorc.sink.RollingSink`: rows encoded stripe by stripe as they arrive,
+the bytes streamed to the store (a temporary local file, or the parts of an S3 multipart
+upload), the file completed only when the sink says so.
+
+Everything that decides where a stripe or a file ends is a function of the rows given to the
+file and of the options, never of timing or of how the rows were batched: a stripe ends at the
+first row whose estimated size (:func:`aorc.sink.plan.row_sizes`) takes the stripe to its
+capacity, and the capacity depends on the encoded sizes of the file's previous stripes. A
+replay of the same records therefore encodes the same stripes and writes the same bytes.
+
+What a file holds in memory (:attr:`OpenSinkFile.memory`): the rows of its current stripe,
+the stripe being encoded (rows plus an estimate of the encoder's output), and what its
+destination holds (S3: the bytes not yet in a part and the parts being uploaded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from concurrent.futures import Executor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from aorc.format.columns.encode import EncodeOptions, encode_column
+from aorc.format.types import OrcType
+from aorc.io import open_output, registry
+from aorc.io.output import Output
+from aorc.sink.plan import Routing, held_bytes
+from aorc.write.file import FileAssembler
+from aorc.write.stripe import assemble_stripe
+
+__all__ = [
+    "MAX_STRIPE_FACTOR",
+    "MIN_STRIPE_TARGET",
+    "OpenSinkFile",
+    "default_stripe_target",
+    "stripe_point",
+    "tail_allowance",
+]
+
+#: A stripe's rows are at most this many times the stripe target (in estimated bytes).
+MAX_STRIPE_FACTOR = 4
+#: The smallest default stripe target.
+MIN_STRIPE_TARGET = 1 << 20
+#: The largest default stripe target (the writer's default ``stripe_size``).
+MAX_STRIPE_TARGET = 64 << 20
+#: Copies of a part being uploaded: the part, and the HTTP client's copy of the body.
+IN_FLIGHT_COPIES = 2
+#: Pieces of rows a file keeps before they are merged into one.
+COMPACT_PIECES = 32
+
+
+def default_stripe_target(max_bytes: int | None) -> int:
+    """Encoded bytes per stripe when ``stripe_size`` is not given: a sixteenth of
+    ``max_bytes`` (files end within a stripe or two of ``max_bytes``; each open file holds
+    one stripe's rows), between 1 and 64 MiB."""
+    if max_bytes is None:
+        return MAX_STRIPE_TARGET
+    return max(MIN_STRIPE_TARGET, min(MAX_STRIPE_TARGET, max_bytes // 16))
+
+
+def tail_allowance(num_columns: int, num_stripes: int) -> int:
+    """A generous estimate of a file's tail (footer, statistics, postscript) in bytes."""
+    return 1024 + 96 * num_columns * (num_stripes + 2)
+
+
+class OpenSinkFile:
+    """One file being written by the sink (see the module docstring).
+
+    Args:
+        uri: the destination (local path or ``s3://``).
+        orc_type: the file's ORC type tree.
+        schema: the Arrow schema of the rows.
+        options: the encoder options.
+        metadata: the footer's user metadata (the sink adds the last offset at the end).
+        storage_options: settings of the store.
+        stripe_target: encoded bytes per stripe aimed at.
+        executor: where stripes are encoded (default: the loop's default executor). The sink
+            gives its files one thread: fewer threads allocating means fewer allocator
+            arenas and heaps holding freed memory.
+    """
+
+    def __init__(self, uri: str, orc_type: OrcType, schema: pa.Schema, options: EncodeOptions,
+                 metadata: Mapping[str, bytes], storage_options: Mapping[str, Any],
+                 stripe_target: int, executor: Executor | None = None) -> None:
+        self.uri = uri
+        self._executor = executor
+        self.schema = schema
+        self._orc_type = orc_type
+        self._options = options
+        self._assembler = FileAssembler(orc_type, options, metadata)
+        self._storage_options = dict(storage_options)
+        self._out: Output | None = None
+        self._target = stripe_target
+        self._pieces: list[pa.RecordBatch] = []
+        self._decisions: dict[int, bool] = {}
+        self._header = b""
+        self.rows_bytes = 0       # held bytes of the current stripe's rows
+        self.stripe_rows = 0
+        self.stripe_est = 0       # estimated bytes of the current stripe's rows
+        self.est_total = 0        # estimated bytes of the stripes encoded so far
+        self.encoded_total = 0    # their encoded bytes
+        self.last_stripe = 0      # encoded bytes of the last stripe
+        self.encoding = 0         # bytes of a stripe being encoded (rows + output)
+        self.num_rows = 0
+        self.state = "open"       # open -> finished -> completed | aborted
+
+    # ----------------------------------------------------------------- sizes
+
+    @property
+    def capacity(self) -> int:
+        """Estimated bytes of rows after which the current stripe is full."""
+        ratio = self.encoded_total / self.est_total if self.est_total else 1.0
+        target = self._target / ratio if ratio > 0 else float(self._target)
+        return max(1, int(min(target, MAX_STRIPE_FACTOR * self._target)))
+
+    @property
+    def size(self) -> int:
+        """Bytes of the file produced so far (header and encoded stripes)."""
+        return self._assembler.position
+
+    @property
+    def num_stripes(self) -> int:
+        """Stripes encoded so far."""
+        return self._assembler.num_stripes
+
+    def expected_size(self) -> int:
+        """The file's size if one more stripe like the last one and the tail were added."""
+        return self.size + self.last_stripe + tail_allowance(len(self.schema),
+                                                             self.num_stripes)
+
+    @property
+    def memory(self) -> int:
+        """Bytes this file holds: current rows, a stripe being encoded, the store's buffers."""
+        out = self._out
+        held = 0
+        if out is not None:  # a part in flight is held twice: by us and by the HTTP client
+            held = (int(getattr(out, "buffered_bytes", 0))
+                    + IN_FLIGHT_COPIES * int(getattr(out, "in_flight_bytes", 0)))
+        return self.rows_bytes + self.encoding + held
+
+    @property
+    def in_flight(self) -> tuple[int, list[asyncio.Future[None]]]:
+        """Bytes of the parts being uploaded and their uploads (none for local files)."""
+        out = self._out
+        if out is None:
+            return 0, []
+        return int(getattr(out, "in_flight_bytes", 0)), list(getattr(out, "uploads", []))
+
+    # ----------------------------------------------------------------- rows
+
+    def add(self, batch: pa.RecordBatch, est: int) -> int:
+        """Add rows to the current stripe; returns the change of held bytes."""
+        before = self.rows_bytes
+        self._pieces.append(batch)
+        self.rows_bytes += held_bytes(batch)
+        self.stripe_rows += batch.num_rows
+        self.stripe_est += est
+        self.num_rows += batch.num_rows
+        if len(self._pieces) > COMPACT_PIECES:
+            merged = pa.concat_batches(self._pieces)
+            self._pieces = [merged]
+            self.rows_bytes = held_bytes(merged)
+        return self.rows_bytes - before
+
+    @property
+    def encode_cost(self) -> int:
+        """The bytes encoding the current stripe adds (its estimated encoded size)."""
+        ratio = self.encoded_total / self.est_total if self.est_total else 1.0
+        return int(self.stripe_est * ratio)
+
+    @property
+    def send_cost(self) -> int:
+        """The most bytes encoding and sending the current stripe adds: its encoded size,
+        and the HTTP client's copy of a part when the stripe fills one."""
+        cost = self.encode_cost
+        out = self._out
+        config = getattr(out, "config", None)
+        part = getattr(config, "part_size", None)
+        if part is not None and int(getattr(out, "buffered_bytes", 0)) + cost > part:
+            cost += (IN_FLIGHT_COPIES - 1) * (int(getattr(out, "buffered_bytes", 0)) + cost)
+        return cost
+
+    @property
+    def finish_cost(self) -> int:
+        """The most bytes finishing the file adds: its last stripe's encoded size and the
+        HTTP client's copy of the last part."""
+        cost = self.encode_cost
+        if getattr(self._out, "config", None) is not None:
+            cost += (IN_FLIGHT_COPIES - 1) * (int(getattr(self._out, "buffered_bytes", 0))
+                                              + cost)
+        return cost
+
+    @property
+    def full(self) -> bool:
+        """Whether the current stripe reached its capacity."""
+        return self.stripe_rows > 0 and self.stripe_est >= self.capacity
+
+    async def flush_stripe(self) -> None:
+        """Encode the current stripe (in a worker thread) and send its bytes to the store."""
+        if not self.stripe_rows:
+            return
+        pieces, rows, est = self._pieces, self.stripe_rows, self.stripe_est
+        self.encoding = self.rows_bytes + self.encode_cost
+        self._pieces, self.stripe_rows, self.stripe_est = [], 0, 0
+        self.rows_bytes = 0
+        try:
+            self._start()
+            data = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._encode, pieces, rows)
+            del pieces
+            self.encoding = 0  # the bytes now belong to the destination's buffer
+            self.est_total += est
+            self.encoded_total += len(data)
+            self.last_stripe = len(data)
+            await self._send(data)
+        finally:
+            self.encoding = 0
+
+    def _start(self) -> None:
+        if self.size == 0:
+            self._header = self._assembler.header()  # written with the first bytes
+
+    async def _send(self, data: bytes) -> None:
+        if self._out is None:
+            await registry.make_parents(self.uri)
+            self._out = open_output(self.uri, self._storage_options)
+            await self._out.write(self._header)
+        await self._out.write(data)
+
+    def _encode(self, pieces: list[pa.RecordBatch], rows: int) -> bytes:
+        """Encode and assemble one stripe (in a worker thread); returns its bytes."""
+        table = pa.Table.from_batches(pieces, schema=self.schema)
+        pieces.clear()
+        root = pa.StructArray.from_arrays(
+            [table.column(i).combine_chunks() for i in range(len(self.schema))],
+            fields=list(self.schema))
+        del table
+        stride = self._options.row_index_stride
+        starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
+                  else np.zeros(0, dtype=np.int64))
+        encoded = encode_column(self._orc_type, root, starts, self._options,
+                                dictionary_decisions=self._decisions)
+        del root
+        stripe = assemble_stripe(encoded, rows, len(starts), self._options)
+        data = self._assembler.add_stripe(stripe)
+        del stripe, encoded
+        pa.default_memory_pool().release_unused()
+        return data
+
+    # ----------------------------------------------------------------- life cycle
+
+    async def finish(self, metadata: Mapping[str, bytes]) -> None:
+        """Encode the last stripe and send the tail (with ``metadata`` added to the footer's
+        user metadata); the file is not visible until :meth:`complete`."""
+        await self.flush_stripe()
+        self._start()
+        self._assembler.user_metadata.update(metadata)
+        tail = await asyncio.to_thread(self._assembler.finish)
+        await self._send(tail)
+        self.state = "finished"
+
+    async def complete(self) -> None:
+        """Make the file visible (rename or ``CompleteMultipartUpload``)."""
+        assert self._out is not None and self.state == "finished"
+        await self._out.complete()
+        self.state = "completed"
+
+    async def abort(self) -> None:
+        """Drop the file: nothing is left on the store. Safe to repeat."""
+        if self.state in ("completed", "aborted"):
+            return
+        self.state = "aborted"
+        self._pieces = []
+        self.rows_bytes = 0
+        if self._out is not None:
+            await self._out.abort()
+
+
+def stripe_point(files: Mapping[str, Any], routing: Routing, pos: int, end: int,
+                 initial_capacity: int) -> int | None:
+    """The first row in ``pos:end`` with which a file's current stripe becomes full (the
+    stripe then ends after it), or None. ``files`` maps folders to objects with a ``writer``
+    (an :class:`OpenSinkFile` or None for a file not opened yet)."""
+    g = routing.groups[pos:end]
+    if not len(g):
+        return None
+    order = np.argsort(g, kind="stable")
+    sg = g[order]
+    starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
+    counts = np.diff(np.r_[starts, len(sg)])
+    have, cap = [], []
+    for k in sg[starts].tolist():
+        f = files.get(routing.paths[k])
+        w = getattr(f, "writer", None)
+        have.append(w.stripe_est if w is not None else 0)
+        cap.append(w.capacity if w is not None else initial_capacity)
+    sizes = routing.sizes[pos:end][order]
+    cum = np.cumsum(sizes)
+    base = np.repeat(cum[starts] - sizes[starts], counts)
+    full = (np.repeat(np.array(have, np.int64), counts) + cum - base
+            >= np.repeat(np.array(cap, np.int64), counts))
+    hit = np.flatnonzero(full)
+    return pos + int(order[hit].min()) if len(hit) else None
