@@ -39,8 +39,8 @@ def resolve_schema(schema: pa.Schema | str | OrcType) -> tuple[pa.Schema, OrcTyp
         return widened, from_arrow_schema(widened)
     if isinstance(schema, str):
         orc_type = parse_type_string(schema)
-    elif isinstance(schema, OrcType):
-        orc_type = parse_type_string(type_string(schema))  # renumbered from 0
+    elif isinstance(schema, OrcType):  # renumbered from 0 (a root keeps its attributes)
+        orc_type = schema if schema.column_id == 0 else parse_type_string(type_string(schema))
     else:
         raise SchemaError(f"schema must be a pyarrow.Schema or an ORC type string, got "
                           f"{type(schema).__name__}")

@@ -6,7 +6,9 @@ subtree occupies a contiguous range of column ids. :class:`OrcType` is that tree
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 
 __all__ = [
+    "ORC_ATTRIBUTES_METADATA_KEY",
     "ORC_TYPE_METADATA_KEY",
     "WIDENED_ARROW_TYPES",
     "OrcType",
@@ -38,6 +41,10 @@ __all__ = [
 #: Arrow field metadata key holding the ORC type string where Arrow's type loses information
 #: (char, varchar, legacy decimal).
 ORC_TYPE_METADATA_KEY = b"ORC:type"
+
+#: Arrow field metadata key holding ORC type attributes to write for the field, as a JSON
+#: object of strings (e.g. ``{"spark.sql.catalyst.type": "timestamp_ntz"}``).
+ORC_ATTRIBUTES_METADATA_KEY = b"ORC:attributes"
 
 #: Precision and scale given to legacy unbounded decimals (Hive 0.11 ``decimal(0,0)``).
 LEGACY_DECIMAL_PRECISION = 38
@@ -613,7 +620,16 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
 
 
 def _from_field(f: pa.Field) -> OrcType:
-    return from_arrow_type(f.type, f.metadata)
+    t = from_arrow_type(f.type, f.metadata)
+    if f.metadata and ORC_ATTRIBUTES_METADATA_KEY in f.metadata:
+        try:
+            pairs = json.loads(f.metadata[ORC_ATTRIBUTES_METADATA_KEY])
+            added = tuple((str(k), str(v)) for k, v in pairs.items())
+        except (ValueError, AttributeError) as exc:
+            raise SchemaError(f"field {f.name!r}: {ORC_ATTRIBUTES_METADATA_KEY.decode()} "
+                              f"metadata must be a JSON object of strings") from exc
+        t = dataclasses.replace(t, attributes=(*t.attributes, *added))
+    return t
 
 
 def from_arrow_schema(schema: pa.Schema) -> OrcType:

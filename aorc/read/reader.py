@@ -224,6 +224,11 @@ class OrcReader:
         return type_string(self._tail.schema)
 
     @property
+    def orc_schema(self) -> OrcType:
+        """The file's ORC type tree (with type attributes, which ``orc_type`` omits)."""
+        return self._tail.schema
+
+    @property
     def num_rows(self) -> int:
         """Rows in the file, as the footer records them."""
         return self._tail.num_rows

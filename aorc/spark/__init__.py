@@ -1,4 +1,5 @@
-"""PySpark (>= 4) integration: ORC files written and read by aorc inside Spark tasks.
+"""PySpark integration (3.5, 4.0-4.3; classic sessions and Spark Connect): ORC files written
+and read by aorc inside Spark tasks.
 
 :func:`write` writes each partition of a DataFrame as one ORC file through aorc from the
 executors (``mapInArrow``; multipart uploads on S3) and returns the files written.
@@ -12,15 +13,23 @@ straight from an S3 endpoint without Hadoop's S3 connector::
 
 :func:`register` adds the same reader as a Spark Python data source, ``spark.read.format(
 "aorc")``, with options ``columns`` (comma-separated), ``filters`` (JSON), ``splitBytes`` and
-``storage.<name>`` for storage options (values parsed as JSON when they parse).
+``storage.<name>`` for storage options (values parsed as JSON when they parse); it needs
+PySpark 4.0 or later (Python data sources), filters pushed from ``.where()`` 4.1 or later.
+
+With Spark Connect (``SparkSession.builder.remote(...)``), :func:`write`, :func:`read` and
+:func:`register` work the same (nothing touches ``SparkContext`` or the JVM), but aorc must be
+importable by the server's Python workers. Version differences live in
+:mod:`aorc.spark.compat`.
 
 Executors need aorc importable and the store's settings: pass ``storage_options`` (endpoint
 and credentials) explicitly, since executors do not see the driver's environment changes.
 When aorc is used from a source checkout (not installed), its folder is added to the
-``PYTHONPATH`` of the session's Python workers (enough for local mode).
+``PYTHONPATH`` of a classic session's Python workers (enough for local mode).
 
 Types: ORC timestamps are returned as Spark ``TimestampType`` (the stored wall clock taken as
-UTC, as Spark's ORC reader does with a UTC JVM), nanoseconds truncated to microseconds;
+UTC, as Spark's ORC reader does with a UTC JVM), nanoseconds truncated to microseconds, and
+columns Spark marked ``timestamp_ntz`` as ``TimestampNTZType``; :func:`write` types
+timestamps as Spark's ORC writer does (see :mod:`aorc.spark.compat`);
 ``char``/``varchar`` as strings; unions are not supported. Folders named ``key=value`` below
 the listed root (Hive style) become columns: integers when every value is one, else strings.
 """
@@ -28,10 +37,9 @@ the listed root (Hive style) become columns: integers when every value is one, e
 from __future__ import annotations
 
 import asyncio
-import base64
+import dataclasses
 import json
 import os
-import pickle
 import urllib.parse
 import uuid
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
@@ -44,12 +52,24 @@ import pyarrow.compute as pc
 import aorc
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.filters.ops import Op, spark_op
-from aorc.format.types import from_arrow_schema, parse_type_string, select_columns
+from aorc.format.types import parse_type_string, select_columns
 from aorc.hive import HIVE_DEFAULT_PARTITION
 from aorc.io import registry
 from aorc.options import WriteOptions
 from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader
+from aorc.spark.compat import (
+    NTZ,
+    default_parallelism,
+    executor_path,
+    has_data_sources,
+    orc_schema,
+    require_data_sources,
+    storage_schema,
+    to_arrow_schema,
+    with_ntz,
+)
+from aorc.spark.compat import from_arrow_schema as to_spark_schema
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
@@ -74,13 +94,7 @@ Filters = Any  # pyarrow-style filters: list of tuples, or list of lists of tupl
 
 def _executor_path(spark: Any) -> None:
     """Let the session's Python workers import this aorc when it is not installed."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(aorc.__file__)))
-    if os.path.basename(root) in ("site-packages", "dist-packages"):
-        return
-    env = spark.sparkContext.environment
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if root not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    executor_path(spark)
 
 
 def _run_async_iter(agen: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.RecordBatch]:
@@ -105,24 +119,36 @@ def _run_async_iter(agen: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.R
 
 async def _write_partition(batches: Iterator[pa.RecordBatch], uri: str,
                            storage_options: Mapping[str, Any] | None,
-                           options: WriteOptions) -> tuple[int, int]:
-    """Write a partition's batches as one file (none when it has no rows)."""
+                           options: WriteOptions,
+                           schema: pa.Schema | None = None) -> tuple[int, int]:
+    """Write a partition's batches as one file (none when it has no rows); ``schema``: the
+    Arrow schema to write and cast the batches to (default: the batches')."""
     batch: pa.RecordBatch | None = await asyncio.to_thread(next, batches, None)
     while batch is not None and batch.num_rows == 0:
         batch = await asyncio.to_thread(next, batches, None)
     if batch is None:
         return 0, 0
     await registry.make_parents(uri)
-    writer = aorc.open_writer(uri, batch.schema, options, storage_options=storage_options)
+    storage = schema if schema is not None else batch.schema
+    writer = aorc.open_writer(uri, storage, options, storage_options=storage_options)
     async with writer:
         while batch is not None:
-            await writer.write(batch)
+            await writer.write(_stored(batch, storage))
             batch = await asyncio.to_thread(next, batches, None)
     return writer.num_rows, writer.bytes_written
 
 
+def _stored(batch: pa.RecordBatch, storage: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with the columns whose storage type differs cast to it."""
+    if batch.schema == storage:
+        return batch
+    arrays = [column if column.type == field.type else column.cast(field.type)
+              for column, field in zip(batch.columns, storage, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=storage)
+
+
 def _write_task(prefix: str, job: str, storage_options: Mapping[str, Any] | None,
-                options: WriteOptions) -> Any:
+                options: WriteOptions, schema: pa.Schema) -> Any:
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
@@ -130,7 +156,7 @@ def _write_task(prefix: str, job: str, storage_options: Mapping[str, Any] | None
         number = context.partitionId() if context is not None else 0
         uri = registry.join(prefix, f"part-{number:05d}-{job}.orc")
         rows, size = asyncio.run(_write_partition(iter(batches), uri, storage_options,
-                                                  options))
+                                                  options, schema))
         out = {"uri": [uri] if rows else [], "rows": [rows] if rows else [],
                "bytes": [size] if rows else []}
         yield pa.RecordBatch.from_pydict(out, schema=pa.schema(
@@ -159,16 +185,16 @@ def write(df: Any, uri_prefix: str, options: WriteOptions | None = None, *,
     Raises:
         SchemaError: bad writer options (checked before any task runs).
     """
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    arrow_schema = to_arrow_schema(df.schema, timezone="UTC")
+    arrow_schema = to_arrow_schema(df.schema)
+    orc = orc_schema(arrow_schema)  # TimestampNTZType stored as Spark stores it
     options = WriteOptions.create(options, keywords, caller="aorc.spark.write")
-    options.resolve(from_arrow_schema(arrow_schema))  # check column names before any task
+    options.resolve(orc)  # check column names before any task
     if storage_options is not None:
         registry.check_options(uri_prefix, storage_options)  # fail fast on bad settings
-    _executor_path(df.sparkSession)
+    executor_path(df.sparkSession)
     job = uuid.uuid4().hex[:16]
-    task = _write_task(uri_prefix, job, storage_options, options)
+    task = _write_task(uri_prefix, job, storage_options, options,
+                       storage_schema(arrow_schema))
     rows = df.mapInArrow(task, "uri string, rows long, bytes long").collect()
     return sorted(r["uri"] for r in rows)
 
@@ -351,7 +377,7 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
     async def plan_file(uri: str, typed: dict[str, Any]) -> tuple[pa.Schema, list[Split]]:
         ok, rest = _resolve_filters(filters, typed)
         async with sem, open_reader(uri, storage_options=storage_options) as reader:
-            schema = reader.schema
+            schema = with_ntz(reader.schema, reader.orc_schema)
             if not ok:
                 return schema, []
             select_columns(parse_type_string(reader.orc_type), columns)
@@ -378,7 +404,7 @@ async def read_schema(uris: str | Sequence[str], columns: Sequence[str] | None =
     part_columns = _partition_columns([_partition_values(r, u) for r, u in files])
     columns = _data_columns(columns, part_columns)
     async with open_reader(files[0][1], storage_options=storage_options) as reader:
-        schema = _projected(reader.schema, columns)
+        schema = _projected(with_ntz(reader.schema, reader.orc_schema), columns)
     for name, t in part_columns:
         schema = schema.append(pa.field(name, t))
     return schema
@@ -412,8 +438,8 @@ def _projected(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
 
 def _spark_type(t: pa.DataType) -> pa.DataType:
     """The Arrow type Spark accepts for an aorc column."""
-    if pa.types.is_timestamp(t):
-        return pa.timestamp("us", "UTC")
+    if pa.types.is_timestamp(t):  # TimestampNTZType where Spark marked it so
+        return NTZ if t == NTZ else pa.timestamp("us", "UTC")
     if pa.types.is_union(t):
         raise UnsupportedFeatureError("Spark cannot hold ORC union columns")
     if pa.types.is_list(t):
@@ -459,25 +485,32 @@ async def _read_splits(splits: list[Split], columns: Sequence[str] | None,
             yield batch
 
 
-def _read_task(columns: Sequence[str] | None, schema: pa.Schema,
-               storage_options: Mapping[str, Any] | None) -> Any:
+def _read_task(splits: list[Split], tasks: int, columns: Sequence[str] | None,
+               schema: pa.Schema, storage_options: Mapping[str, Any] | None) -> Any:
+    """The function of ``mapInArrow`` over ``range(tasks)``: task ``i`` reads the splits
+    ``i, i + tasks, ...`` (the splits travel with the function, so no driver-side RDD is
+    needed, which Spark Connect has not)."""
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        splits = [_split_from_text(text) for batch in batches
-                  for text in batch.column(0).to_pylist()]
-        if splits:
-            yield from _run_async_iter(_read_splits(splits, columns, schema, storage_options))
+        mine = [s for batch in batches for i in batch.column(0).to_pylist()
+                for s in splits[i::tasks]]
+        if mine:
+            yield from _run_async_iter(_read_splits(mine, columns, schema, storage_options))
     return task
 
 
-def _split_to_text(split: Split) -> str:
-    """A split as text for a Spark row (filters may hold dates, decimals, ...)."""
-    return base64.b64encode(pickle.dumps(split)).decode("ascii")
-
-
-def _split_from_text(text: str) -> Split:
-    split = pickle.loads(base64.b64decode(text))  # noqa: S301 - made by _split_to_text
-    assert isinstance(split, Split)
-    return split
+def _balanced(splits: list[Split], target: int) -> list[Split]:
+    """Cut splits of several stripes in two until there are ``target`` splits (or every
+    split is one stripe), so that every core has work."""
+    out = list(splits)
+    while len(out) < target:
+        widest = max(range(len(out)), key=lambda i: len(out[i].stripes), default=None)
+        if widest is None or len(out[widest].stripes) < 2:
+            break
+        split = out[widest]
+        half = len(split.stripes) // 2
+        out[widest:widest + 1] = [dataclasses.replace(split, stripes=split.stripes[:half]),
+                                  dataclasses.replace(split, stripes=split.stripes[half:])]
+    return out
 
 
 def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = None,
@@ -504,19 +537,16 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
         SchemaError: files with different schemas, unknown columns, bad filters.
         ObjectNotFoundError: a URI names nothing.
     """
-    from pyspark.sql.pandas.types import from_arrow_schema as to_spark_schema
-
     schema, splits = asyncio.run(plan_read(uris, columns, filters,
                                            storage_options=storage_options,
                                            split_bytes=split_bytes))
     arrow = spark_arrow_schema(schema)
     _executor_path(spark)
-    texts = [(_split_to_text(s),) for s in splits]
-    tasks = min(len(texts), TASKS_PER_CORE * spark.sparkContext.defaultParallelism)
-    rdd = spark.sparkContext.parallelize(texts, max(1, tasks))
-    plan = spark.createDataFrame(rdd, "split string")
-    df = plan.mapInArrow(_read_task(columns, arrow, storage_options),
-                         to_spark_schema(arrow, prefer_timestamp_ntz=False))
+    cores = default_parallelism(spark)
+    splits = _balanced(splits, cores)
+    tasks = max(1, min(len(splits), TASKS_PER_CORE * cores))
+    df = spark.range(0, tasks, 1, tasks).mapInArrow(
+        _read_task(splits, tasks, columns, arrow, storage_options), to_spark_schema(arrow))
     if columns is not None:  # in the order asked, partition columns last
         df = df.select(*columns, *[n for n in arrow.names if n not in columns])
     return df
@@ -596,14 +626,12 @@ class _SourceSettings:
                                        storage_options=self.storage_options or None))
 
 
-try:
-    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-    HAVE_DATA_SOURCES = True
-except ImportError:  # PySpark < 4 or absent
-    HAVE_DATA_SOURCES = False
+HAVE_DATA_SOURCES = has_data_sources()
 
 
 if HAVE_DATA_SOURCES:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
     class AorcDataSource(DataSource):
         """``spark.read.format("aorc").load(path)``: ORC files read by aorc."""
 
@@ -614,10 +642,8 @@ if HAVE_DATA_SOURCES:
             return "aorc"
 
         def schema(self) -> Any:
-            from pyspark.sql.pandas.types import from_arrow_schema as to_spark_schema
-
             schema = _SourceSettings.from_options(self.options).schema()
-            return to_spark_schema(spark_arrow_schema(schema), prefer_timestamp_ntz=False)
+            return to_spark_schema(spark_arrow_schema(schema))
 
         def reader(self, schema: Any) -> AorcSourceReader:
             settings = _SourceSettings.from_options(self.options)
@@ -664,10 +690,12 @@ def register(spark: Any) -> bool:
     registration (Spark >= 4.1; register again after changing it).
 
     Returns:
-        Whether the data source was registered.
+        True (the data source was registered).
+
+    Raises:
+        UnsupportedFeatureError: this PySpark has no Python data sources (before 4.0).
     """
-    if not HAVE_DATA_SOURCES:
-        return False
+    require_data_sources(spark)
     _executor_path(spark)
     conf = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false"))
     source: type = AorcDataSource

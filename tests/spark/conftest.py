@@ -9,6 +9,10 @@ The writer under test is aorc (``aorc.write_table``); setting
 ``AORC_TEST_REFERENCE_WRITER=pyarrow`` writes with ``pyarrow.orc.write_table`` instead, which
 is only for checking the harness itself against a known writer (see :func:`writer_name`).
 
+``AORC_TEST_SPARK_CONNECT=1`` (as ``nox -s spark-connect`` sets) makes the session a Spark
+Connect client of a local Connect server (``SparkSession.builder.remote("local[2]")``, needs
+``pyspark[connect]``'s dependencies); tests that need the JVM (ORC Java, RDDs) skip then.
+
 Session settings: ``local[2]``, no UI, session time zone UTC and a JVM default time zone of
 UTC (ORC Java converts timestamps through the JVM's zone), two shuffle partitions, 2 GiB of
 driver memory, everything bound to 127.0.0.1, log level ERROR.
@@ -21,6 +25,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from spark_java_orc import JavaOrc  # noqa: E402
 
 WRITER_ENV = "AORC_TEST_REFERENCE_WRITER"
+CONNECT_ENV = "AORC_TEST_SPARK_CONNECT"
+ROOT = Path(__file__).resolve().parents[2]
 _WRITERS = ("aorc", "pyarrow")
 _PYARROW_CODECS = {"none": "uncompressed"}
 
@@ -58,6 +65,11 @@ def writer_name() -> str:
     return name
 
 
+def use_connect() -> bool:
+    """Whether the tests run through Spark Connect (``AORC_TEST_SPARK_CONNECT=1``)."""
+    return os.environ.get(CONNECT_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 def _java_available() -> bool:
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "java").exists():
@@ -77,12 +89,18 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    if use_connect():  # the server's Python workers must import this tree's aorc
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if str(ROOT) not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *paths])
     conf_dir = tmp_path_factory.mktemp("spark-conf")
     log4j = conf_dir / "log4j2.properties"
     log4j.write_text(_LOG4J)
     java_options = f"-Duser.timezone=UTC -Dlog4j2.configurationFile={log4j.as_uri()}"
+    builder = (SparkSession.builder.remote("local[2]") if use_connect()
+               else SparkSession.builder.master("local[2]"))
     session = (
-        SparkSession.builder.master("local[2]")
+        builder
         .appName("aorc-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
@@ -94,9 +112,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.driver.extraJavaOptions", java_options)
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
     )
-    session.sparkContext.setLogLevel("ERROR")
+    with warnings.catch_warnings():  # Connect: the server's static settings are set once
+        warnings.filterwarnings("ignore", "Failed to set spark", UserWarning)
+        session = session.getOrCreate()
+    if not use_connect():
+        session.sparkContext.setLogLevel("ERROR")
     try:
         yield session
     finally:
@@ -106,6 +127,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def jvm_orc(spark: Any) -> JavaOrc:
     """ORC Java (the orc-core bundled with PySpark) driven through the session's JVM."""
+    if use_connect():
+        pytest.skip("ORC Java is reached through the JVM, which Spark Connect clients lack")
     return JavaOrc(spark)
 
 
@@ -150,6 +173,14 @@ def write_with(name: str, table: pa.Table, path: str | Path, **options: Any) -> 
 
 
 @pytest.fixture(scope="session")
+def classic_spark(spark: Any) -> Any:
+    """The session, for tests that need the JVM or RDDs; skips under Spark Connect."""
+    if use_connect():
+        pytest.skip("needs a classic session (JVM / RDD), not Spark Connect")
+    return spark
+
+
+@pytest.fixture(scope="session")
 def write_orc() -> WriteOrc:
     """``write_orc(table, path, **options)`` with the writer under test (see module doc)."""
     name = writer_name()
@@ -165,3 +196,23 @@ def writer_under_test() -> str:
     """The name of the writer under test: "aorc" or "pyarrow"."""
     return writer_name()
 
+
+
+#: Warnings PySpark itself raises on some supported versions (3.5 compares versions with
+#: distutils' LooseVersion, leaves py4j sockets to the garbage collector); they say nothing
+#: about aorc.
+_PYSPARK_WARNINGS = (
+    "ignore:unclosed <socket.socket:ResourceWarning",
+    "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning",
+    "ignore:distutils Version classes are deprecated:DeprecationWarning",
+    "ignore:is_datetime64tz_dtype is deprecated:DeprecationWarning",
+    "ignore:is_categorical_dtype is deprecated:DeprecationWarning",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            for spec in _PYSPARK_WARNINGS:
+                item.add_marker(pytest.mark.filterwarnings(spec))

@@ -17,7 +17,49 @@ import pyarrow.compute as pc
 from helpers.random_tables import ALL_TYPES, random_table
 
 __all__ = ["UNITS_PER_DAY", "as_java_reads", "in_calendar_gap", "map_leaves", "micros_type",
-           "spark_maps", "spark_table"]
+           "dataframe_from_arrow", "read_orc", "spark_maps", "spark_table", "to_arrow"]
+
+
+def dataframe_from_arrow(spark: Any, table: pa.Table) -> Any:
+    """``spark.createDataFrame(table)``; skips the test on a PySpark that cannot take an
+    Arrow table (3.5)."""
+    from pyspark.errors import PySparkTypeError
+
+    try:
+        return spark.createDataFrame(table)
+    except PySparkTypeError as exc:
+        if "CANNOT_INFER_SCHEMA_FOR_TYPE" not in str(exc):
+            raise
+        import pytest
+
+        pytest.skip("this PySpark cannot make a DataFrame from an Arrow table (4.3 can)")
+
+
+def read_orc(spark: Any, path: str) -> Any:
+    """``spark.read.orc(path)``; skips the test when this Spark cannot parse ORC's
+    ``timestamp with local time zone`` (Spark 3.5), which the file under test holds."""
+    from pyspark.errors import ParseException
+
+    try:
+        return spark.read.orc(path)
+    except ParseException as exc:
+        if "timestamp with local time zone" not in str(exc):
+            raise
+        import pytest
+
+        pytest.skip("this Spark cannot read ORC 'timestamp with local time zone' (4.3 can)")
+
+
+def to_arrow(df: Any) -> pa.Table:
+    """A DataFrame's rows as an Arrow table: ``toArrow()`` (PySpark 4), else the classic
+    session's Arrow collection (PySpark 3.5)."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    from aorc.spark.compat import to_arrow_schema
+
+    batches = df._collect_as_arrow()
+    return pa.Table.from_batches(batches) if batches else \
+        to_arrow_schema(df.schema).empty_table()
 
 
 def micros_type(t: pa.DataType) -> pa.DataType:

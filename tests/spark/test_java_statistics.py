@@ -17,7 +17,7 @@ import pytest
 from helpers.random_tables import ALL_TYPES, random_table
 from java_stats_model import column_levels, expected_statistics, merge_all
 from spark_java_orc import assert_stats_equal
-from spark_tables import micros_type, spark_maps
+from spark_tables import dataframe_from_arrow, micros_type, spark_maps
 
 pytestmark = [
     pytest.mark.spark,
@@ -140,7 +140,8 @@ def test_statistics_equal_sparks(spark, jvm_orc, write_orc, table, tmp_path):
     ours = tmp_path / "aorc.orc"
     write_orc(same, ours, compression="zlib")
     spark_dir = tmp_path / "spark"
-    spark.createDataFrame(same).coalesce(1).write.option("compression", "zlib").orc(str(spark_dir))
+    frame = dataframe_from_arrow(spark, same)
+    frame.coalesce(1).write.option("compression", "zlib").orc(str(spark_dir))
     (theirs,) = spark_dir.glob("*.orc")
     names = _names(same)
     for what, got, want in [

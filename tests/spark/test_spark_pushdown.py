@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from spark_tables import to_arrow
 
 F = pytest.importorskip("pyspark.sql.functions")
 
@@ -64,7 +65,7 @@ def _spark_results(spark, path, conditions: list) -> list[pd.DataFrame]:
     union = scans[0]
     for scan in scans[1:]:
         union = union.unionByName(scan)
-    rows = union.toArrow().to_pandas()
+    rows = to_arrow(union).to_pandas()
     return [
         rows[rows._query == i].drop(columns="_query").sort_values("id").reset_index(drop=True)
         for i in range(len(conditions))

@@ -25,7 +25,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from spark_tables import UNITS_PER_DAY, as_java_reads, in_calendar_gap, spark_table
+from spark_tables import (
+    UNITS_PER_DAY,
+    as_java_reads,
+    dataframe_from_arrow,
+    in_calendar_gap,
+    read_orc,
+    spark_table,
+    to_arrow,
+)
 
 F = pytest.importorskip("pyspark.sql.functions")
 
@@ -123,13 +131,13 @@ def read_spark(spark: Any, parts: list[tuple[Path, str | None]]) -> list[tuple[s
     """
     scans, ddls = [], []
     for i, (path, where) in enumerate(parts):
-        df = spark.read.orc(str(path))
+        df = read_orc(spark, str(path))
         ddls.append(df.schema.simpleString())
         if where is not None:
             df = df.where(where)
         scans.append(df.withColumn("_part", F.lit(i)))
     union = reduce(lambda a, b: a.unionByName(b), scans)
-    rows = union.toArrow()
+    rows = to_arrow(union)
     out = []
     for i, ddl in enumerate(ddls):
         part = rows.filter(pc.equal(rows["_part"], i)).drop_columns(["_part"])
@@ -247,7 +255,7 @@ def test_spark_reads_old_dates_and_far_timestamps(spark, jvm_orc, write_orc, wri
     # Spark's own file of the same rows (hybrid calendar, rebased by Spark) must read the
     # same, except the ten days missing from the hybrid calendar, which neither can return
     spark_dir = tmp_path / "spark-old"
-    spark.createDataFrame(table).coalesce(1).write.orc(str(spark_dir))
+    dataframe_from_arrow(spark, table).coalesce(1).write.orc(str(spark_dir))
     (ddl, got), (_, own) = read_spark(spark, [(path, None), (spark_dir, None)])
     assert ddl == expected_ddl(table)
     assert_spark_equal(got, as_java_reads(table), "old dates and far timestamps")

@@ -1,0 +1,229 @@
+"""What differs between the PySpark versions :mod:`aorc.spark` supports (3.5 and 4.0-4.3,
+classic sessions and Spark Connect), found by looking for features, not at version strings.
+
+- ``to_arrow_schema`` takes ``timezone`` in newer releases (4.3 does; 3.5 and 4.0 do not,
+  and there ``TimestampType`` is always ``timestamp[us, tz=UTC]``); ``from_arrow_schema``
+  takes ``prefer_timestamp_ntz`` from 3.5 on.
+- Spark Connect sessions (``SparkSession.builder.remote(...)``) have no ``SparkContext``
+  and no JVM: nothing here reaches for them on that path.
+- Spark (3.4 and later) stores ``TimestampNTZType`` in ORC as ``long`` microseconds marked
+  with the type attribute ``spark.sql.catalyst.type=timestamp_ntz``, and ``TimestampType``
+  as ``timestamp`` (Spark 3.5 cannot read ``timestamp with local time zone``):
+  :func:`orc_schema` writes them so, :func:`with_ntz` reads the former (as
+  ``timestamp[us]`` without a zone, the Arrow type PySpark maps to ``TimestampNTZType``).
+- Python data sources (``pyspark.sql.datasource``) exist from 4.0; readers accept filters
+  (``pushFilters``) from 4.1, when ``spark.sql.python.filterPushdown.enabled`` is true.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+import aorc
+from aorc.errors import UnsupportedFeatureError
+from aorc.format.types import ORC_ATTRIBUTES_METADATA_KEY, OrcType, TypeKind
+from aorc.format.types import from_arrow_schema as orc_from_arrow_schema
+
+__all__ = [
+    "CATALYST_TYPE",
+    "DATA_SOURCE_VERSION",
+    "NTZ",
+    "default_parallelism",
+    "executor_path",
+    "from_arrow_schema",
+    "has_data_sources",
+    "has_filter_pushdown",
+    "is_connect",
+    "orc_schema",
+    "require_data_sources",
+    "storage_schema",
+    "to_arrow_schema",
+    "with_ntz",
+]
+
+#: The ORC type attribute naming the Spark type a column holds.
+CATALYST_TYPE = "spark.sql.catalyst.type"
+#: The Arrow type of ``TimestampNTZType`` in PySpark's Arrow batches.
+NTZ = pa.timestamp("us")
+#: The first PySpark with Python data sources (``spark.read.format(<python source>)``).
+DATA_SOURCE_VERSION = "4.0"
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` (a SparkSession or DataFrame) is a Spark Connect client."""
+    module = type(spark).__module__
+    return module.startswith("pyspark.sql.connect") or module.startswith("pyspark.connect")
+
+
+@functools.cache
+def _parameters(function: Any) -> frozenset[str]:
+    try:
+        return frozenset(inspect.signature(function).parameters)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return frozenset()
+
+
+def to_arrow_schema(schema: Any) -> pa.Schema:
+    """The Arrow schema of Spark's Arrow batches for a Spark ``StructType`` (timestamps in
+    UTC, as ``mapInArrow`` hands them over)."""
+    from pyspark.sql.pandas.types import to_arrow_schema as convert
+
+    if "timezone" in _parameters(convert):
+        return convert(schema, timezone="UTC")
+    return convert(schema)
+
+
+def from_arrow_schema(schema: pa.Schema) -> Any:
+    """The Spark ``StructType`` of an Arrow schema, ``timestamp[us, tz]`` as
+    ``TimestampType`` and ``timestamp[us]`` as ``TimestampNTZType``."""
+    from pyspark.sql.pandas.types import from_arrow_schema as convert
+
+    if "prefer_timestamp_ntz" in _parameters(convert):
+        return convert(schema, prefer_timestamp_ntz=True)
+    return convert(schema)  # pragma: no cover - PySpark before 3.5
+
+
+def default_parallelism(spark: Any) -> int:
+    """The session's default parallelism (cores in local mode), also over Spark Connect."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    value = spark.conf.get("spark.default.parallelism", None)
+    if value:
+        return max(1, int(value))
+    from pyspark.sql import functions as F  # noqa: N812
+
+    # range() without a partition count is cut into the server's default parallelism
+    row = spark.range(0, 1 << 16).select(F.max(F.spark_partition_id())).first()
+    return max(1, int(row[0]) + 1)
+
+
+def executor_path(spark: Any) -> None:
+    """Let a classic session's Python workers import this aorc when it is not installed
+    (a source checkout): its folder goes first on their ``PYTHONPATH``. Spark Connect
+    clients cannot change the server's workers: there aorc must be installed (or on the
+    ``PYTHONPATH`` the server was started with)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(aorc.__file__)))
+    if os.path.basename(root) in ("site-packages", "dist-packages") or is_connect(spark):
+        return
+    env = spark.sparkContext.environment
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
+def has_data_sources() -> bool:
+    """Whether this PySpark has Python data sources."""
+    try:
+        from pyspark.sql.datasource import DataSource  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def has_filter_pushdown() -> bool:
+    """Whether this PySpark's Python data source readers can accept filters."""
+    if not has_data_sources():
+        return False
+    from pyspark.sql.datasource import DataSourceReader
+
+    return hasattr(DataSourceReader, "pushFilters")
+
+
+def require_data_sources(spark: Any) -> None:
+    """Raise :class:`UnsupportedFeatureError` when ``spark`` cannot register Python data
+    sources."""
+    if not has_data_sources():
+        import pyspark
+
+        raise UnsupportedFeatureError(
+            f"spark.read.format('aorc') needs Python data sources, PySpark "
+            f"{DATA_SOURCE_VERSION} or later (this is PySpark {pyspark.__version__}); "
+            "use aorc.spark.read instead")
+    if not hasattr(spark, "dataSource"):
+        raise UnsupportedFeatureError(
+            f"this {type(spark).__name__} cannot register Python data sources "
+            "(spark.dataSource is missing); use aorc.spark.read instead")
+
+
+# =========================================================================== TimestampNTZ
+
+def _is_ntz(t: pa.DataType) -> bool:
+    return pa.types.is_timestamp(t) and t.tz is None
+
+
+def _map_fields(f: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
+    """``f`` with ``fn`` applied to every leaf field, nested fields made nullable (a null
+    struct holds nulls in fields Spark declares not null)."""
+    t = f.type
+    if pa.types.is_list(t):
+        t = pa.list_(_map_fields(t.value_field, fn))
+    elif pa.types.is_map(t):
+        t = pa.map_(t.key_field, _map_fields(t.item_field, fn))
+    elif pa.types.is_struct(t):
+        t = pa.struct([_map_fields(c, fn).with_nullable(True) for c in t])
+    else:
+        return fn(f)
+    return f.with_type(t)
+
+
+def _has_timestamps(t: pa.DataType) -> bool:
+    if pa.types.is_timestamp(t):
+        return True
+    if pa.types.is_map(t):
+        return _has_timestamps(t.item_type)
+    return any(_has_timestamps(t.field(i).type) for i in range(t.num_fields))
+
+
+def storage_schema(schema: pa.Schema) -> pa.Schema:
+    """The Arrow schema aorc writes for Spark's batches of ``schema``, typed as Spark's own
+    ORC writer types them (also nested, except as map keys): ``TimestampType`` (UTC) as an
+    ORC ``timestamp`` holding the UTC wall clock, ``TimestampNTZType`` (naive) as int64
+    microseconds, each marked with the ORC attribute ``spark.sql.catalyst.type``. (Spark 3.5
+    cannot read ORC's ``timestamp with local time zone``.)"""
+    def leaf(f: pa.Field) -> pa.Field:
+        if not pa.types.is_timestamp(f.type):
+            return f
+        name = "timestamp_ntz" if f.type.tz is None else "timestamp"
+        marker = {ORC_ATTRIBUTES_METADATA_KEY: json.dumps({CATALYST_TYPE: name})}
+        stored = pa.int64() if f.type.tz is None else pa.timestamp(f.type.unit)
+        return f.with_type(stored).with_metadata({**(f.metadata or {}), **marker})
+
+    return pa.schema([_map_fields(f, leaf) if _has_timestamps(f.type) else f
+                      for f in schema])
+
+
+def orc_schema(schema: pa.Schema) -> OrcType:
+    """The ORC schema aorc writes for Spark's batches of ``schema`` (see
+    :func:`storage_schema`): typed as Spark's own ORC writer types them, so
+    ``spark.read.orc`` gives the DataFrame's types back."""
+    return orc_from_arrow_schema(storage_schema(schema))
+
+
+def _unmark(node: OrcType, t: pa.DataType) -> pa.DataType:
+    if node.kind == TypeKind.LONG and (CATALYST_TYPE, "timestamp_ntz") in node.attributes:
+        return NTZ
+    if pa.types.is_list(t) and node.children:
+        return pa.list_(t.value_field.with_type(_unmark(node.children[0], t.value_type)))
+    if pa.types.is_map(t) and len(node.children) == 2:
+        return pa.map_(t.key_field.with_type(_unmark(node.children[0], t.key_type)),
+                       t.item_field.with_type(_unmark(node.children[1], t.item_type)))
+    if pa.types.is_struct(t) and len(node.children) == t.num_fields:
+        return pa.struct([f.with_type(_unmark(c, f.type))
+                          for c, f in zip(node.children, t, strict=True)])
+    return t
+
+
+def with_ntz(schema: pa.Schema, root: OrcType) -> pa.Schema:
+    """``schema`` (a file's Arrow schema) with the columns Spark marked as
+    ``timestamp_ntz`` typed :data:`NTZ` (aorc reads them as int64)."""
+    if root.kind != TypeKind.STRUCT or len(root.children) != len(schema):
+        return schema
+    return pa.schema([f.with_type(_unmark(c, f.type))
+                      for c, f in zip(root.children, schema, strict=True)])

@@ -1,0 +1,78 @@
+"""aorc.spark.compat without Spark: Spark's ORC typing of timestamps (written with type
+attributes, read back as Spark's Arrow types), and aorc.spark's split balancing. The same
+files are judged by Spark's own reader in tests/spark/test_spark_types.py."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.orc as po
+
+import aorc
+from aorc.format.types import TypeKind
+from aorc.spark import Split, _balanced, _stored
+from aorc.spark.compat import CATALYST_TYPE, NTZ, orc_schema, storage_schema, with_ntz
+
+UTC = datetime.UTC
+SPARK_SCHEMA = pa.schema([  # as PySpark hands a DataFrame to mapInArrow
+    ("id", pa.int64()),
+    ("ts", pa.timestamp("us", "UTC")),
+    ("ntz", pa.timestamp("us")),
+    ("st", pa.struct([pa.field("n", pa.timestamp("us"), False), pa.field("x", pa.int32())])),
+    ("m", pa.map_(pa.string(), pa.timestamp("us"))),
+])
+
+
+def _batch() -> pa.RecordBatch:
+    wall = datetime.datetime(1969, 12, 31, 23, 59, 59, 999999)
+    return pa.RecordBatch.from_pylist([
+        {"id": 1, "ts": datetime.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC), "ntz": wall,
+         "st": {"n": wall, "x": 7}, "m": [("a", wall)]},
+        {"id": 2, "ts": None, "ntz": None, "st": None, "m": None},
+    ], schema=SPARK_SCHEMA)
+
+
+def test_orc_schema_types_timestamps_as_spark_does() -> None:
+    root = orc_schema(SPARK_SCHEMA)
+    kinds = {name: child for name, child in zip(root.field_names, root.children, strict=True)}
+    assert kinds["id"].attributes == ()
+    assert kinds["ts"].kind == TypeKind.TIMESTAMP
+    assert kinds["ts"].attributes == ((CATALYST_TYPE, "timestamp"),)
+    assert kinds["ntz"].kind == TypeKind.LONG
+    assert kinds["ntz"].attributes == ((CATALYST_TYPE, "timestamp_ntz"),)
+    assert kinds["st"].children[0].attributes == ((CATALYST_TYPE, "timestamp_ntz"),)
+    assert kinds["m"].children[1].attributes == ((CATALYST_TYPE, "timestamp_ntz"),)
+
+
+def test_written_attributes_read_back_as_spark_types(tmp_path: Path) -> None:
+    path = str(tmp_path / "t.orc")
+    storage = storage_schema(SPARK_SCHEMA)
+
+    async def write_and_read() -> tuple[pa.Schema, pa.Table]:
+        async with aorc.open_writer(path, storage) as writer:
+            await writer.write(_stored(_batch(), storage))
+        async with aorc.open_reader(path) as reader:
+            return with_ntz(reader.schema, reader.orc_schema), await reader.read()
+
+    schema, table = asyncio.run(write_and_read())
+    assert schema.field("ntz").type == NTZ
+    assert schema.field("st").type.field("n").type == NTZ
+    assert schema.field("m").type.item_type == NTZ
+    assert pa.types.is_timestamp(schema.field("ts").type)
+    micros = -1  # 1969-12-31 23:59:59.999999 as Spark stores a TimestampNTZType
+    assert table.column("ntz").to_pylist() == [micros, None]
+    assert table.column("st").to_pylist()[0] == {"n": micros, "x": 7}
+    peer = po.ORCFile(path).read()  # pyarrow.orc: ts is the UTC wall clock
+    assert peer.column("ts")[0].as_py().replace(tzinfo=None) == datetime.datetime(
+        2026, 1, 2, 3, 4, 5, 6)
+
+
+def test_balanced_splits_cut_wide_splits_for_every_core() -> None:
+    splits = [Split("a", (0, 1, 2, 3)), Split("b", (0,))]
+    out = _balanced(splits, 4)
+    assert [(s.uri, s.stripes) for s in out] == [
+        ("a", (0,)), ("a", (1,)), ("a", (2, 3)), ("b", (0,))]
+    assert _balanced([Split("c", (5,))], 8) == [Split("c", (5,))]
