@@ -71,6 +71,10 @@ from aorc.spark.compat import (
 )
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
 
+#: Spark's timestamps are microseconds: read them so, which holds every ORC timestamp
+#: (Spark's 9999-12-31 "end of time" too).
+SPARK_TIMESTAMP_UNIT = "us"
+
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
     "Split",
@@ -470,7 +474,8 @@ async def read_split(split: Split, columns: Sequence[str] | None, schema: pa.Sch
                      batch_size: int = 65_536) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of one split as batches in Spark's Arrow types."""
     data_columns = [f.name for f in schema if f.name not in dict(split.partition)]
-    async with open_reader(split.uri, storage_options=storage_options) as reader:
+    async with open_reader(split.uri, storage_options=storage_options,
+                           timestamp_unit=SPARK_TIMESTAMP_UNIT) as reader:
         wanted = data_columns if columns is not None else None
         async for batch in reader.iter_batches(wanted, batch_size=batch_size,
                                                filters=split.filters, stripes=split.stripes):

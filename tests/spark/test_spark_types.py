@@ -127,11 +127,15 @@ def test_char_varchar_table_read_by_aorc(spark: Any, tmp_path: pathlib.Path) -> 
 
 
 def test_timestamps_beyond_nanoseconds(spark: Any, tmp_path: pathlib.Path) -> None:
-    """aorc.spark.write keeps a year-1000 timestamp (Spark reads it back); aorc.spark.read
-    cannot hold it in Arrow nanoseconds and says so."""
-    df = spark.sql("select 1 as id, timestamp'1000-03-01 12:34:56.654321' as ts")
+    """Timestamps outside Arrow nanoseconds (year 1000, Spark's 9999-12-31 "end of time")
+    round-trip: aorc.spark.write keeps them (Spark reads them back) and aorc.spark.read reads
+    them in microseconds, as Spark holds them."""
+    df = spark.sql("select 1 as id, timestamp'1000-03-01 12:34:56.654321' as ts union all "
+                   "select 2, timestamp'9999-12-31 23:59:59.999999'")
     out = str(tmp_path / "old")
     aorc.spark.write(df, out)
     assert rows(spark.read.orc(out)) == rows(df)
-    with pytest.raises(Exception, match="outside the range of Arrow timestamp"):
-        aorc.spark.read(spark, out).collect()
+    assert rows(aorc.spark.read(spark, out)) == rows(df)
+    native = str(tmp_path / "native")
+    df.write.orc(native)
+    assert rows(aorc.spark.read(spark, native)) == rows(df)

@@ -15,8 +15,10 @@ A TIMESTAMP becomes a naive ``timestamp[ns]`` holding the wall-clock time the wr
 (the instant plus the writer zone's UTC offset at that instant), whatever the reader's zone;
 that is what ORC C++ returns with its default GMT reader zone and what ORC Java shows. A
 TIMESTAMP_INSTANT is UTC-based and becomes ``timestamp[ns, UTC]``. Values outside the range
-of ``timestamp[ns]`` (1677-09-21 to 2262-04-11) raise UnsupportedFeatureError rather than
-wrap; hybrid-calendar rebasing therefore never applies (it only changes dates before 1582).
+of the unit (for ``timestamp[ns]``, 1677-09-21 to 2262-04-11) raise an error rather than
+wrap. Files on the hybrid Julian/Gregorian calendar (ORC Java, Spark) have their wall-clock
+times before 1582-10-15 rebased to the proleptic calendar keeping date and time of day, as
+Spark reads them (and as dates are rebased).
 
 The unit is a decode parameter (``DecodeOptions.timestamp_unit``: ``"s"``, ``"ms"``, ``"us"``
 or ``"ns"``, the reader's ``timestamp_unit`` option): in a coarser unit the values are
@@ -42,6 +44,7 @@ from aorc.format.columns.base import (
     register,
     with_timestamp_unit,
 )
+from aorc.format.columns.integers import GREGORIAN_START_DAY, hybrid_to_proleptic_days
 from aorc.format.types import OrcType, TypeKind, type_string
 
 __all__ = ["TIMESTAMP_UNITS", "check_timestamp_unit", "decode_nanos", "with_timestamp_unit"]
@@ -89,12 +92,24 @@ def decode_timestamp(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     if first + zone.base_epoch < 0 and high > 999_999:
         instants -= (instants < 0) & (nanos > 999_999)
     wall = instants if t.kind == TypeKind.TIMESTAMP_INSTANT else zone.to_wall(instants)
+    if t.kind == TypeKind.TIMESTAMP and ctx.opts.calendar == pb.JULIAN_GREGORIAN:
+        wall = _hybrid_to_proleptic(wall)
     if max(-first, last) + abs(zone.base_epoch) + _MAX_OFFSET > max_seconds:
         _check_extremes(t, wall, nanos, unit)
     # Wrapping int64 arithmetic: exact whenever the result fits, which is now checked.
     wall *= per_second
     wall += nanos if unit == "ns" else nanos // (1_000_000_000 // per_second)
     return fixed_width_array(ctx.arrow_type(t), slots, wall)
+
+
+def _hybrid_to_proleptic(wall: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Wall-clock seconds counted on the hybrid Julian/Gregorian calendar (ORC Java, Spark)
+    rebased to the proleptic Gregorian calendar as Spark rebases them: the same date and
+    time of day. Only times before 1582-10-15 change."""
+    if not len(wall) or int(wall.min()) >= GREGORIAN_START_DAY * 86_400:
+        return wall
+    days, seconds = np.divmod(wall, 86_400)
+    return hybrid_to_proleptic_days(days) * 86_400 + seconds
 
 
 def _zone(t: OrcType, ctx: Context) -> ZoneOffsets:
