@@ -101,4 +101,7 @@ def test_streaming_memory_does_not_grow_with_the_file(
     # After the third stripe, less than one stripe's Arrow bytes more over the next 19 (a
     # worker thread started late adds a few MiB of its own; retention grew by 3-5 stripes).
     assert last - early < stripe_bytes, (stripe_bytes // MiB, shown)
-    assert last <= 5 * stripe_bytes, (stripe_bytes // MiB, shown)
+    # In all, a few stripes in flight (prefetch, decode, the batch handed out) plus what malloc
+    # keeps below its 8 MiB mmap threshold (aorc/_allocator.py): measured +77 MiB for 14 MiB
+    # stripes, where the 1 MiB threshold kept +60 MiB at 20-50 % more CPU per read.
+    assert last <= 6 * stripe_bytes, (stripe_bytes // MiB, shown)
