@@ -196,7 +196,8 @@ def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folde
                  for name, fn in fns.items()}
         print(_row("whole file", times), flush=True)
         summary.append((f"{label} {codec}", times))
-        table_name = label.split()[0] + (f" {codec}" if label.startswith("events") else "")
+        table_name = label.split()[0] + (f"\n{'none' if codec == 'uncompressed' else codec}"
+                                         if label.startswith("events") else "")
         results += [{"table": table_name, "library": LIBRARY_NAMES.get(lib, lib),
                      "seconds": sec, "rows": table.num_rows} for lib, sec in times.items()]
         if not per_column or not label.startswith("events"):
