@@ -212,7 +212,21 @@ class _MemoryOutput(MemoryOutput):
         self._files[self.path] = self.getvalue()
 
 
-class MemoryScheme:
+class _ObjectNamespace:
+    """What object stores share: keys joined with ``/``, a prefix (or bare bucket) is a
+    folder, and there are no folders to make."""
+
+    def join(self, base: str, *parts: str) -> str:
+        return _slash_join(base, *parts)
+
+    async def is_folder(self, url: str) -> bool:
+        return url.endswith("/") or "/" not in url.partition("://")[2]
+
+    async def make_parents(self, url: str) -> None:
+        return None
+
+
+class MemoryScheme(_ObjectNamespace):
     """``memory://`` URLs: an in-process file system (a dict of URL -> bytes)."""
 
     remote = False
@@ -246,22 +260,13 @@ class MemoryScheme:
         return [FileInfo(k, len(self.files[k])) for k in found
                 if self.files[k] and _visible(k[len(prefix):])]
 
-    def join(self, base: str, *parts: str) -> str:
-        return _slash_join(base, *parts)
-
-    async def is_folder(self, url: str) -> bool:
-        return url.endswith("/") or "/" not in url.partition("://")[2]
-
-    async def make_parents(self, url: str) -> None:
-        return None
-
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         self.files.pop(url, None)
 
 
 # =========================================================================== S3
 
-class S3Scheme:
+class S3Scheme(_ObjectNamespace):
     """``s3://`` and ``s3a://`` URLs (Amazon S3 and S3-compatible stores)."""
 
     remote = True
@@ -321,15 +326,6 @@ class S3Scheme:
             if limit < LIST_PAGE_SIZE or not response.get("IsTruncated") or not token:
                 return out
             params["ContinuationToken"] = token
-
-    def join(self, base: str, *parts: str) -> str:
-        return _slash_join(base, *parts)
-
-    async def is_folder(self, url: str) -> bool:
-        return url.endswith("/") or "/" not in url.partition("://")[2]
-
-    async def make_parents(self, url: str) -> None:
-        return None
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
