@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 from typing import Any
@@ -59,6 +60,11 @@ _pread = aiofiles.os.wrap(_pread_full)
 _tail = aiofiles.os.wrap(_read_tail_sync)
 
 
+def _close_when_opened(opening: asyncio.Future[Any]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        opening.result().close()
+
+
 class LocalStore(BaseStore):
     """A file on a local file system.
 
@@ -77,12 +83,17 @@ class LocalStore(BaseStore):
         self._seek_lock: Any = None
 
     async def _open(self) -> None:
+        # The open runs in a thread and cannot be stopped: if this task is cancelled
+        # meanwhile, the file it opens is closed when the open completes (no leaked handle).
+        opening = asyncio.ensure_future(asyncio.to_thread(open, self.path, "rb", buffering=0))
         try:
-            self._file = await aiofiles.open(self.path, "rb", buffering=0)
+            self._file = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            opening.add_done_callback(_close_when_opened)
+            raise
         except OSError as exc:
             raise map_os_error(exc, self.path) from exc
         if not hasattr(os, "pread"):  # pragma: no cover - Windows only
-            import asyncio
             self._seek_lock = asyncio.Lock()
 
     async def _read_tail(self, n: int) -> tuple[bytes, int]:
@@ -93,8 +104,8 @@ class LocalStore(BaseStore):
             async with self._seek_lock:  # pragma: no cover - Windows only
                 size = (await aiofiles.os.stat(self.path)).st_size
                 take = min(n, size)
-                await self._file.seek(size - take)
-                return await self._file.read(take), size
+                await asyncio.to_thread(self._file.seek, size - take)
+                return await asyncio.to_thread(self._file.read, take), size
         except OSError as exc:
             raise map_os_error(exc, self.path) from exc
 
@@ -104,11 +115,11 @@ class LocalStore(BaseStore):
                 data: bytes = await _pread(self._file.fileno(), length, offset)
                 return data
             async with self._seek_lock:  # pragma: no cover - Windows only
-                await self._file.seek(offset)
+                await asyncio.to_thread(self._file.seek, offset)
                 chunks = []
                 got = 0
                 while got < length:
-                    chunk = await self._file.read(length - got)
+                    chunk = await asyncio.to_thread(self._file.read, length - got)
                     if not chunk:
                         break
                     chunks.append(chunk)
@@ -120,4 +131,4 @@ class LocalStore(BaseStore):
     async def _close(self) -> None:
         if self._file is not None:
             file, self._file = self._file, None
-            await file.close()
+            file.close()

@@ -204,3 +204,41 @@ async def test_close_leaves_no_resource_warning(data_file: pathlib.Path) -> None
         await _use_store(data_file, close=False)
         gc.collect()
     assert _resource_warnings(caught) != []
+
+
+async def test_cancel_during_open_closes_the_file(data_file: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read cancelled while the open runs in its thread leaves no open file behind: the
+    file is closed when the open completes (a leaked one shows up as a ResourceWarning in a
+    later test, whenever the garbage collector gets to it)."""
+    import threading
+
+    import aorc.io.local
+
+    started, release, done = threading.Event(), threading.Event(), threading.Event()
+    opened: list[object] = []
+
+    def slow_open(*args: object, **kwargs: object) -> object:
+        started.set()
+        release.wait(60)  # (the bound only turns a bug into a failure, not a hang)
+        f = open(*args, **kwargs)  # type: ignore[call-overload]  # noqa: SIM115
+        opened.append(f)
+        done.set()
+        return f
+
+    monkeypatch.setattr(aorc.io.local, "open", slow_open, raising=False)
+    store = LocalStore(data_file)
+    task = asyncio.ensure_future(store.read_tail(64))
+    await asyncio.to_thread(started.wait, 60)
+    assert started.is_set()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    await asyncio.to_thread(done.wait, 60)
+    for _ in range(1000):  # the thread's result reaches the loop, then the close callback runs
+        if opened[0].closed:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0)
+    await store.close()
+    assert len(opened) == 1 and opened[0].closed  # type: ignore[attr-defined]
