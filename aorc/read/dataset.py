@@ -356,15 +356,22 @@ class Dataset:
             left.append(kept)
         return cols, left or None, bool(left), {v: k for k, v in to_file.items()}
 
+    async def _valid_reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema] | None:
+        """A reader of ``f``; ``None`` for an invalid file when invalid files are excluded."""
+        try:
+            return await self._reader(f)
+        except CorruptFileError:
+            if not self._options.exclude_invalid_files:
+                raise
+            return None
+
     async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
                          plan: _Plan) -> pa.Table:
         async with self._semaphore:
-            try:
-                reader, file_schema = await self._reader(f)
-            except CorruptFileError:
-                if not self._options.exclude_invalid_files:
-                    raise
+            opened = await self._valid_reader(f)
+            if opened is None:
                 return plan.out_schema.empty_table()
+            reader, file_schema = opened
             try:
                 cols, filt, possible, names = self._file_request(file_schema, clauses, plan)
                 if not possible:
@@ -421,13 +428,11 @@ class Dataset:
                        batch_size: int, queue: asyncio.Queue[Any]) -> None:
         try:
             async with self._semaphore:
-                try:
-                    reader, file_schema = await self._reader(f)
-                except CorruptFileError:
-                    if not self._options.exclude_invalid_files:
-                        raise
+                opened = await self._valid_reader(f)
+                if opened is None:
                     await queue.put(_DONE)
                     return
+                reader, file_schema = opened
                 try:
                     cols, filt, possible, names = self._file_request(file_schema, clauses,
                                                                      plan)
