@@ -17,6 +17,8 @@ Without asyncio (scripts, notebooks), use the blocking facade :mod:`aorc.sync`::
 Errors are :class:`AorcError` subclasses (see :mod:`aorc.errors`).
 """
 
+# First, before any thread allocates: tunes glibc's malloc (see the module; AORC_MALLOC_TUNING=0).
+from aorc import _allocator  # noqa: F401, I001
 from aorc import sync as sync  # the blocking facade (a submodule)
 from aorc._version import __version__ as __version__
 from aorc.errors import (
