@@ -97,10 +97,12 @@ class StoreOptions:
                               f"got {self.max_merge_distance!r}")
 
     @classmethod
-    def pop_from(cls, options: dict[str, Any]) -> StoreOptions:
-        """Take this class's keys out of ``options`` (a mutable copy) and build the options."""
+    def pop_from(cls, options: dict[str, Any], **defaults: Any) -> StoreOptions:
+        """Take this class's keys out of ``options`` (a mutable copy) and build the options;
+        ``defaults`` replace the class's defaults for the keys ``options`` does not give."""
         names = [f.name for f in dataclasses.fields(cls)]
-        return cls(**{name: options.pop(name) for name in names if name in options})
+        return cls(**{**defaults, **{name: options.pop(name) for name in names
+                                     if name in options}})
 
 
 def check_no_options_left(options: Mapping[str, Any], store: str) -> None:

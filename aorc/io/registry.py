@@ -30,6 +30,7 @@ from aorc.io.output import Destination, MemoryOutput, Output, open_local_output
 
 __all__ = [
     "LIST_PAGE_SIZE",
+    "LOCAL_MAX_REQUEST_SIZE",
     "FileInfo",
     "LocalScheme",
     "MemoryScheme",
@@ -51,6 +52,9 @@ __all__ = [
 
 #: Keys asked for per ``ListObjectsV2`` request (S3's maximum).
 LIST_PAGE_SIZE = 1000
+#: Local files: one ``pread`` per range however long (splitting a stripe into pieces and
+#: joining them again only copies it twice), unless ``max_request_size`` is given.
+LOCAL_MAX_REQUEST_SIZE = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ class LocalScheme:
 
     def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
         options = dict(storage_options or {})
-        tuning = StoreOptions.pop_from(options)
+        tuning = StoreOptions.pop_from(options, max_request_size=LOCAL_MAX_REQUEST_SIZE)
         check_no_options_left(options, "local files")
         return LocalStore(self.path_of(url), tuning)
 

@@ -75,6 +75,25 @@ async def test_read_ranges_never_read_more_gap_than_data_by_default(
         assert store.stats.bytes == 10 + 80
 
 
+async def test_local_ranges_are_not_split_unless_asked(tmp_path: pathlib.Path) -> None:
+    # Stripes are often longer than the 64 MiB default piece: on a local disk one pread
+    # serves the whole range (pieces would only be joined again, a copy in the event loop).
+    path = tmp_path / "big.bin"
+    size = 70 << 20
+    with open(path, "wb") as f:
+        f.truncate(size)
+        f.seek(size - 1)
+        f.write(b"\x01")
+    async with open_store(path) as store:
+        [whole] = await store.read_ranges([(0, size)])
+        assert len(whole) == size and whole[-1] == 1
+        assert store.stats.requests == 1
+    async with open_store(path, {"max_request_size": 32 << 20}) as store:
+        [whole] = await store.read_ranges([(0, size)])
+        assert len(whole) == size and whole[-1] == 1
+        assert store.stats.requests == 3
+
+
 @pytest.mark.parametrize("kind", ["str", "pathlike", "uri"])
 async def test_missing_file(tmp_path: pathlib.Path, kind: str) -> None:
     path = tmp_path / "missing.orc"
