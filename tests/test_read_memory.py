@@ -103,11 +103,12 @@ def test_streaming_memory_does_not_grow_with_the_file(
     assert os.path.getsize(path) > 20 * 7 * MiB  # about 20 times the stripe size
     peaks = stream_in_child(path)
     assert len(peaks) == stripes
-    early, last = peaks[2], peaks[-1]
+    middle, last = peaks[len(peaks) // 2], peaks[-1]
     shown = [p // MiB for p in peaks]
-    # After the third stripe, less than one stripe's Arrow bytes more over the next 19 (a
-    # worker thread started late adds a few MiB of its own; retention grew by 3-5 stripes).
-    assert last - early < stripe_bytes, (stripe_bytes // MiB, shown)
+    # Over the second half of the file, less than one stripe's Arrow bytes more (the decode
+    # window and malloc's heap fill up over the first few stripes; retention that adds up
+    # stripe after stripe grew by 3-5 stripes over such a file).
+    assert last - middle < stripe_bytes, (stripe_bytes // MiB, shown)
     # In all, a few stripes in flight (prefetch, decode, the batch handed out) plus what malloc
     # keeps in its one reused heap (aorc/_allocator.py): measured +73 MiB for 14 MiB
     # stripes (a 1 MiB mmap threshold kept +60 MiB at 20-50 % more CPU per read).

@@ -510,26 +510,72 @@ class OrcReader:
                   else plan.groups())
         if not groups:
             return
+        try:
+            async for batches in self._decoded(groups, threads):
+                for batch in batches:
+                    if batch_size is None or batch.num_rows <= batch_size:
+                        yield batch
+                        continue
+                    for start in range(0, batch.num_rows, batch_size):
+                        yield batch.slice(start, batch_size)
+        finally:
+            del groups
+
+    async def _decoded(self, groups: list[GroupPlan],
+                       threads: int) -> AsyncGenerator[list[pa.RecordBatch], None]:
+        """The batches of each stripe, in order.
+
+        Up to ``threads`` stripes decode at once, also across groups: the next group's first
+        stripe starts as soon as the current group's last one no longer needs every thread.
+        The bytes of at most two groups are held: the next group is fetched while the
+        current one decodes, and the one after only once no stripe of the current one is
+        left in the decode window.
+        """
         # Groups are dropped as they are taken: a group holds its fetched bytes, so keeping
         # the list would keep every stripe's bytes until the read ends.
         queue = collections.deque(groups)
-        del groups
-        pending: asyncio.Task[list[StripeJob]] | None = self._spawn(self._fetch(queue.popleft()))
+        groups.clear()
+        jobs: collections.deque[tuple[int, StripeJob]] = collections.deque()
+        window: collections.deque[tuple[int, asyncio.Task[list[pa.RecordBatch]]]] = (
+            collections.deque())
+        limit = asyncio.Semaphore(threads)
+        taken = 0  # groups whose jobs were taken
+        pending: asyncio.Task[list[StripeJob]] | None = None
+
+        def prefetch() -> None:
+            nonlocal pending
+            if pending is None and queue and all(g == taken - 1 for g, _ in window):
+                pending = self._spawn(self._fetch(queue.popleft()))
+
         try:
-            while pending is not None:
-                jobs = await pending
-                pending = self._spawn(self._fetch(queue.popleft())) if queue else None
-                async for batches in self._decoded(jobs, threads):
-                    for batch in batches:
-                        if batch_size is None or batch.num_rows <= batch_size:
-                            yield batch
-                            continue
-                        for start in range(0, batch.num_rows, batch_size):
-                            yield batch.slice(start, batch_size)
+            while True:
+                prefetch()
+                while len(window) < threads:
+                    if not jobs:
+                        if pending is None or (window and not pending.done()):
+                            break  # nothing to start without waiting for bytes
+                        jobs.extend((taken, job) for job in await pending)
+                        taken += 1
+                        pending = None
+                        prefetch()
+                        continue
+                    group, job = jobs.popleft()
+                    window.append((group, self._spawn(self._decode(job, threads, limit))))
+                if not window:
+                    return  # no jobs, no fetch in progress and no group left
+                if pending is not None and not jobs and len(window) < threads:
+                    # A thread is free: start the next group's stripes if its bytes come
+                    # before the oldest stripe is decoded.
+                    await asyncio.wait([window[0][1], pending],
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    if pending.done() and not window[0][1].done():
+                        continue
+                yield await window.popleft()[1]
         finally:
-            if pending is not None:
-                pending.cancel()
-                await asyncio.gather(pending, return_exceptions=True)
+            tasks = [t for _, t in window] + ([pending] if pending is not None else [])
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _fetch(self, group: GroupPlan) -> list[StripeJob]:
         """Fetch what a group needs, round after round, and push it to the group."""
@@ -546,21 +592,6 @@ class OrcReader:
                 raise
             raise new from exc
         return group.jobs()
-
-    async def _decoded(self, jobs: list[StripeJob],
-                       threads: int) -> AsyncGenerator[list[pa.RecordBatch], None]:
-        """The batches of each job, in order; at most ``threads`` stripes decode at once."""
-        window: collections.deque[asyncio.Task[list[pa.RecordBatch]]] = collections.deque()
-        limit = asyncio.Semaphore(threads)
-        try:
-            while jobs or window:
-                while jobs and len(window) < threads:
-                    window.append(self._spawn(self._decode(jobs.pop(0), threads, limit)))
-                yield await window.popleft()
-        finally:
-            for task in window:
-                task.cancel()
-            await asyncio.gather(*window, return_exceptions=True)
 
     async def _decode(self, job: StripeJob, threads: int,
                       limit: asyncio.Semaphore) -> list[pa.RecordBatch]:

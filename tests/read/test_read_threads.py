@@ -15,6 +15,7 @@ import pytest
 
 import aorc
 import aorc.read.plan
+import aorc.read.reader
 import aorc.threads
 from aorc.errors import SchemaError
 
@@ -114,6 +115,25 @@ async def test_two_threads_decode_two_parts_at_once(
     assert got.equals(t)
     assert seen["most"] == 2
     assert len(seen["threads"]) == 2
+
+
+async def test_stripes_of_different_groups_decode_at_once(
+        multi: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
+    if aorc.threads.pool_size() < 2:
+        pytest.skip("one CPU: the pool has one thread")
+    data, t = multi
+    # One stripe per group and one column: every part waits for a second one, so this read
+    # completes only if the next group's stripe starts while the current one decodes.
+    monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 1)
+    monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
+    seen = _recording(monkeypatch, threading.Barrier(2, timeout=30))
+    async with aorc.open_reader(data) as reader:
+        pairs = reader.num_stripes // 2 * 2  # every part finds a partner
+        assert pairs >= 2
+        got = await reader.read(["a"], stripes=range(pairs), use_threads=2)
+        rows = sum(s.num_rows for s in reader.stripes[:pairs])
+    assert got.equals(t.select(["a"]).slice(0, rows))
+    assert seen["most"] == 2
 
 
 async def test_stripes_reads_the_chosen_stripes(multi: tuple[bytes, pa.Table]) -> None:
