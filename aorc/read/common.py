@@ -13,14 +13,16 @@ from google.protobuf.message import DecodeError
 
 from aorc.errors import AorcError, CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec.compression import decompress_stream
+from aorc.format.codec.compression import CompressionKind, decompress_stream, split_chunks
 from aorc.format.stripe import StreamInfo
 from aorc.format.tail import FileTail, StripeInfo
+from aorc.threads import pool_map
 
 __all__ = [
     "DECODE_FAILURES",
     "FetchedBytes",
     "LazyStreams",
+    "PARALLEL_DECOMPRESS_BYTES",
     "add_context",
     "group_stripes",
     "guarded",
@@ -189,16 +191,21 @@ def group_stripes(stripes: Sequence[S], max_bytes: int) -> list[list[S]]:
 
 # =========================================================================== streams
 
+#: Compressed streams at least this long are decompressed in pieces on several threads.
+PARALLEL_DECOMPRESS_BYTES = 2 << 20
+
+
 class LazyStreams:
     """A stripe's streams (a :class:`aorc.format.columns.StripeStreams`), decompressed whole on
     first use. Different columns may be read from different threads at once."""
 
     def __init__(self, footer: pb.StripeFooter, streams: Mapping[tuple[int, int], StreamInfo],
-                 fetched: FetchedBytes, tail: FileTail) -> None:
+                 fetched: FetchedBytes, tail: FileTail, *, threads: int = 1) -> None:
         self._footer = footer
         self._streams = streams
         self._fetched = fetched
         self._tail = tail
+        self._threads = threads
         self._plain: dict[tuple[int, int], bytes | memoryview] = {}
         tz = footer.writerTimezone if footer.HasField("writerTimezone") else None
         self.writer_timezone = tz or None
@@ -213,12 +220,26 @@ class LazyStreams:
                 return None
             raw = self._fetched.get(s.offset, s.length)
             try:
-                plain = decompress_stream(raw, self._tail.compression, self._tail.block_size)
+                plain = self._decompress(raw)
             except AorcError as exc:
                 what = f"column {column} {stream_kind_name(kind)} stream"
                 raise prefixed(exc, what) from exc
             self._plain[key] = plain
         return plain
+
+    def _decompress(self, raw: memoryview) -> bytes | memoryview:
+        kind, block_size = self._tail.compression, self._tail.block_size
+        if (self._threads > 1 and len(raw) >= PARALLEL_DECOMPRESS_BYTES
+                and kind != CompressionKind.NONE):
+            # A long stream (a column of long strings, say) would keep one thread busy long
+            # after the stripe's other columns are done: its chunks are independent, so
+            # pieces of them are decompressed on the stripe's threads.
+            pieces = split_chunks(raw, block_size, 2 * self._threads)
+            if len(pieces) > 1:
+                parts = pool_map(lambda piece: decompress_stream(piece, kind, block_size),
+                                 pieces, self._threads)
+                return b"".join(parts)
+        return decompress_stream(raw, kind, block_size)
 
     def encoding(self, column: int) -> pb.ColumnEncoding:
         """The column's encoding.

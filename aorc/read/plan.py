@@ -133,6 +133,8 @@ class ReadPlan:
         path: the file's name, for error messages.
         group_bytes: see :data:`GROUP_BYTES`.
         whole_read_bytes: see :data:`WHOLE_READ_BYTES`.
+        threads: the threads one stripe's decoding may use (long streams are decompressed
+            in pieces when more than 1).
 
     Raises:
         SchemaError: for a stripe index out of range.
@@ -142,8 +144,9 @@ class ReadPlan:
                  stripes: Sequence[int] | None = None, predicate: Predicate | None = None,
                  opts: DecodeOptions | None = None, stats: ScanStats | None = None,
                  path: str = "", group_bytes: int = GROUP_BYTES,
-                 whole_read_bytes: int = WHOLE_READ_BYTES) -> None:
+                 whole_read_bytes: int = WHOLE_READ_BYTES, threads: int = 1) -> None:
         self.tail = tail
+        self.threads = threads
         self.selected = selected
         self.path: str = path or tail.where()
         self.opts = opts if opts is not None else DecodeOptions.from_tail(tail)
@@ -200,7 +203,7 @@ class ReadPlan:
         """The decoding of a whole stripe's selected columns."""
         root = self.tail.schema
         selected = self.selected
-        lazy = LazyStreams(footer, streams, fetched, self.tail)
+        lazy = LazyStreams(footer, streams, fetched, self.tail, threads=self.threads)
         ctx = Context(lazy, self.opts, selected)
         dictionary = self.opts.dictionary_strings
         if root.kind == TypeKind.STRUCT:

@@ -469,8 +469,9 @@ class OrcReader:
         self._check_open()
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
-        plan = self._plan(columns, filters, stripes)
-        source = self._batches(plan, batch_size, thread_count(use_threads))
+        threads = thread_count(use_threads)
+        plan = self._plan(columns, filters, stripes, threads)
+        source = self._batches(plan, batch_size, threads)
         order = requested_order(self._tail.schema, columns)
         return source if order is None else _reordered(source, order)
 
@@ -487,8 +488,9 @@ class OrcReader:
             use_threads: as for :meth:`iter_batches`.
         """
         self._check_open()
-        plan = self._plan(columns, filters, stripes)
-        batches = [b async for b in self._batches(plan, None, thread_count(use_threads))]
+        threads = thread_count(use_threads)
+        plan = self._plan(columns, filters, stripes, threads)
+        batches = [b async for b in self._batches(plan, None, threads)]
         if batches:
             table = pa.Table.from_batches(batches, schema=batches[0].schema)
         else:
@@ -497,12 +499,13 @@ class OrcReader:
         return table if order is None else table.select(order)
 
     def _plan(self, columns: Sequence[str] | None, filters: Any,
-              stripes: Sequence[int] | None) -> ReadPlan:
+              stripes: Sequence[int] | None, threads: int) -> ReadPlan:
         selected = select_columns(self._tail.schema, columns)
         predicate = parse_filters(filters, self._tail.schema)
         return ReadPlan(self._tail, selected, stripes=stripes, predicate=predicate,
                         opts=self._decode_options, stats=self._scan_stats, path=self.path,
-                        group_bytes=GROUP_BYTES, whole_read_bytes=WHOLE_READ_BYTES)
+                        group_bytes=GROUP_BYTES, whole_read_bytes=WHOLE_READ_BYTES,
+                        threads=threads)
 
     async def _batches(self, plan: ReadPlan, batch_size: int | None,
                        threads: int) -> AsyncGenerator[pa.RecordBatch, None]:

@@ -42,6 +42,7 @@ from aorc.format.codec.compression import (
     decompress_stream,
     default_level,
 )
+from aorc.format.codec.compression import split_chunks as split_stream
 
 K = CompressionKind
 WRITABLE = [K.ZLIB, K.SNAPPY, K.LZ4, K.ZSTD, K.BROTLI]
@@ -266,6 +267,34 @@ def test_decompress_from_every_chunk(kind: K) -> None:
         chunk, skip = compressed_position(offsets, 1000, position)
         assert bytes(decompress_from(framed, kind, 1000, chunk))[skip:] == data[position:]
     assert compressed_position(offsets, 1000, 2000) == (offsets[1], 1000)  # as ORC Java
+
+
+@pytest.mark.parametrize("kind", READABLE, ids=lambda k: k.name)
+@pytest.mark.parametrize("pieces", [1, 2, 3, 7, 100])
+def test_split_into_pieces_of_whole_chunks(kind: K, pieces: int) -> None:
+    data = compressible(9000, seed=pieces) + os.urandom(2000) + compressible(1500, seed=2)
+    framed = peer_frame(data, kind, 1000)  # 13 chunks, original and compressed
+    got = split_stream(framed, 1000, pieces)
+    assert 1 <= len(got) <= min(pieces, len(split_chunks(framed)))
+    assert b"".join(bytes(p) for p in got) == framed
+    # Each piece is a stream of its own whose chunks are whole: starts are chunk starts.
+    offsets = chunk_offsets(framed, 1000)
+    start = 0
+    for piece in got:
+        assert start in offsets and len(piece) > 0
+        start += len(piece)
+    assert b"".join(bytes(decompress_stream(p, kind, 1000)) for p in got) == data
+    if pieces <= len(offsets):  # about equal compressed sizes: none over twice its share
+        assert max(len(p) for p in got) <= 2 * len(framed) / pieces + 1003
+
+
+def test_split_of_empty_and_damaged_streams() -> None:
+    assert split_stream(b"", 1000, 4) == []
+    good = compress_stream(compressible(2500), K.ZSTD, 1000)
+    with pytest.raises(CorruptFileError, match="claims"):
+        split_stream(good[:-1], 1000, 2)
+    with pytest.raises(CorruptFileError, match="block size"):
+        split_stream(good, 0, 2)
 
 
 def test_decompress_from_bad_offsets() -> None:

@@ -14,6 +14,7 @@ import pyarrow.orc as po
 import pytest
 
 import aorc
+import aorc.read.common
 import aorc.read.plan
 import aorc.read.reader
 import aorc.threads
@@ -134,6 +135,28 @@ async def test_stripes_of_different_groups_decode_at_once(
         rows = sum(s.num_rows for s in reader.stripes[:pairs])
     assert got.equals(t.select(["a"]).slice(0, rows))
     assert seen["most"] == 2
+
+
+@pytest.mark.parametrize("use_threads", [1, 2])
+async def test_long_streams_are_decompressed_in_pieces(
+        multi: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch,
+        use_threads: int) -> None:
+    data, _ = multi
+    calls: list[int] = []
+    real = aorc.read.common.pool_map
+
+    def pool_map(fn: Any, items: Any, threads: int) -> Any:
+        calls.append(len(items))
+        return real(fn, items, threads)
+
+    monkeypatch.setattr(aorc.read.common, "pool_map", pool_map)
+    monkeypatch.setattr(aorc.read.common, "PARALLEL_DECOMPRESS_BYTES", 1000)
+    got = await aorc.read_table(data, use_threads=use_threads)
+    assert got.equals(po.read_table(io.BytesIO(data)))
+    if use_threads == 1:
+        assert calls == []
+    else:  # every stream of 1000 bytes or more, in up to 4 pieces
+        assert len(calls) > 3 and all(2 <= n <= 4 for n in calls)
 
 
 async def test_stripes_reads_the_chosen_stripes(multi: tuple[bytes, pa.Table]) -> None:

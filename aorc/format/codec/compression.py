@@ -61,6 +61,7 @@ __all__ = [
     "decompress_from",
     "decompress_stream",
     "default_level",
+    "split_chunks",
 ]
 
 HEADER_SIZE = 3
@@ -390,6 +391,39 @@ def _kind(kind: int) -> CompressionKind:
         return CompressionKind(kind)
     except ValueError:
         raise UnsupportedFeatureError(f"unknown compression kind {kind}") from None
+
+
+def split_chunks(data: BytesLike, block_size: int, pieces: int) -> list[memoryview]:
+    """Cut a compressed stream into at most ``pieces`` runs of whole chunks, of about equal
+    compressed size, so that they can be decompressed on several threads.
+
+    Every piece is itself a valid compressed stream, and the concatenation of the pieces'
+    decompressed bytes is the stream's.
+
+    Args:
+        data: the stream as stored in the file.
+        block_size: the file's compression block size.
+        pieces: the most pieces wanted (at least 1).
+
+    Returns:
+        Views of ``data``, in order, none empty (an empty stream gives no piece).
+
+    Raises:
+        CorruptFileError: a bad block size or chunk header.
+    """
+    _check_block_size(block_size)
+    view = _byte_view(data)
+    target = -(-len(view) // max(1, pieces))
+    out: list[memoryview] = []
+    start = 0
+    for pos, _, length in _chunks(view, 0, block_size):
+        end = pos + HEADER_SIZE + length
+        if end - start >= target:
+            out.append(view[start:end])
+            start = end
+    if start < len(view):
+        out.append(view[start:])
+    return out
 
 
 def chunk_offsets(data: BytesLike, block_size: int) -> list[int]:
