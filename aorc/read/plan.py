@@ -54,6 +54,7 @@ __all__ = [
     "NeedsData",
     "ReadPlan",
     "StripeJob",
+    "bundle_parts",
     "parse_layout",
 ]
 
@@ -94,6 +95,9 @@ class StripeJob:
     path: str
     prepare: Callable[[], list[Callable[[], Any]]]
     assemble: Callable[[list[Any]], list[pa.RecordBatch]]
+    #: An estimate of each part's work (its columns' stored bytes), in the order of the
+    #: parts; empty when unknown.
+    weights: Sequence[int] = ()
 
     @property
     def where(self) -> str:
@@ -110,6 +114,35 @@ class StripeJob:
         results = [self.guard(part) for part in parts]
         out: list[pa.RecordBatch] = self.guard(self.assemble, results)
         return out
+
+
+def bundle_parts(weights: Sequence[int], count: int, bundles: int) -> list[list[int]]:
+    """Share ``count`` parts among at most ``bundles`` bundles of about equal weight.
+
+    Each bundle runs on one thread, its parts in turn: a stripe of hundreds of small columns
+    costs a few thread hand-overs instead of one per column. The heaviest parts are placed
+    first, each in the lightest bundle so far; bundles come heaviest first.
+
+    Args:
+        weights: each part's estimated work; when it does not have ``count`` entries every
+            part weighs the same.
+        count: the number of parts.
+        bundles: the most bundles (at least 1).
+
+    Returns:
+        Lists of part indices, each in increasing order; every index in exactly one.
+    """
+    if len(weights) != count:
+        weights = [1] * count
+    n = max(1, min(bundles, count))
+    loads = [0] * n
+    out: list[list[int]] = [[] for _ in range(n)]
+    for i in sorted(range(count), key=lambda i: -weights[i]):
+        k = loads.index(min(loads))
+        out[k].append(i)
+        loads[k] += max(1, weights[i])
+    order = sorted(range(n), key=lambda k: -loads[k])
+    return [sorted(out[k]) for k in order if out[k]]
 
 
 def parse_layout(path: str, tail: FileTail, stripe: StripeInfo,
@@ -226,7 +259,9 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        return StripeJob(stripe.index, self.path, prepare, assemble)
+        weights = [sum(info.length for (column, _), info in streams.items()
+                       if c.column_id <= column <= c.max_column_id) for _, c in pairs]
+        return StripeJob(stripe.index, self.path, prepare, assemble, weights)
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
                      fetched: FetchedBytes) -> StripeJob:

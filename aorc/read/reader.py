@@ -59,7 +59,7 @@ from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
 from aorc.read import plan as _plan
 from aorc.read.common import add_context, guarded, stream_kind_name
-from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, parse_layout
+from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
 from aorc.read.pushdown import ScanStats
 from aorc.threads import shared_pool, thread_count
 
@@ -83,6 +83,9 @@ GROUP_BYTES = _plan.GROUP_BYTES
 #: A group of stripes spanning at most this many bytes is read whole, in one request, even
 #: when only some columns are wanted (a round trip costs more than that many bytes).
 WHOLE_READ_BYTES = _plan.WHOLE_READ_BYTES
+#: A stripe's column decoders are shared among this many bundles per thread (see
+#: :func:`aorc.read.plan.bundle_parts`): few hand-overs, and room to even out estimates.
+PART_BUNDLES = 2
 
 
 # =========================================================================== public records
@@ -605,13 +608,24 @@ class OrcReader:
             async with limit:
                 return await loop.run_in_executor(pool, job.run)
 
-        async def part(fn: Any) -> Any:
-            async with limit:
-                return await loop.run_in_executor(pool, job.guard, fn)
-
         async with limit:
             parts = await loop.run_in_executor(pool, job.guard, job.prepare)
-        results = await gather_or_cancel([part(fn) for fn in parts]) if parts else []
+
+        def run(indices: list[int]) -> list[Any]:
+            return [parts[i]() for i in indices]
+
+        async def bundle(indices: list[int]) -> list[Any]:
+            async with limit:
+                done: list[Any] = await loop.run_in_executor(pool, job.guard, run, indices)
+                return done
+
+        bundles = bundle_parts(job.weights, len(parts), PART_BUNDLES * threads)
+        results: list[Any] = [None] * len(parts)
+        if bundles:
+            for indices, done in zip(bundles, await gather_or_cancel(
+                    [bundle(b) for b in bundles]), strict=True):
+                for i, value in zip(indices, done, strict=True):
+                    results[i] = value
         out: list[pa.RecordBatch] = job.guard(job.assemble, results)
         return out
 

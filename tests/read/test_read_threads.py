@@ -159,6 +159,27 @@ async def test_long_streams_are_decompressed_in_pieces(
         assert len(calls) > 3 and all(2 <= n <= 4 for n in calls)
 
 
+async def test_many_columns_are_decoded_in_a_few_bundles(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+    t = pa.table({f"c{i}": rng.integers(0, 1 << (i % 40 + 2), 20_000) for i in range(60)})
+    out = io.BytesIO()
+    po.write_table(t, out, compression="zstd", stripe_size=64 * 1024)
+    calls: dict[int, int] = {}
+    real = aorc.read.plan.StripeJob.guard
+
+    def guard(self: aorc.read.plan.StripeJob, func: Any, *args: Any) -> Any:
+        calls[self.index] = calls.get(self.index, 0) + 1
+        return real(self, func, *args)
+
+    monkeypatch.setattr(aorc.read.plan.StripeJob, "guard", guard)
+    got = await aorc.read_table(out.getvalue(), use_threads=2)
+    assert got.equals(po.read_table(io.BytesIO(out.getvalue())))
+    assert len(calls) >= 2
+    # Per stripe: prepare, at most 2 bundles per thread, assemble (was one per column).
+    assert all(n <= 1 + 2 * 2 + 1 for n in calls.values()), calls
+
+
 async def test_stripes_reads_the_chosen_stripes(multi: tuple[bytes, pa.Table]) -> None:
     data, t = multi
     async with aorc.open_reader(data) as reader:
