@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
 
@@ -132,12 +133,29 @@ def positional_names(file_schema: pa.Schema, target: pa.Schema) -> pa.Schema:
     return pa.schema([f.with_name(n) for f, n in zip(file_schema, renamed, strict=True)])
 
 
-def _conform_array(array: pa.Array, target: pa.DataType, path: str,
-                   column: str) -> pa.Array:
+def _nested(t: pa.DataType) -> bool:
+    return bool(pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_map(t))
+
+
+def _own_offsets(array: pa.ListArray | pa.MapArray) -> tuple[pa.Array, int, int]:
+    """Offsets from 0 for the array's own slots, and the span of the values they use."""
+    offsets = array.offsets
+    first, last = offsets[0].as_py(), offsets[-1].as_py()
+    return pc.subtract(offsets, pa.scalar(first, offsets.type)), first, last - first
+
+
+def _conform_array(array: pa.Array | pa.ChunkedArray, target: pa.DataType, path: str,
+                   column: str) -> pa.Array | pa.ChunkedArray:
+    if array.type == target:
+        return array
+    if not (_nested(target) and _nested(array.type)):
+        check_readable(array.type, target, path, column)
+        return array.cast(target)
+    if isinstance(array, pa.ChunkedArray):
+        chunks = [_conform_array(c, target, path, column) for c in array.chunks]
+        return pa.chunked_array(chunks, target)
+    mask = array.is_null() if array.null_count else None
     if pa.types.is_struct(target) and pa.types.is_struct(array.type):
-        if isinstance(array, pa.ChunkedArray):
-            chunks = [_conform_array(c, target, path, column) for c in array.chunks]
-            return pa.chunked_array(chunks, target)
         children = []
         names = {array.type.field(i).name: i for i in range(array.type.num_fields)}
         for field in target:
@@ -147,11 +165,22 @@ def _conform_array(array: pa.Array, target: pa.DataType, path: str,
                 children.append(_conform_array(child, field.type, path, sub))
             else:
                 children.append(pa.nulls(len(array), field.type))
-        mask = array.is_null() if array.null_count else None
         return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
-    if array.type == target:
-        return array
-    check_readable(array.type, target, path, column)
+    if pa.types.is_list(target) and pa.types.is_list(array.type):
+        # Offsets as they are (a sliced array's start where the slice does), the values
+        # (struct fields added over time, say) conformed in turn.
+        offsets, first, span = _own_offsets(array)
+        values = _conform_array(array.values.slice(first, span), target.value_type, path,
+                                f"{column}[]")
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    if pa.types.is_map(target) and pa.types.is_map(array.type):
+        offsets, first, span = _own_offsets(array)
+        keys = _conform_array(array.keys.slice(first, span), target.key_type, path,
+                              f"{column}.key")
+        items = _conform_array(array.items.slice(first, span), target.item_type, path,
+                               f"{column}.value")
+        return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
+    check_readable(array.type, target, path, column)  # raises: a struct is no list
     return array.cast(target)
 
 

@@ -58,6 +58,34 @@ async def test_evolution_widening_and_missing_nested_fields(tmp_path: Path) -> N
     assert await ds.count_rows([("id", ">", 1)]) == 2
 
 
+async def test_evolution_inside_lists_and_maps(tmp_path: Path) -> None:
+    inner_old = pa.struct([("a", pa.int32())])
+    inner_new = pa.struct([("a", pa.int64()), ("b", pa.string())])
+    old = pa.table({
+        "l": pa.array([[{"a": 1}, None], None, []], pa.list_(inner_old)),
+        "m": pa.array([[("k", {"a": 2})], [], None], pa.map_(pa.string(), inner_old)),
+    })
+    new = pa.table({
+        "l": pa.array([[{"a": 3, "b": "x"}]], pa.list_(inner_new)),
+        "m": pa.array([[("z", {"a": 4, "b": "y"})]], pa.map_(pa.string(), inner_new)),
+    })
+    put(tmp_path / "a.orc", old)
+    put(tmp_path / "b.orc", new)
+    ds = await aorc.open_dataset(tmp_path)
+    assert ds.schema == pa.schema([("l", pa.list_(inner_new)),
+                                   ("m", pa.map_(pa.string(), inner_new))])
+    got = await ds.read()
+    got.validate(full=True)
+    assert got.to_pylist() == [
+        {"l": [{"a": 1, "b": None}, None], "m": [("k", {"a": 2, "b": None})]},
+        {"l": None, "m": []},
+        {"l": [], "m": None},
+        {"l": [{"a": 3, "b": "x"}], "m": [("z", {"a": 4, "b": "y"})]},
+    ]
+    batches = [b async for b in ds.iter_batches(batch_size=1)]  # sliced on the way
+    assert pa.Table.from_batches(batches).to_pylist() == got.to_pylist()
+
+
 async def test_incompatible_change_names_file_and_column(tmp_path: Path) -> None:
     put(tmp_path / "a.orc", pa.table({"id": [1], "v": pa.array([1], pa.int32())}))
     put(tmp_path / "b.orc", pa.table({"id": [2], "v": ["text"]}))
