@@ -13,7 +13,12 @@ from google.protobuf.message import DecodeError
 
 from aorc.errors import AorcError, CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec.compression import CompressionKind, decompress_stream, split_chunks
+from aorc.format.codec.compression import (
+    CompressionKind,
+    decompress_stream,
+    decompressed_chunks,
+    split_chunks,
+)
 from aorc.format.stripe import StreamInfo
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.threads import pool_map
@@ -236,9 +241,9 @@ class LazyStreams:
             # pieces of them are decompressed on the stripe's threads.
             pieces = split_chunks(raw, block_size, 2 * self._threads)
             if len(pieces) > 1:
-                parts = pool_map(lambda piece: decompress_stream(piece, kind, block_size),
+                parts = pool_map(lambda piece: decompressed_chunks(piece, kind, block_size),
                                  pieces, self._threads)
-                return b"".join(parts)
+                return b"".join(chunk for part in parts for chunk in part)  # one copy
         return decompress_stream(raw, kind, block_size)
 
     def encoding(self, column: int) -> pb.ColumnEncoding:

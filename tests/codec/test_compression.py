@@ -42,6 +42,7 @@ from aorc.format.codec.compression import (
     decompress_stream,
     default_level,
 )
+from aorc.format.codec.compression import decompressed_chunks
 from aorc.format.codec.compression import split_chunks as split_stream
 
 K = CompressionKind
@@ -286,6 +287,18 @@ def test_split_into_pieces_of_whole_chunks(kind: K, pieces: int) -> None:
     assert b"".join(bytes(decompress_stream(p, kind, 1000)) for p in got) == data
     if pieces <= len(offsets):  # about equal compressed sizes: none over twice its share
         assert max(len(p) for p in got) <= 2 * len(framed) / pieces + 1003
+
+
+@pytest.mark.parametrize("kind", READABLE, ids=lambda k: k.name)
+def test_decompressed_chunks_one_per_chunk(kind: K) -> None:
+    data = compressible(4500, seed=5) + os.urandom(1500)
+    framed = peer_frame(data, kind, 1000)
+    got = decompressed_chunks(framed, kind, 1000)
+    assert [bytes(p) for p in got] == [data[i:i + 1000] for i in range(0, len(data), 1000)]
+    assert decompressed_chunks(b"", kind, 1000) == []
+    assert [bytes(p) for p in decompressed_chunks(data, K.NONE, 1000)] == [data]
+    with pytest.raises(CorruptFileError, match="claims"):
+        decompressed_chunks(framed[:-1], kind, 1000)
 
 
 def test_split_of_empty_and_damaged_streams() -> None:

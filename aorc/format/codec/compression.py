@@ -60,6 +60,7 @@ __all__ = [
     "compressed_position",
     "decompress_from",
     "decompress_stream",
+    "decompressed_chunks",
     "default_level",
     "split_chunks",
 ]
@@ -323,27 +324,31 @@ def decompress_from(
     return _decode_chunks(view, kind, block_size, chunk_offset)
 
 
-def _decode_chunks(
-    view: memoryview, kind: CompressionKind, block_size: int, start: int
-) -> bytes | memoryview:
+def _decoded_parts(view: memoryview, kind: CompressionKind, block_size: int,
+                   start: int) -> Iterator[BytesLike]:
+    """Each chunk's decompressed bytes (a view of ``view`` for an original chunk)."""
     decode = codec_of(kind).decompress
     assert decode is not None  # every codec but NONE decompresses
-    first: BytesLike | None = None
-    out: bytearray | None = None
     for pos, original, length in _chunks(view, start, block_size):
         body = view[pos + HEADER_SIZE : pos + HEADER_SIZE + length]
         if original:
-            part = body
+            yield body
         elif length:
             try:
-                part = decode(body, block_size)
+                yield decode(body, block_size)
             except _CODEC_ERRORS as exc:
                 raise CorruptFileError(
                     f"{kind.name} chunk at offset {pos} ({length} bytes) of a compressed "
                     f"stream cannot be decompressed: {exc}"
                 ) from exc
-        else:
-            continue
+
+
+def _decode_chunks(
+    view: memoryview, kind: CompressionKind, block_size: int, start: int
+) -> bytes | memoryview:
+    first: BytesLike | None = None
+    out: bytearray | None = None
+    for part in _decoded_parts(view, kind, block_size, start):
         if first is None:
             first = part
         elif out is None:
@@ -359,6 +364,23 @@ def _decode_chunks(
         return b""
     # bytes (zlib, lz4, zstd) or a view of an original chunk or of a bytearray output.
     return memoryview(first) if isinstance(first, bytearray) else first
+
+
+def decompressed_chunks(data: BytesLike, kind: CompressionKind,
+                        block_size: int) -> list[BytesLike]:
+    """Each chunk's decompressed bytes, not joined: a caller that decompresses pieces of one
+    stream on several threads (see :func:`split_chunks`) joins them all at once.
+
+    Raises:
+        CorruptFileError: a bad block size, chunk header or compressed data.
+        UnsupportedFeatureError: an unknown codec.
+    """
+    view = _byte_view(data)
+    kind = _kind(kind)
+    if kind is CompressionKind.NONE:
+        return [view] if len(view) else []
+    _check_block_size(block_size)
+    return [p for p in _decoded_parts(view, kind, block_size, 0) if len(p)]
 
 
 def decompress_stream(
