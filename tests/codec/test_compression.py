@@ -40,9 +40,9 @@ from aorc.format.codec.compression import (
     compressed_position,
     decompress_from,
     decompress_stream,
+    decompressed_chunks,
     default_level,
 )
-from aorc.format.codec.compression import decompressed_chunks
 from aorc.format.codec.compression import split_chunks as split_stream
 
 K = CompressionKind

@@ -367,3 +367,35 @@ def test_front_dispatch() -> None:
     assert rle.read_int_rle_v2(SPEC_DELTA, 2, False, skip=8).tolist() == [23, 29]
     assert rle.read_varints(bytes([0x03]), 1, True).tolist() == [-2]
     assert rle.read_varint128(bytes([0x03]), 1).tolist() == [[2**64 - 2, 2**64 - 1]]
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 2**20)), max_size=200))
+def test_offsets_int32_match_a_running_sum(slots: list[tuple[bool, int]]) -> None:
+    valid = np.array([v for v, _ in slots], np.bool_)
+    lengths = np.array([n for v, n in slots if v], np.int64)
+    want = np.concatenate([[0], np.cumsum([n if v else 0 for v, n in slots])]).astype(np.int64)
+    offsets, total = rle.offsets_int32(lengths, valid, len(slots))
+    assert offsets.dtype == np.int32 and offsets.tolist() == want.tolist()
+    assert total == int(want[-1])
+    every = np.array([n for _, n in slots], np.int64)
+    offsets, total = rle.offsets_int32(every, None, len(slots))
+    assert offsets.tolist() == [0, *np.cumsum(every).tolist()] and total == int(every.sum())
+
+
+@pytest.mark.parametrize("lengths", [[2**31 - 1, 1], [2**62, 2**62], [2**63 - 1]])
+def test_offsets_int32_past_int32(lengths: list[int]) -> None:
+    assert rle.offsets_int32(np.array(lengths, np.int64), None, len(lengths))[1] == -1
+    assert rle.offsets_int32(np.array([2**31 - 1], np.int64), None, 1)[1] == 2**31 - 1
+
+
+def test_offsets_int32_checks_its_arguments() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        rle.offsets_int32(np.array([1, -1], np.int64), None, 2)
+    with pytest.raises(ValueError, match="lengths for the valid slots"):
+        rle.offsets_int32(np.array([1], np.int64), np.array([True, True]), 2)
+    with pytest.raises(ValueError, match="lengths for the valid slots"):
+        rle.offsets_int32(np.array([1, 2], np.int64), np.array([True, False]), 2)
+    with pytest.raises(ValueError, match="validity flags"):
+        rle.offsets_int32(np.array([1], np.int64), np.array([True]), 2)
+    with pytest.raises(ValueError, match="lengths for 2 slots"):
+        rle.offsets_int32(np.array([1], np.int64), None, 2)

@@ -16,7 +16,7 @@ values above ``2**63 - 1`` come out negative.
 The typed front with the full documentation is :mod:`aorc.format.codec.rle`.
 """
 
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 
 import operator
@@ -737,3 +737,45 @@ def decode_nanos(encoded):
             significand = <uint64_t>(x >> 3)   # arithmetic shift, as ORC C++ reads it
             ov[i] = significand * _POW10[(x & 7) + 1] if x & 7 else significand
     return out
+
+
+def offsets_int32(lengths, valid, Py_ssize_t length):
+    """Arrow int32 offsets of ``length`` slots (see :func:`aorc.format.codec.rle.offsets_int32`)."""
+    cdef const int64_t[::1] lv = np.ascontiguousarray(lengths, dtype=np.int64)
+    cdef const uint8_t[::1] vv
+    cdef bint masked = valid is not None
+    if masked:
+        vv = np.ascontiguousarray(valid, dtype=np.bool_).view(np.uint8)
+        if vv.shape[0] != length:
+            raise ValueError(f"{vv.shape[0]} validity flags for {length} slots")
+    elif lv.shape[0] != length:
+        raise ValueError(f"{lv.shape[0]} lengths for {length} slots")
+    out = np.empty(length + 1, dtype=np.int32)
+    cdef int32_t[::1] ov = out
+    cdef int64_t acc = 0, x
+    cdef Py_ssize_t i, j = 0, nl = lv.shape[0]
+    cdef int rc = 0   # 1: a negative length, 2: the total exceeds 2**31 - 1, 3: too few lengths
+    with nogil:
+        ov[0] = 0
+        for i in range(length):
+            if not masked or vv[i]:
+                if j >= nl:
+                    rc = 3
+                    break
+                x = lv[j]
+                j += 1
+                if x < 0:
+                    rc = 1
+                    break
+                if x > 2147483647 - acc:
+                    rc = 2
+                    break
+                acc += x
+            ov[i + 1] = <int32_t>acc
+        if rc == 0 and j != nl:
+            rc = 3
+    if rc == 1:
+        raise ValueError("a negative length")
+    if rc == 3:
+        raise ValueError(f"{nl} lengths for the valid slots of {length}")
+    return out, (acc if rc == 0 else -1)

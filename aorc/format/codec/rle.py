@@ -37,6 +37,7 @@ __all__ = [
     "decode_ints",
     "decode_nanos",
     "encode_nanos",
+    "offsets_int32",
     "read_bool_rle",
     "read_byte_rle",
     "read_int_rle_v1",
@@ -252,6 +253,27 @@ def decode_nanos(encoded: npt.ArrayLike) -> npt.NDArray[np.int64]:
         An int64 array of the same shape with the nanosecond values.
     """
     return _decode.decode_nanos(encoded)
+
+
+def offsets_int32(lengths: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_] | None,
+                  length: int) -> tuple[npt.NDArray[np.int32], int]:
+    """Arrow int32 offsets for ``length`` slots, in one pass without the GIL.
+
+    Args:
+        lengths: the non-negative lengths of the valid slots, in order.
+        valid: which slots are valid (``None``: all); null slots have length 0.
+        length: the number of slots.
+
+    Returns:
+        The ``length + 1`` offsets and their total, or ``-1`` as the total when it exceeds
+        ``2**31 - 1`` (the offsets are then unusable).
+
+    Raises:
+        ValueError: a negative length, or as many lengths as valid slots not given (a
+            caller's error).
+    """
+    out, total = _decode.offsets_int32(lengths, valid, length)
+    return out, total
 
 
 # =============================================================================================

@@ -386,18 +386,15 @@ def offsets_from_lengths(t: OrcType, slots: Slots, lengths: npt.NDArray[np.int64
     Raises:
         UnsupportedFeatureError: the total does not fit Arrow's 32-bit offsets.
     """
-    # Lengths are non-negative; capped first so that the sum cannot wrap.
-    longest = int(lengths.max()) if len(lengths) else 0
-    expanded = slots.expand(lengths)
-    offsets = np.zeros(slots.length + 1, np.int64)
-    if longest <= _INT32_MAX:
-        np.cumsum(expanded, out=offsets[1:])
-    total = int(offsets[-1]) if longest <= _INT32_MAX else longest
-    if total > _INT32_MAX:
+    # Lengths are non-negative (Context.lengths checks them).
+    offsets, total = rle.offsets_int32(lengths, slots.valid, slots.length)
+    if total < 0:
+        longest = int(lengths.max())  # capped first so that the sum cannot wrap
+        total = longest if longest > _INT32_MAX else int(lengths.sum())
         raise UnsupportedFeatureError(
             f"column {t.column_id} ({type_string(t)}): {total} {what} in one stripe exceed the "
             "2**31 - 1 that Arrow's 32-bit offsets can address")
-    return pa.py_buffer(offsets.astype(np.int32)), total
+    return pa.py_buffer(offsets), total
 
 
 # --------------------------------------------------------------------------- Arrow types
