@@ -474,7 +474,7 @@ class OrcReader:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
         threads = thread_count(use_threads)
         plan = self._plan(columns, filters, stripes, threads)
-        source = self._batches(plan, batch_size, threads)
+        source = self._batches(plan, batch_size, threads, overlap=False)
         order = requested_order(self._tail.schema, columns)
         return source if order is None else _reordered(source, order)
 
@@ -493,7 +493,7 @@ class OrcReader:
         self._check_open()
         threads = thread_count(use_threads)
         plan = self._plan(columns, filters, stripes, threads)
-        batches = [b async for b in self._batches(plan, None, threads)]
+        batches = [b async for b in self._batches(plan, None, threads, overlap=True)]
         if batches:
             table = pa.Table.from_batches(batches, schema=batches[0].schema)
         else:
@@ -510,14 +510,14 @@ class OrcReader:
                         group_bytes=GROUP_BYTES, whole_read_bytes=WHOLE_READ_BYTES,
                         threads=threads)
 
-    async def _batches(self, plan: ReadPlan, batch_size: int | None,
-                       threads: int) -> AsyncGenerator[pa.RecordBatch, None]:
+    async def _batches(self, plan: ReadPlan, batch_size: int | None, threads: int, *,
+                       overlap: bool) -> AsyncGenerator[pa.RecordBatch, None]:
         groups = (await asyncio.to_thread(plan.groups) if plan.scan is not None
                   else plan.groups())
         if not groups:
             return
         try:
-            async for batches in self._decoded(groups, threads):
+            async for batches in self._decoded(groups, threads, overlap):
                 for batch in batches:
                     if batch_size is None or batch.num_rows <= batch_size:
                         yield batch
@@ -527,15 +527,17 @@ class OrcReader:
         finally:
             del groups
 
-    async def _decoded(self, groups: list[GroupPlan],
-                       threads: int) -> AsyncGenerator[list[pa.RecordBatch], None]:
+    async def _decoded(self, groups: list[GroupPlan], threads: int,
+                       overlap: bool) -> AsyncGenerator[list[pa.RecordBatch], None]:
         """The batches of each stripe, in order.
 
-        Up to ``threads`` stripes decode at once, also across groups: the next group's first
-        stripe starts as soon as the current group's last one no longer needs every thread.
-        The bytes of at most two groups are held: the next group is fetched while the
-        current one decodes, and the one after only once no stripe of the current one is
-        left in the decode window.
+        Up to ``threads`` stripes of a group decode at once; the next group is fetched
+        meanwhile. With ``overlap`` (a whole read, which keeps every batch anyway) the next
+        group's first stripe starts as soon as the current group's last one no longer needs
+        every thread, and the group after is fetched once no stripe of the current one is
+        left in the decode window: the bytes of at most two groups are held. Without it (a
+        stream) the next group starts once the current one is handed out, so that at most one
+        group's decoded stripes exist besides the batch the caller holds.
         """
         # Groups are dropped as they are taken: a group holds its fetched bytes, so keeping
         # the list would keep every stripe's bytes until the read ends.
@@ -558,7 +560,7 @@ class OrcReader:
                 prefetch()
                 while len(window) < threads:
                     if not jobs:
-                        if pending is None or (window and not pending.done()):
+                        if pending is None or (window and not (overlap and pending.done())):
                             break  # nothing to start without waiting for bytes
                         jobs.extend((taken, job) for job in await pending)
                         taken += 1
@@ -569,7 +571,7 @@ class OrcReader:
                     window.append((group, self._spawn(self._decode(job, threads, limit))))
                 if not window:
                     return  # no jobs, no fetch in progress and no group left
-                if pending is not None and not jobs and len(window) < threads:
+                if overlap and pending is not None and not jobs and len(window) < threads:
                     # A thread is free: start the next group's stripes if its bytes come
                     # before the oldest stripe is decoded.
                     await asyncio.wait([window[0][1], pending],
