@@ -640,11 +640,14 @@ def read_bool_rle(data, n, offset=0, skip=0):
     return out
 
 
-def read_int_rle_v1(data, n, object signed, offset=0, skip=0):
-    """Decode ``n`` integers of an RLE v1 stream (see :func:`aorc.format.codec.rle.read_int_rle_v1`)."""
+ctypedef int (*_IntKernel)(Src*, uint64_t*, int64_t, int64_t, bint) noexcept nogil
+
+
+cdef object _read_ints(_IntKernel kernel, str what, int per_byte, data, n, object signed,
+                       offset, skip):
+    """The front shared by the integer RLE decoders: checks, output, the GIL-free loop."""
     cdef const uint8_t[::1] view = _byte_view(data)
-    n, offset, skip = _counts("integer RLE v1 stream", view.shape[0], n, offset, skip,
-                              INT_V1_PER_BYTE)
+    n, offset, skip = _counts(what, view.shape[0], n, offset, skip, per_byte)
     out = np.empty(n, dtype=np.int64)
     if n == 0:
         return out
@@ -654,30 +657,22 @@ def read_int_rle_v1(data, n, object signed, offset=0, skip=0):
     cdef bint sgn = bool(signed)
     cdef int64_t c_skip = skip, c_total = n + skip
     with nogil:
-        rc = _rle_v1(&s, <uint64_t*>&ov[0], c_skip, c_total, sgn)
+        rc = kernel(&s, <uint64_t*>&ov[0], c_skip, c_total, sgn)
     if rc < 0:
-        _raise(&s, "integer RLE v1 stream")
+        _raise(&s, what)
     return out
+
+
+def read_int_rle_v1(data, n, object signed, offset=0, skip=0):
+    """Decode ``n`` integers of an RLE v1 stream (see :func:`aorc.format.codec.rle.read_int_rle_v1`)."""
+    return _read_ints(_rle_v1, "integer RLE v1 stream", INT_V1_PER_BYTE, data, n, signed,
+                      offset, skip)
 
 
 def read_int_rle_v2(data, n, object signed, offset=0, skip=0):
     """Decode ``n`` integers of an RLE v2 stream (see :func:`aorc.format.codec.rle.read_int_rle_v2`)."""
-    cdef const uint8_t[::1] view = _byte_view(data)
-    n, offset, skip = _counts("integer RLE v2 stream", view.shape[0], n, offset, skip,
-                              INT_V2_PER_BYTE)
-    out = np.empty(n, dtype=np.int64)
-    if n == 0:
-        return out
-    cdef int64_t[::1] ov = out
-    cdef Src s = _src(view, offset)
-    cdef int rc
-    cdef bint sgn = bool(signed)
-    cdef int64_t c_skip = skip, c_total = n + skip
-    with nogil:
-        rc = _rle_v2(&s, <uint64_t*>&ov[0], c_skip, c_total, sgn)
-    if rc < 0:
-        _raise(&s, "integer RLE v2 stream")
-    return out
+    return _read_ints(_rle_v2, "integer RLE v2 stream", INT_V2_PER_BYTE, data, n, signed,
+                      offset, skip)
 
 
 def read_varints(data, n, object signed, offset=0):
