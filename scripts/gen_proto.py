@@ -2,7 +2,7 @@
 
 Usage: python scripts/gen_proto.py [--out DIR]
 
-Needs grpcio-tools (a test extra). The output is checked in; tests/test_proto.py fails when
+Needs grpcio-tools (a test extra). The output is checked in; tests/format/test_proto.py fails when
 it is stale.
 """
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.orc as po
 import pyorc
 import pytest
-from test_cli import run
+from helpers.cli import run
 
 import aorc
 from aorc.errors import SchemaError

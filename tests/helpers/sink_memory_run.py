@@ -3,7 +3,7 @@
 2 streams x 4 partition folders (8 open files) of poorly compressible rows (random bytes)
 through :class:`aorc.sink.RollingSink`; the peak RSS growth is the process's peak RSS
 (``VmHWM``) minus its RSS just before the sink starts. Run by
-``tests/test_sink_streaming.py`` in a subprocess (so the test process's own memory does not
+``tests/sink/test_sink_streaming.py`` in a subprocess (so the test process's own memory does not
 count) and usable by hand::
 
     python tests/helpers/sink_memory_run.py --rows 4000000 --prefix /tmp/out

@@ -21,7 +21,7 @@ import pyarrow.orc as po
 import pytest
 
 MiB = 1 << 20
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import asyncio, json, sys

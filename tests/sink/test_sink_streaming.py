@@ -29,7 +29,7 @@ from aorc.errors import SchemaError
 from aorc.sink.rolling import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, RollingSink, SinkCommit
 
 MiB = 1 << 20
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ROWS = int(os.environ.get("AORC_SINK_MEMORY_ROWS", "4000000"))
 
 

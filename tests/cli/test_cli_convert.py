@@ -19,7 +19,7 @@ import pyarrow.orc as po
 import pyarrow.parquet as pq
 import pyorc
 import pytest
-from test_cli import assert_one_line_error, run, run_subprocess
+from helpers.cli import assert_one_line_error, run, run_subprocess
 
 from aorc.cli.convert import Progress, detect_format
 

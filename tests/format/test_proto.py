@@ -9,7 +9,7 @@ import pytest
 
 from aorc.format._proto import orc_proto_pb2 as pb
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_generated_code_is_fresh(tmp_path: pathlib.Path) -> None:
