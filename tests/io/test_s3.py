@@ -148,8 +148,11 @@ async def test_ranges_are_coalesced_pinned_and_parallel(s3_client: Any, s3_bucke
                                                         s3_proxy: S3Proxy) -> None:
     etag = put(s3_client, s3_bucket, "big.bin", DATA)
     ranges = [(0, 100), (150, 50), (100_000, 1000), (101_500, 10), (250_000, 40_000)]
-    options = via(s3_proxy, max_merge_distance=1000, max_concurrency=2)
-    expected_requests = plan_ranges(ranges, max_merge_distance=1000).requests
+    # More bytes than one request: not a burst (see test_small_batch_is_one_burst).
+    options = via(s3_proxy, max_merge_distance=1000, max_concurrency=2,
+                  max_request_size=40_000)
+    expected_requests = plan_ranges(ranges, max_merge_distance=1000,
+                                    max_request_size=40_000).requests
     assert len(expected_requests) == 3
     s3_proxy.latency = 0.1
     async with open_store(f"s3://{s3_bucket}/big.bin", options) as store:
@@ -168,6 +171,44 @@ async def test_ranges_are_coalesced_pinned_and_parallel(s3_client: Any, s3_bucke
         level += step
         peak = max(peak, level)
     assert peak == 2
+
+
+async def test_small_batch_is_one_burst(s3_client: Any, s3_bucket: str,
+                                        s3_proxy: S3Proxy) -> None:
+    """Ranges too far apart to merge, fetching less than one request's bytes in all: all
+    their requests are in flight at once, beyond max_concurrency (one client-side event
+    count: every request was sent before any answer arrived)."""
+    put(s3_client, s3_bucket, "far.bin", DATA)
+    ranges = [(i * 20_000, 100) for i in range(12)]
+    store = CountingS3Store(s3_bucket, "far.bin",
+                            S3Config.from_options(via(s3_proxy, max_concurrency=2)))
+    async with store:
+        await store.read_tail(TAIL)
+        store.peak = 0
+        got = await store.read_ranges(ranges)
+    assert got == [DATA[o:o + n] for o, n in ranges]
+    assert store.peak == 12 and store.sent_before_first_answer == 12
+    assert len(s3_proxy.records("GetObject")) == 13
+
+
+class CountingS3Store(S3Store):
+    """Counts the requests in flight (sent, not yet answered) from the client's side."""
+
+    peak = 0
+    sent_before_first_answer = 0
+    _inflight = 0
+    _answered = False
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        self._inflight += 1
+        self.peak = max(self.peak, self._inflight)
+        if not self._answered:
+            self.sent_before_first_answer += 1
+        try:
+            return await super()._fetch(offset, length)
+        finally:
+            self._inflight -= 1
+            self._answered = True
 
 
 async def test_replaced_object_is_detected(s3_client: Any, s3_bucket: str) -> None:
