@@ -1,10 +1,10 @@
 """Dataset read benchmark: aorc.read_dataset against pyarrow.dataset on S3, with latency.
 
 Starts moto's S3 server on 127.0.0.1 and the delaying proxy of ``bench_s3.py`` in front of
-it (default 20 ms per request; both in a child process, see ``s3_server.py``), uploads ``--files`` ORC files (default 200) of ``--rows``
-rows each (default 10,000) under ``s3://bench/events/`` in Hive folders
-``country=<4 values>/day=<5 values>/``, written by pyarrow.orc, and reads them through the
-proxy with
+it (default 20 ms per request; both in a child process, see ``s3_server.py``), uploads
+``--files`` ORC files (default 200) of ``--rows`` rows each (default 10,000) under
+``s3://bench/events/`` in Hive folders ``country=<4 values>/day=<5 values>/``, written by
+pyarrow.orc, and reads them through the proxy with
 
 - aorc: ``aorc.read_dataset("s3://bench/events", storage_options={"endpoint_url": proxy})``
   in ``asyncio.run``;

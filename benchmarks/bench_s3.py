@@ -3,9 +3,9 @@
 Starts moto's S3 server on 127.0.0.1 and, in front of it, a loopback proxy that delays every
 request by a fixed time (default 20 ms) to stand in for the round trip to a real object
 store; both run in a child process (``s3_server.py``: in this process they would take the
-GIL from the readers; ``--in-process-server`` runs them here as before). Writes the benchmark table of ``bench_read.py`` (default 2,000,000 rows) with
-pyarrow.orc in stripes of ``--stripe-mib`` MiB (several stripes), uploads it, then reads it
-through the proxy with
+GIL from the readers; ``--in-process-server`` runs them here as before). Writes the
+benchmark table of ``bench_read.py`` (default 2,000,000 rows) with pyarrow.orc in stripes of
+``--stripe-mib`` MiB (several stripes), uploads it, then reads it through the proxy with
 
 - aorc: ``aorc.read_table("s3://bench/data.orc", storage_options={"endpoint_url": proxy})``
   inside ``asyncio.run`` (a new event loop, hence a new S3 client, each run);

@@ -23,6 +23,7 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io import S3Store, Store, close_clients, open_store, plan_ranges
+from aorc.io.s3_clients import parse_timestamp
 from aorc.io.s3_config import DEFAULT_PART_SIZE, S3Config, is_s3_url, parse_s3_url
 
 DATA = bytes((i * 7919) % 251 for i in range(300_000))
@@ -88,11 +89,60 @@ def test_config_from_options() -> None:
     ({"region": "x", "region_name": "y"}, "twice"),
     ({"max_concurrency": 0}, "max_concurrency"),
     ({"checksum_algorithm": "MD5"}, "checksum_algorithm"),
+    ({"response_checksum_validation": "never"}, "response_checksum_validation"),
     ({"fsync": True}, "unknown storage option"),
 ])
 def test_config_rejections(options: dict[str, Any], match: str) -> None:
     with pytest.raises(SchemaError, match=match):
         S3Config.from_options(options)
+
+
+def test_scalar_options_are_parsed_once() -> None:
+    options = {"endpoint_url": "http://127.0.0.1:9", "max_concurrency": 3, "anon": True}
+    first = S3Config.from_options(options)
+    assert S3Config.from_options(dict(reversed(options.items()))) is first
+    assert S3Config.from_options({**options, "max_concurrency": 4}) is not first
+    # a botocore Config object is not a cache key: parsed each time, still right
+    from botocore.config import Config
+    with_config = S3Config.from_options({"config": Config(read_timeout=7)})
+    assert with_config.botocore_config_kwargs()["read_timeout"] == 7
+    with pytest.raises(SchemaError, match="max_concurrency"):  # errors are not cached away
+        S3Config.from_options({"max_concurrency": 0})
+    with pytest.raises(SchemaError, match="max_concurrency"):
+        S3Config.from_options({"max_concurrency": 0})
+
+
+def test_response_checksum_validation_option() -> None:
+    kwargs = S3Config.from_options(
+        {"response_checksum_validation": "when_required"}).botocore_config_kwargs()
+    assert kwargs["response_checksum_validation"] == "when_required"
+    assert "response_checksum_validation" not in S3Config.from_options(
+        {}).botocore_config_kwargs()  # botocore's default: "when_supported"
+
+
+@pytest.mark.parametrize("value", [
+    "Wed, 25 Nov 2026 00:01:02 GMT", "2026-11-25T00:01:02.000Z", "2026-11-25T00:01:02Z",
+    "2026-11-25T00:01:02+02:00", "2026-11-25T00:01:02", "1700000000", 1700000000,
+    "Tue, 01 Mar 2022 23:59:59 GMT"])
+def test_parse_timestamp_matches_botocore(value: Any) -> None:
+    from botocore.utils import parse_timestamp as botocore_parse
+
+    got, want = parse_timestamp(value), botocore_parse(value)
+    assert got == want and got.utcoffset() == want.utcoffset()
+
+
+async def test_whole_object_checksums_are_asked_for_by_default(
+        s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy) -> None:
+    """By default GetObject asks S3 for the object's checksum (botocore then verifies a
+    whole object's bytes); ``response_checksum_validation="when_required"`` does not."""
+    put(s3_client, s3_bucket, "small.bin", DATA[:1000])
+    for options, asked in (({}, True),
+                           ({"response_checksum_validation": "when_required"}, False)):
+        s3_proxy.log.clear()
+        async with open_store(f"s3://{s3_bucket}/small.bin", via(s3_proxy, **options)) as store:
+            assert await store.read_tail(TAIL) == (DATA[:1000], 1000)
+        (get,) = s3_proxy.records("GetObject")
+        assert (get.headers.get("x-amz-checksum-mode") == "ENABLED") is asked
 
 
 def test_client_key_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
