@@ -8,8 +8,10 @@ follow. A read prunes partitions before any of their files is opened, pushes the
 down into every surviving file (stripes, row groups, bloom filters), reads at most
 ``max_open_files`` files at a time and brings every file's rows into the dataset's schema.
 
-:func:`read_dataset` is the one-shot form: it opens only the files that survive the partition
-filter, so their schemas (not those of pruned files) make the data columns.
+:func:`read_dataset` is the one-shot form: it reads the files that survive the partition
+filter at once (small ones with one request each) and, for their schemas only, the tails of
+the pruned ones (as Spark's ``mergeSchema`` takes every footer; ``schema_from="read"`` or a
+given ``schema`` opens no pruned file).
 """
 
 from __future__ import annotations
@@ -208,21 +210,29 @@ class Dataset:
 
         return sum(await _gather([count(f, c) for f, c in plan.files]))
 
-    async def read_unresolved(self, columns: Sequence[str] | None, filters: Any) -> pa.Table:
+    async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
+                              schema_from: str = "all") -> pa.Table:
         """One-shot read of a dataset whose schema is not known yet: each file that
         survives the partition filter is opened and read at once (small files with one
-        request), then the schemas are unified and every file's rows conformed."""
+        request), then the schemas are unified and every file's rows conformed. With
+        ``schema_from="all"`` the schemas of the pruned files count too (their tails are
+        read at the same time, never their data)."""
         clauses = normalize_filters(filters)
         survivors = self._prune(clauses) if clauses else [(f, None) for f in self.files]
         if not survivors:
             await _resolve_schema(self, self.files)
             return await self.read(columns, filters)
-        found = [r for r in await _gather([self._read_raw(f, c, columns)
-                                           for f, c in survivors]) if r is not None]
+        kept = {f.path for f, _ in survivors}
+        pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
+                  else [])
+        results = await _gather([self._read_raw(f, c, columns) for f, c in survivors]
+                                + [self._schema_only(f) for f in pruned])
+        found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
                               "schema=")
-        merged = merge_schemas([(f.path, schema) for f, schema, _ in found])
+        merged = merge_schemas([(f.path, schema) for f, schema, _ in found]
+                               + [r for r in results[len(survivors):] if r is not None])
         self._data_schema = pa.schema([f for f in merged
                                        if f.name not in self.partition_schema.names])
         self.files = [f for f, _, _ in found]
@@ -259,6 +269,17 @@ class Dataset:
             finally:
                 await reader.close()
         return f, tail.schema, table
+
+    async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
+        """A file's schema from its tail alone (``None``: an invalid file left out)."""
+        async with self._semaphore:
+            try:
+                tail = await _open_tail(f.path, self._options, self._io)
+            except CorruptFileError:
+                if not self._options.exclude_invalid_files:
+                    raise
+                return None
+        return f.path, tail.schema
 
     # ------------------------------------------------------------------ planning
     def _plan(self, columns: Sequence[str] | None, filters: Any) -> _Plan:
@@ -679,16 +700,35 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        schema: pa.Schema | None = None, timestamp_unit: str = "ns",
                        storage_options: Mapping[str, Any] | None = None,
                        max_open_files: int = 16,
-                       exclude_invalid_files: bool = False) -> pa.Table:
+                       exclude_invalid_files: bool = False,
+                       schema_from: str = "all") -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
-    :meth:`Dataset.read`. Files in partitions that ``filters`` exclude are never opened."""
+    :meth:`Dataset.read`. The data of files in partitions that ``filters`` exclude is never
+    read.
+
+    Args:
+        schema_from: without ``schema=``, the files whose schemas are unified into the
+            table's: ``"all"`` (the default, as Spark's ``mergeSchema``, whose schema comes
+            from every file's footer before any filter applies; and as
+            ``open_dataset(...).read(...)``): a column found only in files of pruned
+            partitions reads as nulls; each pruned file costs its tail read (one request,
+            sent with the reads of the surviving files; never its data). ``"read"``: only
+            the files read, so that no pruned file is opened; a column found only in
+            pruned files is left out. With ``schema=`` no file is opened for its schema.
+
+    Raises:
+        SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
+            ``"read"``.
+    """
+    if schema_from not in ("all", "read"):
+        raise SchemaError(f"schema_from must be 'all' or 'read', got {schema_from!r}")
     dataset = await _open(source, partitioning=partitioning, schema=schema,
                           timestamp_unit=timestamp_unit, storage_options=storage_options,
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files, eager=True)
     if schema is not None:
         return await dataset.read(columns, filters)
-    return await dataset.read_unresolved(columns, filters)
+    return await dataset.read_unresolved(columns, filters, schema_from)
 
 
 async def is_dataset_source(source: object) -> bool:
