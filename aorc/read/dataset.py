@@ -9,9 +9,9 @@ down into every surviving file (stripes, row groups, bloom filters), reads at mo
 ``max_open_files`` files at a time and brings every file's rows into the dataset's schema.
 
 :func:`read_dataset` is the one-shot form: it reads the files that survive the partition
-filter at once (small ones with one request each) and, for their schemas only, the tails of
-the pruned ones (as Spark's ``mergeSchema`` takes every footer; ``schema_from="read"`` or a
-given ``schema`` opens no pruned file).
+filter at once (small ones with one request each), and by default their schemas make the
+data columns: no pruned file is opened. ``schema_from="all"`` also reads the tails of the
+pruned files, for their schemas only, as Spark's ``mergeSchema`` takes every footer.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ class Dataset:
         return sum(await _gather([count(f, c) for f, c in plan.files]))
 
     async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
-                              schema_from: str = "all") -> pa.Table:
+                              schema_from: str = "read") -> pa.Table:
         """One-shot read of a dataset whose schema is not known yet: each file that
         survives the partition filter is opened and read at once (small files with one
         request), then the schemas are unified and every file's rows conformed. With
@@ -701,20 +701,22 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        storage_options: Mapping[str, Any] | None = None,
                        max_open_files: int = 16,
                        exclude_invalid_files: bool = False,
-                       schema_from: str = "all") -> pa.Table:
+                       schema_from: str = "read") -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
     :meth:`Dataset.read`. The data of files in partitions that ``filters`` exclude is never
     read.
 
     Args:
         schema_from: without ``schema=``, the files whose schemas are unified into the
-            table's: ``"all"`` (the default, as Spark's ``mergeSchema``, whose schema comes
-            from every file's footer before any filter applies; and as
-            ``open_dataset(...).read(...)``): a column found only in files of pruned
-            partitions reads as nulls; each pruned file costs its tail read (one request,
-            sent with the reads of the surviving files; never its data). ``"read"``: only
-            the files read, so that no pruned file is opened; a column found only in
-            pruned files is left out. With ``schema=`` no file is opened for its schema.
+            table's. ``"read"`` (the default): only the files read, so that no file of a
+            pruned partition is opened; a column found only in pruned files is left out.
+            ``"all"``: every file's, as Spark's ``mergeSchema`` option (whose schema comes
+            from every footer before any filter applies) and as
+            ``open_dataset(...).read(...)``: such a column reads as nulls, and each pruned
+            file costs its tail read (one request, sent with the reads of the surviving
+            files; never its data) -- with a selective filter, several times the requests
+            of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
+            With ``schema=`` no file is opened for its schema.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
