@@ -77,10 +77,10 @@ def parse_timestamp(value: Any) -> datetime.datetime:
     datetime botocore's parser returns, without dateutil's general parser (70 us a value,
     two values a GetObject, against 6 us); botocore's parser for any other form."""
     try:
-        if isinstance(value, str) and "T" in value:
-            parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        elif isinstance(value, str) and value.endswith("GMT"):
+        if isinstance(value, str) and value.endswith(" GMT"):
             parsed = email.utils.parsedate_to_datetime(value)
+        elif isinstance(value, str) and value[:4].isdigit() and "T" in value:
+            parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
         else:
             raise ValueError(value)
     except (ValueError, TypeError, IndexError):
