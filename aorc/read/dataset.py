@@ -32,6 +32,7 @@ from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import to_arrow_schema
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.evolution import conform, merge_schemas, positional_names
 from aorc.read.partitioning import (
     Clauses,
@@ -43,6 +44,7 @@ from aorc.read.partitioning import (
 )
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader, open_reader
+from aorc.threads import pool_size
 
 __all__ = [
     "Dataset",
@@ -171,8 +173,9 @@ class Dataset:
             CorruptFileError: a file is not ORC or is damaged (the message names it).
         """
         plan = self._plan(columns, filters)
+        threads = self._file_threads(len(plan.files))
         tables = await _gather(
-            [self._read_file(f, clauses, plan) for f, clauses in plan.files])
+            [self._read_file(f, clauses, plan, threads) for f, clauses in plan.files])
         tables = [t for t in tables if t.num_rows]
         if not tables:
             return plan.out_schema.empty_table()
@@ -225,7 +228,9 @@ class Dataset:
         kept = {f.path for f, _ in survivors}
         pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
                   else [])
-        results = await _gather([self._read_raw(f, c, columns) for f, c in survivors]
+        threads = self._file_threads(len(survivors))
+        results = await _gather([self._read_raw(f, c, columns, threads)
+                                 for f, c in survivors]
                                 + [self._schema_only(f) for f in pruned])
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
@@ -242,7 +247,7 @@ class Dataset:
         return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
 
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
-                        columns: Sequence[str] | None
+                        columns: Sequence[str] | None, threads: bool | int = True
                         ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
@@ -264,7 +269,7 @@ class Dataset:
                 if not possible:
                     return f, tail.schema, wanted.empty_table()
                 before = reader.io_stats.snapshot()
-                table = await self._read_rows(reader, cols, filt)
+                table = await self._read_rows(reader, cols, filt, threads)
                 self._count(reader, before)
             finally:
                 await reader.close()
@@ -387,7 +392,7 @@ class Dataset:
             return None
 
     async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
-                         plan: _Plan) -> pa.Table:
+                         plan: _Plan, threads: bool | int = True) -> pa.Table:
         async with self._semaphore:
             opened = await self._valid_reader(f)
             if opened is None:
@@ -398,23 +403,30 @@ class Dataset:
                 if not possible:
                     return plan.out_schema.empty_table()
                 before = reader.io_stats.snapshot()
-                table = await self._read_rows(reader, cols, filt)
+                table = await self._read_rows(reader, cols, filt, threads)
                 self._count(reader, before)
             finally:
                 await reader.close()
         return self._finish(table, f, names, plan)
 
+    def _file_threads(self, files: int) -> bool | int:
+        """Threads each file's decoding may use: one when at least as many files are read
+        at once as the pool has threads (the files keep every thread busy; a file's columns
+        decoded on several threads would only add hand-overs between the event loop and
+        the pool, which for small files cost more than their decoding), else all."""
+        return 1 if min(files, self._options.max_open_files) >= pool_size() else True
+
     @staticmethod
-    async def _read_rows(reader: OrcReader, cols: list[str], filt: Clauses | None
-                         ) -> pa.Table:
+    async def _read_rows(reader: OrcReader, cols: list[str], filt: Clauses | None,
+                         threads: bool | int = True) -> pa.Table:
         """The file's rows; with no column to read, a table of no columns and as many
         rows (from the footer, or from the filter's first column)."""
         if cols:
-            return await reader.read(cols, filters=filt)
+            return await reader.read(cols, filters=filt, use_threads=threads)
         if filt is None:
             return pa.table({"n": pa.nulls(reader.num_rows)}).select([])
         first = filt[0][0][0].split(".")[0]
-        return (await reader.read([first], filters=filt)).select([])
+        return (await reader.read([first], filters=filt, use_threads=threads)).select([])
 
     def _finish(self, table: pa.Table, f: DatasetFile, names: dict[str, str],
                 plan: _Plan) -> pa.Table:
@@ -541,7 +553,7 @@ async def _open_tail(path: str, options: _Options, io: IOStats, size: int = 0) -
     first = size if TAIL_READ_SIZE < size <= SMALL_FILE_BYTES else TAIL_READ_SIZE
     try:
         data, size = await store.read_tail(first)
-        tail = await asyncio.to_thread(_parse, path, data, size)
+        tail = await run_light(len(data) <= INLINE_BYTES, _parse, path, data, size)
         if isinstance(tail, NeedBytes):
             data, size = await store.read_tail(tail.n)
             tail = await asyncio.to_thread(_parse, path, data, size)
