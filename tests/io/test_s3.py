@@ -112,6 +112,12 @@ def test_scalar_options_are_parsed_once() -> None:
         S3Config.from_options({"max_concurrency": 0})
 
 
+def test_parameter_validation_is_off_unless_asked_for() -> None:
+    assert S3Config.from_options({}).botocore_config_kwargs()["parameter_validation"] is False
+    on = S3Config.from_options({"config": {"parameter_validation": True}})
+    assert on.botocore_config_kwargs()["parameter_validation"] is True
+
+
 def test_response_checksum_validation_option() -> None:
     kwargs = S3Config.from_options(
         {"response_checksum_validation": "when_required"}).botocore_config_kwargs()
