@@ -1,10 +1,10 @@
 """Dataset read benchmark: aorc.read_dataset against pyarrow.dataset on S3, with latency.
 
 Starts moto's S3 server on 127.0.0.1 and the delaying proxy of ``bench_s3.py`` in front of
-it (default 20 ms per request), uploads ``--files`` ORC files (default 200) of ``--rows``
-rows each (default 10,000) under ``s3://bench/events/`` in Hive folders
-``country=<4 values>/day=<5 values>/``, written by pyarrow.orc, and reads them through the
-proxy with
+it (default 20 ms per request; both in a child process, see ``s3_server.py``), uploads
+``--files`` ORC files (default 200) of ``--rows`` rows each (default 10,000) under
+``s3://bench/events/`` in Hive folders ``country=<4 values>/day=<5 values>/``, written by
+pyarrow.orc, and reads them through the proxy with
 
 - aorc: ``aorc.read_dataset("s3://bench/events", storage_options={"endpoint_url": proxy})``
   in ``asyncio.run``;
@@ -19,7 +19,7 @@ sent (counted by the proxy) and the ratio aorc / pyarrow; the target is at most 
 Usage::
 
     python benchmarks/bench_dataset.py [--files 200] [--rows 10000] [--latency-ms 20]
-                                       [--repeat 3]
+                                       [--repeat 3] [--in-process-server]
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_s3 (puts aorc,
 
 from bench_s3 import (  # noqa: E402
     BUCKET,
-    cache_moto_object_bytes,
     measure,
     set_environment,
     start_servers,
@@ -123,11 +122,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--in-process-server", action="store_true",
+                        help="run moto and the proxy in threads of this process (they then "
+                             "take the GIL from the readers) instead of a child process")
     args = parser.parse_args(argv)
     import aorc
 
-    cache_moto_object_bytes()
-    server, proxy = start_servers(args.latency_ms / 1000)
+    proxy = start_servers(args.latency_ms / 1000, args.in_process_server)
     try:
         set_environment(proxy.upstream)
         size = upload(proxy.upstream, args.files, args.rows)
@@ -143,7 +144,6 @@ def main(argv: list[str] | None = None) -> None:
         print(f"ratios {ratios[0]:.2f} / {ratios[1]:.2f}: {verdict} the target of 0.2")
     finally:
         proxy.stop()
-        server.stop()
 
 
 if __name__ == "__main__":

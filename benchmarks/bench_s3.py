@@ -2,9 +2,10 @@
 
 Starts moto's S3 server on 127.0.0.1 and, in front of it, a loopback proxy that delays every
 request by a fixed time (default 20 ms) to stand in for the round trip to a real object
-store. Writes the benchmark table of ``bench_read.py`` (default 2,000,000 rows) with
-pyarrow.orc in stripes of ``--stripe-mib`` MiB (several stripes), uploads it, then reads it
-through the proxy with
+store; both run in a child process (``s3_server.py``: in this process they would take the
+GIL from the readers; ``--in-process-server`` runs them here as before). Writes the
+benchmark table of ``bench_read.py`` (default 2,000,000 rows) with pyarrow.orc in stripes of
+``--stripe-mib`` MiB (several stripes), uploads it, then reads it through the proxy with
 
 - aorc: ``aorc.read_table("s3://bench/data.orc", storage_options={"endpoint_url": proxy})``
   inside ``asyncio.run`` (a new event loop, hence a new S3 client, each run);
@@ -24,6 +25,7 @@ Usage::
 
     python benchmarks/bench_s3.py [--rows N] [--latency-ms 20] [--repeat 3]
                                   [--stripe-mib 8] [--codec zstd] [--lookup-only]
+                                  [--in-process-server]
 """
 
 from __future__ import annotations
@@ -57,16 +59,30 @@ KEY = "data.orc"
 PROJECTION = ["id", "value"]
 
 
-def start_servers(latency: float) -> tuple[Any, S3Proxy]:
-    """moto's server and the delaying proxy in front of it."""
+def start_servers(latency: float, in_process: bool = False) -> Any:
+    """moto's server and the delaying proxy in front of it, in a child process (see
+    :mod:`s3_server`), or with ``in_process`` in threads of this one (as before: they then
+    compete with the reader for the GIL). Returns an object with ``url``, ``upstream``,
+    ``log`` and ``stop()``."""
+    if not in_process:
+        from s3_server import ServerProcess
+        return ServerProcess(latency).start()
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    cache_moto_object_bytes()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     proxy = S3Proxy(f"http://{host}:{port}", latency=latency).start()
-    return server, proxy
+    stop = proxy.stop
+
+    def stop_both() -> None:
+        stop()
+        server.stop()
+
+    proxy.stop = stop_both  # type: ignore[method-assign]
+    return proxy
 
 
 def cache_moto_object_bytes() -> None:
@@ -114,7 +130,7 @@ def upload(endpoint: str, data: bytes) -> None:
     client.close()
 
 
-def readers(aorc: Any, proxy: S3Proxy, columns: list[str] | None
+def readers(aorc: Any, proxy: Any, columns: list[str] | None
             ) -> dict[str, Callable[[], pa.Table]]:
     """The two readers, each doing all its setup (client, filesystem) inside the call."""
     from pyarrow import fs
@@ -132,7 +148,7 @@ def readers(aorc: Any, proxy: S3Proxy, columns: list[str] | None
     return {"aorc": read_aorc, "pyarrow": read_pyarrow}
 
 
-def measure(fn: Callable[[], pa.Table], proxy: S3Proxy, repeat: int) -> tuple[float, int]:
+def measure(fn: Callable[[], pa.Table], proxy: Any, repeat: int) -> tuple[float, int]:
     """Best time of ``repeat`` runs, and the requests one run sends."""
     best, requests = float("inf"), 0
     for _ in range(repeat):
@@ -145,7 +161,7 @@ def measure(fn: Callable[[], pa.Table], proxy: S3Proxy, repeat: int) -> tuple[fl
     return best, requests
 
 
-def compare(label: str, aorc: Any, proxy: S3Proxy, columns: list[str] | None,
+def compare(label: str, aorc: Any, proxy: Any, columns: list[str] | None,
             repeat: int) -> float:
     """Check both readers agree, time them, print a row; returns the ratio."""
     fns = readers(aorc, proxy, columns)
@@ -171,7 +187,7 @@ def _rounds(log: list[Any]) -> int:
     return rounds
 
 
-def point_lookup(aorc: Any, proxy: S3Proxy, value: int, repeat: int) -> float:
+def point_lookup(aorc: Any, proxy: Any, value: int, repeat: int) -> float:
     """Time ``id == value`` (one matching row): opening the file and reading the matching
     rows, in an event loop whose S3 client is made (by a first lookup) before timing.
     Prints the best time, the requests, sequential round trips and bytes of one lookup."""
@@ -216,19 +232,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--codec", default="zstd", help="pyarrow codec (default zstd)")
     parser.add_argument("--lookup-only", action="store_true",
                         help="only the point lookup (no whole-file and column reads)")
+    parser.add_argument("--in-process-server", action="store_true",
+                        help="run moto and the proxy in threads of this process (they then "
+                             "take the GIL from the readers) instead of a child process")
     args = parser.parse_args(argv)
     try:
         import aorc
     except ImportError as exc:
         sys.exit(f"bench_s3: cannot import aorc ({exc}); build it first")
 
-    cache_moto_object_bytes()
-    server, proxy = start_servers(args.latency_ms / 1000)
+    proxy = start_servers(args.latency_ms / 1000, args.in_process_server)
     try:
         set_environment(proxy.upstream)
         print(f"python {platform.python_version()}, pyarrow {pa.__version__}, "
               f"{os.cpu_count()} CPUs, best of {args.repeat}; moto on {proxy.upstream}, "
-              f"{args.latency_ms:g} ms added per request by the proxy at {proxy.url}")
+              f"{args.latency_ms:g} ms added per request by the proxy at {proxy.url}, "
+              f"{'in this process' if args.in_process_server else 'in a child process'}")
         print(f"building {args.rows:,} rows ...", flush=True)
         out = io.BytesIO()
         table = build_table(args.rows)
@@ -253,7 +272,6 @@ def main(argv: list[str] | None = None) -> None:
         point_lookup(aorc, proxy, args.rows * 3 // 5 + 7, args.repeat)
     finally:
         proxy.stop()
-        server.stop()
 
 
 if __name__ == "__main__":

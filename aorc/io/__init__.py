@@ -92,7 +92,8 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
         storage_options: store tuning: ``max_merge_distance`` (bytes, default 1 MiB),
             ``max_gap_ratio`` (default 1.0: a gap is read only when it is at most that many
             times the bytes asked for), ``max_request_size`` (default 64 MiB; 8 MiB for S3)
-            and ``max_concurrency`` (default 10; 8 for S3); for S3 also the connection settings of
+            and ``max_concurrency`` (default 10; 8 for S3), ``max_burst`` (default 32: see
+            :class:`StoreOptions`); for S3 also the connection settings of
             :mod:`aorc.io.s3_config`.
         mode: ``"r"``; writing is not implemented yet.
 

@@ -23,6 +23,7 @@ from aorc.errors import CorruptFileError, SchemaError, StoreError
 from aorc.io.coalesce import DEFAULT_MAX_MERGE_DISTANCE, DEFAULT_MAX_REQUEST_SIZE, plan_ranges
 
 __all__ = [
+    "DEFAULT_MAX_BURST",
     "DEFAULT_MAX_CONCURRENCY",
     "BaseStore",
     "IOStats",
@@ -34,6 +35,9 @@ T = TypeVar("T")
 
 #: Requests in flight at once per store (object_store's default).
 DEFAULT_MAX_CONCURRENCY = 10
+#: Requests in flight at once for the small rounds of a store (see :class:`StoreOptions`);
+#: the connections of one S3 client's pool.
+DEFAULT_MAX_BURST = 32
 
 
 @dataclass
@@ -74,12 +78,19 @@ class StoreOptions:
         max_gap_ratio: two ranges are fetched by one request only when the gap between
             them is at most this many times the bytes asked for in that request (default
             1.0: never fetch more gap than data).
+        max_burst: a batch of ranges (:meth:`BaseStore.read_ranges`) whose requests fetch
+            at most ``max_request_size`` bytes in all -- ranges too far apart to merge, such
+            as a point lookup's row group in every column -- takes one of the
+            ``max_concurrency`` slots, as the one request it could have been, and sends its
+            requests at once, at most this many in flight for all such batches of the store
+            (default 32), so that it costs one round trip.
     """
 
     max_merge_distance: int = DEFAULT_MAX_MERGE_DISTANCE
     max_request_size: int = DEFAULT_MAX_REQUEST_SIZE
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     max_gap_ratio: float = 1.0
+    max_burst: int = DEFAULT_MAX_BURST
 
     def __post_init__(self) -> None:
         if (isinstance(self.max_gap_ratio, bool)
@@ -87,7 +98,7 @@ class StoreOptions:
                 or not self.max_gap_ratio >= 0):
             raise SchemaError("storage option max_gap_ratio must be a number >= 0, "
                               f"got {self.max_gap_ratio!r}")
-        for name in ("max_request_size", "max_concurrency"):
+        for name in ("max_request_size", "max_concurrency", "max_burst"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise SchemaError(f"storage option {name} must be a positive integer, "
@@ -181,6 +192,7 @@ class BaseStore:
         self.stats = IOStats()
         self.size: int | None = None
         self._semaphore = asyncio.Semaphore(self.options.max_concurrency)
+        self._burst = asyncio.Semaphore(self.options.max_burst)
         self._open_lock = asyncio.Lock()
         self._opened = False
         self._closed = False
@@ -243,12 +255,16 @@ class BaseStore:
             CorruptFileError: when the object ends before the range does (a truncated file
                 or metadata pointing past its end).
         """
+        return await self._request(offset, length, self._semaphore)
+
+    async def _request(self, offset: int, length: int, slots: asyncio.Semaphore) -> bytes:
+        """One request, sent once one of ``slots`` is free."""
         if offset < 0 or length < 0:
             raise ValueError(f"invalid byte range: offset {offset}, length {length}")
         if length == 0:
             return b""
         await self._ensure_open()
-        async with self._semaphore:
+        async with slots:
             data = await self._fetch(offset, length)
         self.stats.requests += 1
         self.stats.bytes += len(data)
@@ -265,7 +281,9 @@ class BaseStore:
         Ranges closer than ``max_merge_distance`` are fetched by one request, unless the
         gap is larger than ``max_gap_ratio`` times the bytes asked for in it (see
         :func:`aorc.io.coalesce.plan_ranges`); at most ``max_concurrency`` requests are in
-        flight. If one request fails the others are cancelled and the error is raised.
+        flight, except that requests fetching at most ``max_request_size`` bytes in all go
+        out at once as a burst (see ``max_burst`` in :class:`StoreOptions`). If one request
+        fails the others are cancelled and the error is raised.
         """
         plan = plan_ranges(ranges, max_merge_distance=self.options.max_merge_distance,
                            max_request_size=self.options.max_request_size,
@@ -274,6 +292,11 @@ class BaseStore:
             return [b"" for _ in plan.ranges]
         if len(plan.requests) == 1:
             responses = [await self.read_range(*plan.requests[0])]
+        elif plan.requested_bytes <= self.options.max_request_size:
+            await self._ensure_open()
+            async with self._semaphore:  # the slot of the one request it could have been
+                responses = await gather_or_cancel(
+                    [self._request(o, n, self._burst) for o, n in plan.requests])
         else:
             responses = await gather_or_cancel(
                 [self.read_range(o, n) for o, n in plan.requests])

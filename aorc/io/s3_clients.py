@@ -15,6 +15,8 @@ unclosed sessions.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import os
 import threading
 import weakref
@@ -37,6 +39,7 @@ __all__ = [
     "acquire_client",
     "close_clients",
     "map_s3_error",
+    "parse_timestamp",
     "retry_attempts",
     "s3_failures",
 ]
@@ -67,6 +70,24 @@ def _data_loader() -> Any:
             from botocore.loaders import create_loader
             _loader = create_loader()
         return _loader
+
+
+def parse_timestamp(value: Any) -> datetime.datetime:
+    """A response's timestamp (ISO 8601 in XML bodies, RFC 7231 dates in headers) as the
+    datetime botocore's parser returns, without dateutil's general parser (70 us a value,
+    two values a GetObject, against 6 us); botocore's parser for any other form."""
+    try:
+        if isinstance(value, str) and value.endswith(" GMT"):
+            parsed = email.utils.parsedate_to_datetime(value)
+        elif isinstance(value, str) and value[:4].isdigit() and "T" in value:
+            parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        else:
+            raise ValueError(value)
+    except (ValueError, TypeError, IndexError):
+        from botocore.utils import parse_timestamp as botocore_parse
+        result: datetime.datetime = botocore_parse(value)
+        return result
+    return parsed
 
 
 # =========================================================================== errors
@@ -221,6 +242,8 @@ async def _create(config: S3Config) -> _Entry:
 
     session = AioSession(profile=config.profile)
     session.register_component("data_loader", _data_loader())
+    session.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=parse_timestamp)
     kwargs = config.botocore_config_kwargs()
     retries = dict(kwargs.get("retries") or {})
     if "mode" not in retries and not (os.environ.get("AWS_RETRY_MODE")

@@ -15,12 +15,20 @@ Connection (passed to botocore):
     or a dict of its keyword arguments; and shortcuts into that config: ``retry_mode``
     (``"standard"`` or ``"adaptive"``; ``"legacy"`` also works), ``max_attempts`` (total
     attempts, first one included), ``retries`` (botocore's dict), ``max_pool_connections``,
-    ``connect_timeout``, ``read_timeout``, ``addressing_style`` (``"path"``/``"virtual"``).
+    ``connect_timeout``, ``read_timeout``, ``addressing_style`` (``"path"``/``"virtual"``),
+    ``response_checksum_validation`` (``"when_supported"``, botocore's default and aorc's:
+    a response that carries a checksum -- S3 sends one when a GET returns a whole object
+    that was uploaded with one, e.g. a small file read whole -- is verified, at the cost of
+    a CRC32 of its bytes; ``"when_required"`` skips that check and relies on TCP's (and
+    TLS's, over HTTPS) integrity checks alone).
 
 Reading (aorc):
     ``max_merge_distance`` (1 MiB), ``max_gap_ratio`` (1.0: never more gap than data read
     to save a request), ``max_request_size`` (8 MiB: longer ranges are split
-    into parallel requests), ``max_concurrency`` (requests in flight per open file, 8).
+    into parallel requests), ``max_concurrency`` (requests in flight per open file, 8),
+    ``max_burst`` (32: requests in flight for a batch of ranges too far apart to merge
+    that fetches at most ``max_request_size`` bytes in all; see
+    :class:`aorc.io.base.StoreOptions`).
 
 Writing (aorc):
     ``part_size`` (8 MiB, at least 5 MiB: S3's smallest part), ``max_concurrency`` (part
@@ -35,6 +43,7 @@ Both sets are accepted on reads and on writes, so one dict can serve both.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 from collections.abc import Mapping
@@ -89,7 +98,8 @@ _ALIASES = {
     "checksum_algorithm": "checksum_algorithm",
 }
 # storage option name -> botocore Config keyword (shortcuts)
-_CONFIG_SHORTCUTS = ("max_pool_connections", "connect_timeout", "read_timeout", "retries")
+_CONFIG_SHORTCUTS = ("max_pool_connections", "connect_timeout", "read_timeout", "retries",
+                     "response_checksum_validation")
 
 
 def is_s3_url(source: object) -> bool:
@@ -194,9 +204,19 @@ class S3Config:
     def from_options(cls, storage_options: Mapping[str, Any] | None) -> S3Config:
         """Check ``storage_options`` (see the module docstring) and build the settings.
 
+        Options made only of strings, numbers, booleans and ``None`` (the usual case) are
+        parsed once per process: a dataset opens every file with the same options.
+
         Raises:
             SchemaError: an unknown option or a bad value.
         """
+        key = _options_key(storage_options)
+        if key is None or cls is not S3Config:
+            return cls._parse(storage_options)
+        return _parse_cached(key)
+
+    @classmethod
+    def _parse(cls, storage_options: Mapping[str, Any] | None) -> S3Config:
         options = dict(storage_options or {})
         options.setdefault("max_concurrency", DEFAULT_S3_CONCURRENCY)
         options.setdefault("max_request_size", DEFAULT_S3_REQUEST_SIZE)
@@ -227,8 +247,12 @@ class S3Config:
 
     def botocore_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``botocore.config.Config`` (aiobotocore's ``AioConfig``)."""
+        # aorc builds every request's parameters itself: botocore's check of them against
+        # the service model (its parameter_validation, which the botocore docs suggest
+        # turning off for speed) would only cost time on each request. A ``config``
+        # option can turn it back on.
         kwargs: dict[str, Any] = {"max_pool_connections": DEFAULT_POOL_CONNECTIONS,
-                                  "user_agent_extra": "aorc"}
+                                  "user_agent_extra": "aorc", "parameter_validation": False}
         kwargs.update(_thaw(dict(self.client_config)))
         if self.checksum_algorithm is None:  # no automatic CRC32 either
             kwargs.setdefault("request_checksum_calculation", "when_required")
@@ -256,11 +280,9 @@ class S3Config:
         """A digest of everything that shapes a client: the connection settings and the
         ``AWS_*`` environment (so a changed environment gets a new client). Secrets are
         hashed, never stored in clear in the key."""
-        parts = (self.endpoint_url, self.region, self.access_key_id, self.secret_access_key,
-                 self.session_token, self.profile, self.anon, self.verify,
-                 self.client_config, self.checksum_algorithm is None,
-                 tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))))
-        return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        environ = os.environ
+        aws = tuple(sorted((k, environ[k]) for k in environ if k.startswith("AWS_")))
+        return _client_key(self, aws)
 
     def __repr__(self) -> str:  # never print secrets
         hidden = {"secret_access_key", "session_token"}
@@ -269,6 +291,38 @@ class S3Config:
             value = getattr(self, f.name)
             shown.append(f"{f.name}={'***' if f.name in hidden and value else repr(value)}")
         return f"S3Config({', '.join(shown)})"
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _options_key(options: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...] | None:
+    """A hashable key of storage options made of scalars only, else ``None``."""
+    if not options:
+        return ()
+    items = []
+    for name, value in options.items():
+        if not isinstance(name, str) or not isinstance(value, _SCALARS):
+            return None
+        items.append((name, type(value).__name__, value))  # 1 and True are different
+    return tuple((n, (t, v)) for n, t, v in sorted(items))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_cached(key: tuple[tuple[str, Any], ...]) -> S3Config:
+    return S3Config._parse({name: value for name, (_, value) in key})
+
+
+def _client_key(config: S3Config, aws: tuple[tuple[str, str], ...]) -> str:
+    parts = (config.endpoint_url, config.region, config.access_key_id,
+             config.secret_access_key, config.session_token, config.profile, config.anon,
+             config.verify, config.client_config, config.checksum_algorithm is None, aws)
+    return _digest(repr(parts))
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _client_config(options: dict[str, Any]) -> dict[str, Any]:
@@ -300,6 +354,10 @@ def _client_config(options: dict[str, Any]) -> dict[str, Any]:
             raise SchemaError(f"retry mode must be 'standard' or 'adaptive' (or 'legacy'), "
                               f"got {mode!r}")
         config["retries"] = retries
+    for name in ("response_checksum_validation", "request_checksum_calculation"):
+        if config.get(name, "when_supported") not in ("when_supported", "when_required"):
+            raise SchemaError(f"{name} must be 'when_supported' or 'when_required', "
+                              f"got {config[name]!r}")
     if "addressing_style" in options:
         style = options.pop("addressing_style")
         if style not in ("auto", "path", "virtual"):

@@ -3,6 +3,7 @@ context, and a stripe's streams decompressed on first use. Synchronous; no I/O."
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import struct
 import zlib
@@ -25,6 +26,7 @@ from aorc.threads import pool_map
 
 __all__ = [
     "DECODE_FAILURES",
+    "INLINE_BYTES",
     "FetchedBytes",
     "LazyStreams",
     "PARALLEL_DECOMPRESS_BYTES",
@@ -33,11 +35,26 @@ __all__ = [
     "guarded",
     "merge_ranges",
     "prefixed",
+    "run_light",
     "stream_kind_name",
     "stripes_text",
 ]
 
 T = TypeVar("T")
+
+#: Parsing a file tail or pushing a round's bytes to a read plan runs in the event loop's
+#: thread when it concerns at most this many bytes (well under a millisecond of work: a thread
+#: hop would cost more, and more still while the decode pool holds the GIL), else on a worker
+#: thread.
+INLINE_BYTES = 128 * 1024
+
+
+async def run_light(light: bool, func: Callable[..., T], *args: Any) -> T:
+    """``func(*args)`` in this thread when ``light``, else through :func:`asyncio.to_thread`."""
+    if light:
+        return func(*args)
+    return await asyncio.to_thread(func, *args)
+
 
 #: Exceptions that, escaping a decoder, mean a damaged file (a last safety net: decoders are
 #: meant to raise CorruptFileError themselves).

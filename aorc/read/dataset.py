@@ -8,8 +8,10 @@ follow. A read prunes partitions before any of their files is opened, pushes the
 down into every surviving file (stripes, row groups, bloom filters), reads at most
 ``max_open_files`` files at a time and brings every file's rows into the dataset's schema.
 
-:func:`read_dataset` is the one-shot form: it opens only the files that survive the partition
-filter, so their schemas (not those of pruned files) make the data columns.
+:func:`read_dataset` is the one-shot form: it reads the files that survive the partition
+filter at once (small ones with one request each), and by default their schemas make the
+data columns: no pruned file is opened. ``schema_from="all"`` also reads the tails of the
+pruned files, for their schemas only, as Spark's ``mergeSchema`` takes every footer.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import to_arrow_schema
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.evolution import conform, merge_schemas, positional_names
 from aorc.read.partitioning import (
     Clauses,
@@ -41,6 +44,7 @@ from aorc.read.partitioning import (
 )
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader, open_reader
+from aorc.threads import pool_size
 
 __all__ = [
     "Dataset",
@@ -169,8 +173,9 @@ class Dataset:
             CorruptFileError: a file is not ORC or is damaged (the message names it).
         """
         plan = self._plan(columns, filters)
+        threads = self._file_threads(len(plan.files))
         tables = await _gather(
-            [self._read_file(f, clauses, plan) for f, clauses in plan.files])
+            [self._read_file(f, clauses, plan, threads) for f, clauses in plan.files])
         tables = [t for t in tables if t.num_rows]
         if not tables:
             return plan.out_schema.empty_table()
@@ -208,21 +213,31 @@ class Dataset:
 
         return sum(await _gather([count(f, c) for f, c in plan.files]))
 
-    async def read_unresolved(self, columns: Sequence[str] | None, filters: Any) -> pa.Table:
+    async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
+                              schema_from: str = "read") -> pa.Table:
         """One-shot read of a dataset whose schema is not known yet: each file that
         survives the partition filter is opened and read at once (small files with one
-        request), then the schemas are unified and every file's rows conformed."""
+        request), then the schemas are unified and every file's rows conformed. With
+        ``schema_from="all"`` the schemas of the pruned files count too (their tails are
+        read at the same time, never their data)."""
         clauses = normalize_filters(filters)
         survivors = self._prune(clauses) if clauses else [(f, None) for f in self.files]
         if not survivors:
             await _resolve_schema(self, self.files)
             return await self.read(columns, filters)
-        found = [r for r in await _gather([self._read_raw(f, c, columns)
-                                           for f, c in survivors]) if r is not None]
+        kept = {f.path for f, _ in survivors}
+        pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
+                  else [])
+        threads = self._file_threads(len(survivors))
+        results = await _gather([self._read_raw(f, c, columns, threads)
+                                 for f, c in survivors]
+                                + [self._schema_only(f) for f in pruned])
+        found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
                               "schema=")
-        merged = merge_schemas([(f.path, schema) for f, schema, _ in found])
+        merged = merge_schemas([(f.path, schema) for f, schema, _ in found]
+                               + [r for r in results[len(survivors):] if r is not None])
         self._data_schema = pa.schema([f for f in merged
                                        if f.name not in self.partition_schema.names])
         self.files = [f for f, _, _ in found]
@@ -232,7 +247,7 @@ class Dataset:
         return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
 
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
-                        columns: Sequence[str] | None
+                        columns: Sequence[str] | None, threads: bool | int = True
                         ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
@@ -254,11 +269,22 @@ class Dataset:
                 if not possible:
                     return f, tail.schema, wanted.empty_table()
                 before = reader.io_stats.snapshot()
-                table = await self._read_rows(reader, cols, filt)
+                table = await self._read_rows(reader, cols, filt, threads)
                 self._count(reader, before)
             finally:
                 await reader.close()
         return f, tail.schema, table
+
+    async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
+        """A file's schema from its tail alone (``None``: an invalid file left out)."""
+        async with self._semaphore:
+            try:
+                tail = await _open_tail(f.path, self._options, self._io)
+            except CorruptFileError:
+                if not self._options.exclude_invalid_files:
+                    raise
+                return None
+        return f.path, tail.schema
 
     # ------------------------------------------------------------------ planning
     def _plan(self, columns: Sequence[str] | None, filters: Any) -> _Plan:
@@ -366,7 +392,7 @@ class Dataset:
             return None
 
     async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
-                         plan: _Plan) -> pa.Table:
+                         plan: _Plan, threads: bool | int = True) -> pa.Table:
         async with self._semaphore:
             opened = await self._valid_reader(f)
             if opened is None:
@@ -377,23 +403,30 @@ class Dataset:
                 if not possible:
                     return plan.out_schema.empty_table()
                 before = reader.io_stats.snapshot()
-                table = await self._read_rows(reader, cols, filt)
+                table = await self._read_rows(reader, cols, filt, threads)
                 self._count(reader, before)
             finally:
                 await reader.close()
         return self._finish(table, f, names, plan)
 
+    def _file_threads(self, files: int) -> bool | int:
+        """Threads each file's decoding may use: one when at least as many files are read
+        at once as the pool has threads (the files keep every thread busy; a file's columns
+        decoded on several threads would only add hand-overs between the event loop and
+        the pool, which for small files cost more than their decoding), else all."""
+        return 1 if min(files, self._options.max_open_files) >= pool_size() else True
+
     @staticmethod
-    async def _read_rows(reader: OrcReader, cols: list[str], filt: Clauses | None
-                         ) -> pa.Table:
+    async def _read_rows(reader: OrcReader, cols: list[str], filt: Clauses | None,
+                         threads: bool | int = True) -> pa.Table:
         """The file's rows; with no column to read, a table of no columns and as many
         rows (from the footer, or from the filter's first column)."""
         if cols:
-            return await reader.read(cols, filters=filt)
+            return await reader.read(cols, filters=filt, use_threads=threads)
         if filt is None:
             return pa.table({"n": pa.nulls(reader.num_rows)}).select([])
         first = filt[0][0][0].split(".")[0]
-        return (await reader.read([first], filters=filt)).select([])
+        return (await reader.read([first], filters=filt, use_threads=threads)).select([])
 
     def _finish(self, table: pa.Table, f: DatasetFile, names: dict[str, str],
                 plan: _Plan) -> pa.Table:
@@ -520,7 +553,7 @@ async def _open_tail(path: str, options: _Options, io: IOStats, size: int = 0) -
     first = size if TAIL_READ_SIZE < size <= SMALL_FILE_BYTES else TAIL_READ_SIZE
     try:
         data, size = await store.read_tail(first)
-        tail = await asyncio.to_thread(_parse, path, data, size)
+        tail = await run_light(len(data) <= INLINE_BYTES, _parse, path, data, size)
         if isinstance(tail, NeedBytes):
             data, size = await store.read_tail(tail.n)
             tail = await asyncio.to_thread(_parse, path, data, size)
@@ -679,16 +712,37 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        schema: pa.Schema | None = None, timestamp_unit: str = "ns",
                        storage_options: Mapping[str, Any] | None = None,
                        max_open_files: int = 16,
-                       exclude_invalid_files: bool = False) -> pa.Table:
+                       exclude_invalid_files: bool = False,
+                       schema_from: str = "read") -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
-    :meth:`Dataset.read`. Files in partitions that ``filters`` exclude are never opened."""
+    :meth:`Dataset.read`. The data of files in partitions that ``filters`` exclude is never
+    read.
+
+    Args:
+        schema_from: without ``schema=``, the files whose schemas are unified into the
+            table's. ``"read"`` (the default): only the files read, so that no file of a
+            pruned partition is opened; a column found only in pruned files is left out.
+            ``"all"``: every file's, as Spark's ``mergeSchema`` option (whose schema comes
+            from every footer before any filter applies) and as
+            ``open_dataset(...).read(...)``: such a column reads as nulls, and each pruned
+            file costs its tail read (one request, sent with the reads of the surviving
+            files; never its data) -- with a selective filter, several times the requests
+            of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
+            With ``schema=`` no file is opened for its schema.
+
+    Raises:
+        SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
+            ``"read"``.
+    """
+    if schema_from not in ("all", "read"):
+        raise SchemaError(f"schema_from must be 'all' or 'read', got {schema_from!r}")
     dataset = await _open(source, partitioning=partitioning, schema=schema,
                           timestamp_unit=timestamp_unit, storage_options=storage_options,
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files, eager=True)
     if schema is not None:
         return await dataset.read(columns, filters)
-    return await dataset.read_unresolved(columns, filters)
+    return await dataset.read_unresolved(columns, filters, schema_from)
 
 
 async def is_dataset_source(source: object) -> bool:

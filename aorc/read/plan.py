@@ -336,6 +336,12 @@ class GroupPlan:
             self._advance()
         return self._need
 
+    @property
+    def light_push(self) -> bool:
+        """Whether the next :meth:`push` only stores its bytes (the data round: nothing
+        left to parse)."""
+        return self._stage == "data"
+
     def push(self, ranges: Sequence[tuple[int, int]],
              data: Sequence[bytes | memoryview]) -> None:
         """Give the bytes of ranges (those of :meth:`needs`, in its order)."""

@@ -58,7 +58,7 @@ from aorc.format.types import (
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
 from aorc.read import plan as _plan
-from aorc.read.common import add_context, guarded, stream_kind_name
+from aorc.read.common import INLINE_BYTES, add_context, guarded, run_light, stream_kind_name
 from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
 from aorc.read.pushdown import ScanStats
 from aorc.threads import shared_pool, thread_count
@@ -592,7 +592,8 @@ class OrcReader:
             need = group.needs()
             while need is not None:
                 data = await self._read_ranges(need.ranges, coalesce=need.coalesce)
-                await asyncio.to_thread(group.push, need.ranges, data)
+                light = group.light_push or sum(map(len, data)) <= INLINE_BYTES
+                await run_light(light, group.push, need.ranges, data)
                 need = group.needs()
         except AorcError as exc:
             new = add_context(exc, self.path, group.where)
@@ -654,7 +655,8 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
     store = open_store(source, storage_options)
     try:
         tail_bytes, size = await store.read_tail(TAIL_READ_SIZE)
-        tail = await asyncio.to_thread(_parse_tail, store.path, tail_bytes, size)
+        tail = await run_light(len(tail_bytes) <= INLINE_BYTES, _parse_tail, store.path,
+                               tail_bytes, size)
         if isinstance(tail, NeedBytes):
             tail_bytes, new_size = await store.read_tail(tail.n)
             if new_size != size:

@@ -181,7 +181,9 @@ class SlowStore(BaseStore):
 
 
 async def test_read_ranges_concurrency_is_bounded() -> None:
-    store = SlowStore(DATA, StoreOptions(max_merge_distance=0, max_concurrency=3))
+    # 1,200 bytes asked for: more than one request's 1,000, so not a burst (test_burst.py)
+    store = SlowStore(DATA, StoreOptions(max_merge_distance=0, max_concurrency=3,
+                                         max_request_size=1000))
     ranges = [(i * 5000, 100) for i in range(12)]
     got = await store.read_ranges(ranges)
     assert got == [DATA[o:o + n] for o, n in ranges]

@@ -23,6 +23,7 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io import S3Store, Store, close_clients, open_store, plan_ranges
+from aorc.io.s3_clients import parse_timestamp
 from aorc.io.s3_config import DEFAULT_PART_SIZE, S3Config, is_s3_url, parse_s3_url
 
 DATA = bytes((i * 7919) % 251 for i in range(300_000))
@@ -88,11 +89,75 @@ def test_config_from_options() -> None:
     ({"region": "x", "region_name": "y"}, "twice"),
     ({"max_concurrency": 0}, "max_concurrency"),
     ({"checksum_algorithm": "MD5"}, "checksum_algorithm"),
+    ({"response_checksum_validation": "never"}, "response_checksum_validation"),
     ({"fsync": True}, "unknown storage option"),
 ])
 def test_config_rejections(options: dict[str, Any], match: str) -> None:
     with pytest.raises(SchemaError, match=match):
         S3Config.from_options(options)
+
+
+def test_scalar_options_are_parsed_once() -> None:
+    options = {"endpoint_url": "http://127.0.0.1:9", "max_concurrency": 3, "anon": True}
+    first = S3Config.from_options(options)
+    assert S3Config.from_options(dict(reversed(options.items()))) is first
+    assert S3Config.from_options({**options, "max_concurrency": 4}) is not first
+    # a botocore Config object is not a cache key: parsed each time, still right
+    from botocore.config import Config
+    with_config = S3Config.from_options({"config": Config(read_timeout=7)})
+    assert with_config.botocore_config_kwargs()["read_timeout"] == 7
+    with pytest.raises(SchemaError, match="max_concurrency"):  # errors are not cached away
+        S3Config.from_options({"max_concurrency": 0})
+    with pytest.raises(SchemaError, match="max_concurrency"):
+        S3Config.from_options({"max_concurrency": 0})
+
+
+def test_parameter_validation_is_off_unless_asked_for() -> None:
+    assert S3Config.from_options({}).botocore_config_kwargs()["parameter_validation"] is False
+    on = S3Config.from_options({"config": {"parameter_validation": True}})
+    assert on.botocore_config_kwargs()["parameter_validation"] is True
+
+
+def test_response_checksum_validation_option() -> None:
+    kwargs = S3Config.from_options(
+        {"response_checksum_validation": "when_required"}).botocore_config_kwargs()
+    assert kwargs["response_checksum_validation"] == "when_required"
+    assert "response_checksum_validation" not in S3Config.from_options(
+        {}).botocore_config_kwargs()  # botocore's default: "when_supported"
+
+
+@pytest.mark.parametrize("value", [
+    "Wed, 25 Nov 2026 00:01:02 GMT", "2026-11-25T00:01:02.000Z", "2026-11-25T00:01:02Z",
+    "2026-11-25T00:01:02+02:00", "2026-11-25T00:01:02", "1700000000", 1700000000,
+    "Tue, 01 Mar 2022 23:59:59 GMT"])
+def test_parse_timestamp_matches_botocore(value: Any,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import botocore.utils
+
+    want = botocore.utils.parse_timestamp(value)
+    fallbacks: list[Any] = []
+    original = botocore.utils.parse_timestamp
+    monkeypatch.setattr(botocore.utils, "parse_timestamp",
+                        lambda v: fallbacks.append(v) or original(v))
+    got = parse_timestamp(value)
+    assert got == want and got.utcoffset() == want.utcoffset()
+    # S3's two forms (headers, XML bodies) never need botocore's slow parser
+    fast = isinstance(value, str) and (value.endswith(" GMT") or "T" in value)
+    assert fallbacks == ([] if fast else [value])
+
+
+async def test_whole_object_checksums_are_asked_for_by_default(
+        s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy) -> None:
+    """By default GetObject asks S3 for the object's checksum (botocore then verifies a
+    whole object's bytes); ``response_checksum_validation="when_required"`` does not."""
+    put(s3_client, s3_bucket, "small.bin", DATA[:1000])
+    for options, asked in (({}, True),
+                           ({"response_checksum_validation": "when_required"}, False)):
+        s3_proxy.log.clear()
+        async with open_store(f"s3://{s3_bucket}/small.bin", via(s3_proxy, **options)) as store:
+            assert await store.read_tail(TAIL) == (DATA[:1000], 1000)
+        (get,) = s3_proxy.records("GetObject")
+        assert (get.headers.get("x-amz-checksum-mode") == "ENABLED") is asked
 
 
 def test_client_key_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,8 +213,11 @@ async def test_ranges_are_coalesced_pinned_and_parallel(s3_client: Any, s3_bucke
                                                         s3_proxy: S3Proxy) -> None:
     etag = put(s3_client, s3_bucket, "big.bin", DATA)
     ranges = [(0, 100), (150, 50), (100_000, 1000), (101_500, 10), (250_000, 40_000)]
-    options = via(s3_proxy, max_merge_distance=1000, max_concurrency=2)
-    expected_requests = plan_ranges(ranges, max_merge_distance=1000).requests
+    # More bytes than one request: not a burst (see test_small_batch_is_one_burst).
+    options = via(s3_proxy, max_merge_distance=1000, max_concurrency=2,
+                  max_request_size=40_000)
+    expected_requests = plan_ranges(ranges, max_merge_distance=1000,
+                                    max_request_size=40_000).requests
     assert len(expected_requests) == 3
     s3_proxy.latency = 0.1
     async with open_store(f"s3://{s3_bucket}/big.bin", options) as store:
@@ -168,6 +236,44 @@ async def test_ranges_are_coalesced_pinned_and_parallel(s3_client: Any, s3_bucke
         level += step
         peak = max(peak, level)
     assert peak == 2
+
+
+async def test_small_batch_is_one_burst(s3_client: Any, s3_bucket: str,
+                                        s3_proxy: S3Proxy) -> None:
+    """Ranges too far apart to merge, fetching less than one request's bytes in all: all
+    their requests are in flight at once, beyond max_concurrency (one client-side event
+    count: every request was sent before any answer arrived)."""
+    put(s3_client, s3_bucket, "far.bin", DATA)
+    ranges = [(i * 20_000, 100) for i in range(12)]
+    store = CountingS3Store(s3_bucket, "far.bin",
+                            S3Config.from_options(via(s3_proxy, max_concurrency=2)))
+    async with store:
+        await store.read_tail(TAIL)
+        store.peak = 0
+        got = await store.read_ranges(ranges)
+    assert got == [DATA[o:o + n] for o, n in ranges]
+    assert store.peak == 12 and store.sent_before_first_answer == 12
+    assert len(s3_proxy.records("GetObject")) == 13
+
+
+class CountingS3Store(S3Store):
+    """Counts the requests in flight (sent, not yet answered) from the client's side."""
+
+    peak = 0
+    sent_before_first_answer = 0
+    _inflight = 0
+    _answered = False
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        self._inflight += 1
+        self.peak = max(self.peak, self._inflight)
+        if not self._answered:
+            self.sent_before_first_answer += 1
+        try:
+            return await super()._fetch(offset, length)
+        finally:
+            self._inflight -= 1
+            self._answered = True
 
 
 async def test_replaced_object_is_detected(s3_client: Any, s3_bucket: str) -> None:

@@ -303,3 +303,53 @@ async def test_iter_batches_skips_invalid_files_when_asked(tmp_path: Path) -> No
     strict = await aorc.open_dataset(tmp_path, schema=schema)
     with pytest.raises(aorc.CorruptFileError, match="b.orc"):
         [b async for b in strict.iter_batches()]
+
+
+async def test_partition_filter_keeps_columns_of_pruned_files(tmp_path: Path) -> None:
+    """``schema_from="all"``, as Spark's mergeSchema (schema from every footer, then the
+    filter): a column found only in a pruned partition's file reads as nulls, as
+    open_dataset(...).read(...) returns; the default (``"read"``) leaves it out."""
+    put(tmp_path / "k=1" / "a.orc", pa.table({"id": pa.array([1, 2], pa.int64())}))
+    put(tmp_path / "k=2" / "b.orc", pa.table({"id": pa.array([3], pa.int64()),
+                                              "extra": ["e"]}))
+    filters = [("k", "==", 1)]
+    got = await aorc.read_dataset(tmp_path, filters=filters, schema_from="all")
+    assert got.schema == pa.schema([("id", pa.int64()), ("extra", pa.string()),
+                                    ("k", pa.int32())])
+    assert got.to_pylist() == [{"id": 1, "extra": None, "k": 1},
+                               {"id": 2, "extra": None, "k": 1}]
+    assert got.equals(await (await aorc.open_dataset(tmp_path)).read(filters=filters))
+    for only_read in (await aorc.read_dataset(tmp_path, filters=filters),
+                      await aorc.read_table(tmp_path, filters=filters)):
+        assert only_read.to_pylist() == [{"id": 1, "k": 1}, {"id": 2, "k": 1}]
+    with pytest.raises(aorc.SchemaError, match="schema_from"):
+        await aorc.read_dataset(tmp_path, schema_from="some")
+
+
+async def test_pruned_files_cost_their_tail_only(s3_client: Any, s3_bucket: str,
+                                                 s3_proxy: Any) -> None:
+    """On S3: a pruned file is read for its schema with one tail request (never its data);
+    by default (``schema_from="read"``) it gets no request at all."""
+    import io as _io
+
+    def upload(key: str, table: pa.Table) -> bytes:
+        out = _io.BytesIO()
+        pa_orc.write_table(table, out)
+        s3_client.put_object(Bucket=s3_bucket, Key=key, Body=out.getvalue())
+        return out.getvalue()
+
+    rows = 40_000  # larger than one tail read (16 KiB)
+    upload("ds/k=1/a.orc", pa.table({"id": pa.array(range(rows), pa.int64())}))
+    pruned = upload("ds/k=2/b.orc", pa.table({"id": pa.array(range(rows), pa.int64()),
+                                              "extra": [str(i) for i in range(rows)]}))
+    assert len(pruned) > 16 * 1024
+    options = {"endpoint_url": s3_proxy.url}
+    for schema_from, pruned_gets in (("all", 1), ("read", 0)):
+        s3_proxy.log.clear()
+        got = await aorc.read_dataset(f"s3://{s3_bucket}/ds", filters=[("k", "==", 1)],
+                                      storage_options=options, schema_from=schema_from)
+        assert got.num_rows == rows and ("extra" in got.column_names) == (schema_from == "all")
+        gets = [r for r in s3_proxy.log if r.operation == "GetObject"]
+        assert sum("k%3D2" in r.target or "k=2" in r.target for r in gets) == pruned_gets
+        assert all(r.headers["range"].startswith("bytes=-") for r in gets
+                   if "k%3D2" in r.target or "k=2" in r.target)

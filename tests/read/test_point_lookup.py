@@ -17,7 +17,9 @@ import pytest
 from helpers.s3proxy import S3Proxy
 
 import aorc
+from aorc.io import S3Store, StoreOptions
 from aorc.io.memory import MemoryStore
+from aorc.io.s3_config import DEFAULT_S3_CONCURRENCY, S3Config
 
 ROWS = 400_000
 KEY = 271_828
@@ -26,8 +28,8 @@ KEY = 271_828
 class RoundStore(MemoryStore):
     """A memory store that records each request with its causal round."""
 
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data, path="<rounds>")
+    def __init__(self, data: bytes, options: StoreOptions | None = None) -> None:
+        super().__init__(data, path="<rounds>", options=options)
         self.requests: list[tuple[int, int, int]] = []  # (round, offset, length)
         self._done = 0  # the highest round among completed requests
 
@@ -41,6 +43,32 @@ class RoundStore(MemoryStore):
         number = self._done + 1
         self.requests.append((number, offset, length))
         await asyncio.sleep(0)  # let the requests issued with this one start first
+        out = await super()._fetch(offset, length)
+        self._done = max(self._done, number)
+        return out
+
+    @property
+    def rounds(self) -> int:
+        return max(r for r, _, _ in self.requests)
+
+
+class RoundS3Store(S3Store):
+    """An S3 store that records each request with its causal round, as RoundStore."""
+
+    def __init__(self, bucket: str, key: str, config: S3Config) -> None:
+        super().__init__(bucket, key, config)
+        self.requests: list[tuple[int, int, int]] = []
+        self._done = 0
+
+    async def _read_tail(self, n: int) -> tuple[bytes, int]:
+        self.requests.append((self._done + 1, -n, n))
+        out = await super()._read_tail(n)
+        self._done = max(self._done, 1)
+        return out
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        number = self._done + 1
+        self.requests.append((number, offset, length))
         out = await super()._fetch(offset, length)
         self._done = max(self._done, number)
         return out
@@ -70,6 +98,22 @@ def write_file(bloom_columns: list[int]) -> tuple[bytes, pa.Table]:
 def lookup_file() -> tuple[bytes, pa.Table]:
     """Bloom filters on ``id`` and ``uuid`` (ORC column ids 1 and 2)."""
     return write_file([1, 2])
+
+
+@pytest.fixture(scope="module")
+def wide_file() -> tuple[bytes, pa.Table]:
+    """A sorted ``id`` and twelve columns with nulls: a row group spans more streams than
+    S3's 8 requests in flight."""
+    rng = np.random.default_rng(12)
+    columns = {"id": pa.array(np.arange(ROWS, dtype=np.int64))}
+    for i in range(12):
+        values = rng.integers(0, 2**40, ROWS) if i % 2 else rng.standard_normal(ROWS)
+        columns[f"c{i}"] = pa.array(values, mask=rng.random(ROWS) < 0.1)
+    t = pa.table(columns)
+    out = io.BytesIO()
+    po.write_table(t, out, compression="zstd", stripe_size=4 * 1024 * 1024,
+                   bloom_filter_columns=[1])
+    return out.getvalue(), t
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +149,7 @@ async def test_point_lookup_takes_three_rounds(lookup_file: tuple[bytes, pa.Tabl
                               (stripe.offset + stripe.index_length + stripe.data_length,
                                stripe.footer_length)]
     third = [(o, n) for r, o, n in store.requests if r == 3]
-    assert len(third) <= 8  # one wave of S3's 8 concurrent requests
+    assert len(third) <= 8  # a few streams per column (wide files: test_wide_point_lookup_*)
     assert all(stripe.offset + stripe.index_length <= o
                and o + n <= stripe.offset + stripe.index_length + stripe.data_length
                for o, n in third)
@@ -172,3 +216,34 @@ async def test_point_lookup_on_s3(s3_client: Any, s3_bucket: str, s3_proxy: S3Pr
     assert reader.io_stats.requests == len(counted.requests)
     tail = 16384
     assert reader.io_stats.bytes == tail + sum(n for r, _, n in counted.requests if r > 1)
+
+
+def check_wide_lookup(requests: list[tuple[int, int, int]], rounds: int) -> None:
+    """Three rounds: the data round's requests (more than S3's max_concurrency) were all
+    sent before any of them was answered -- one wave, not two."""
+    data = [(o, n) for r, o, n in requests if r >= 3]
+    assert len(data) > DEFAULT_S3_CONCURRENCY
+    assert rounds == 3, f"the {len(data)} data requests went out in {rounds - 2} waves"
+
+
+async def test_wide_point_lookup_is_one_wave(wide_file: tuple[bytes, pa.Table]) -> None:
+    data, t = wide_file
+    store = RoundStore(data, StoreOptions(max_concurrency=DEFAULT_S3_CONCURRENCY))
+    got, reader = await lookup(store, [("id", "==", KEY)])
+    assert got.equals(t.filter(pc.equal(t["id"], KEY)))
+    assert reader.scan_stats.row_groups_read == 1
+    check_wide_lookup(store.requests, store.rounds)
+
+
+async def test_wide_point_lookup_on_s3_is_one_wave(
+        s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy,
+        wide_file: tuple[bytes, pa.Table]) -> None:
+    """On S3 (its default concurrency), counted by the store and by the proxy."""
+    data, t = wide_file
+    s3_client.put_object(Bucket=s3_bucket, Key="wide.orc", Body=data)
+    store = RoundS3Store(s3_bucket, "wide.orc",
+                         S3Config.from_options({"endpoint_url": s3_proxy.url}))
+    got, reader = await lookup(store, [("id", "==", KEY)])
+    assert got.equals(t.filter(pc.equal(t["id"], KEY)))
+    check_wide_lookup(store.requests, store.rounds)
+    assert len(s3_proxy.records("GetObject")) == len(store.requests)

@@ -107,10 +107,15 @@ async def test_spark_written_dataset_on_s3(spark: Any, spark_dataset: Path, s3_c
         assert table.schema == spark_arrow_schema(expected)
         assert aorc_rows(table) == spark_rows(expected)
 
-    # a partition filter opens only the surviving partitions' files; without schema= the
-    # data columns are those of the surviving files (here: no "score"), with it Spark's
+    # With schema_from="all" the schema comes from every file's footer, as Spark's
+    # mergeSchema (with "score", null in the surviving files); by default only the
+    # surviving files' (no "score"); with schema= only the surviving files are opened.
     filters = [("country", "==", "FR"), ("day", "==", 1)]
     want = expected.filter("country = 'FR' AND day = 1")
+    table = await aorc.read_dataset(f"s3://{s3_bucket}/lake/events", filters=filters,
+                                    storage_options=options, schema_from="all")
+    assert table.schema == spark_arrow_schema(expected)
+    assert aorc_rows(table) == spark_rows(want)
     table = await aorc.read_dataset(f"s3://{s3_bucket}/lake/events", filters=filters,
                                     storage_options=options)
     assert table.column_names == ["id", "name", "country", "day"]

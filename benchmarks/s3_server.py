@@ -1,0 +1,145 @@
+"""moto's S3 server and the delaying proxy, run in a child process for the S3 benchmarks.
+
+A real object store does not run inside the reader's process. Run in threads of the
+benchmark's own process (as the tests run them), moto and the proxy compete with the reader
+for the GIL: every call of the reader that releases the GIL (a socket send, ``os.urandom``,
+botocore's CRC32 of a response body) then waits up to the interpreter's switch interval
+(5 ms) to get it back, which made a 60 us CRC32 of a 100 KB file cost 2 ms. That penalises
+a Python (asyncio) reader and hardly a C++ one (pyarrow's S3 filesystem runs without the
+GIL). Here both run in a child process, so both readers see a server that costs them no
+CPU of their own, as S3 does.
+
+:class:`ServerProcess` has the parts of :class:`helpers.s3proxy.S3Proxy` the benchmarks
+use: :attr:`url` (the delaying proxy), :attr:`upstream` (moto, undelayed) and :attr:`log`
+(the proxy's records, fetched from the child; ``log.clear()`` clears them there).
+
+Usage::
+
+    server = ServerProcess(latency=0.02).start()
+    try:
+        ...  # read through server.url; len(server.log) requests
+    finally:
+        server.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+__all__ = ["ServerProcess"]
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """A request the proxy saw: its operation and its start and end (``perf_counter``,
+    a system-wide monotonic clock on Linux, so comparable across the two processes)."""
+
+    operation: str
+    start: float
+    end: float
+
+
+def _serve(conn: Connection, latency: float) -> None:
+    """The child: moto, the proxy, and a loop answering the parent's commands."""
+    from bench_s3 import cache_moto_object_bytes
+    from helpers.s3proxy import S3Proxy
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    cache_moto_object_bytes()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    proxy = S3Proxy(f"http://{host}:{port}", latency=latency).start()
+    conn.send((proxy.upstream, proxy.url))
+    try:
+        while True:
+            command = conn.recv()
+            if command == "log":
+                conn.send([(r.operation, r.start, r.end) for r in list(proxy.log)])
+            elif command == "clear":
+                proxy.log.clear()
+                conn.send(None)
+            else:  # "stop"
+                break
+    finally:
+        proxy.stop()
+        server.stop()
+        conn.send(None)
+
+
+class _RemoteLog:
+    """The child proxy's log: ``len``, iteration and ``clear`` as for a list."""
+
+    def __init__(self, owner: ServerProcess) -> None:
+        self._owner = owner
+
+    def _records(self) -> list[LogRecord]:
+        return [LogRecord(*r) for r in self._owner.call("log")]
+
+    def __len__(self) -> int:
+        return len(self._records())
+
+    def __iter__(self) -> Iterator[LogRecord]:
+        return iter(self._records())
+
+    def clear(self) -> None:
+        self._owner.call("clear")
+
+
+class ServerProcess:
+    """moto and the delaying proxy in a child process (see the module's docstring).
+
+    Args:
+        latency: seconds the proxy adds before forwarding each request.
+    """
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.upstream = ""
+        self.url = ""
+        self._conn: Connection | None = None
+        self._process: Any = None
+        self._lock = threading.Lock()
+
+    def start(self) -> ServerProcess:
+        """Start the child and wait until its servers listen."""
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child, self.latency),
+                                        name="s3-server", daemon=True)
+        self._process.start()
+        self._conn = parent
+        self.upstream, self.url = parent.recv()
+        return self
+
+    def call(self, command: str) -> Any:
+        """Send a command to the child and return its answer."""
+        assert self._conn is not None, "the server process is not running"
+        with self._lock:
+            self._conn.send(command)
+            return self._conn.recv()
+
+    @property
+    def log(self) -> _RemoteLog:
+        """The proxy's records (each call fetches them from the child)."""
+        return _RemoteLog(self)
+
+    def stop(self) -> None:
+        """Stop the servers and the child."""
+        if self._conn is None:
+            return
+        try:
+            self.call("stop")
+        finally:
+            self._conn.close()
+            self._conn = None
+            self._process.join(timeout=30)
+            if self._process.is_alive():
+                self._process.terminate()
