@@ -133,12 +133,20 @@ def _internal(message: str) -> AorcError:
 
 
 def compress(data: bytes, opts: _Options, stream_kind: int | None) -> bytes:
-    """Compress one stream (or a stripe footer: ``stream_kind`` None) as ORC Java does."""
+    """Compress one stream (or a stripe footer: ``stream_kind`` None) as ORC Java does, or
+    at the options' ``compression_level``."""
     kind = CompressionKind(opts.compression)
     if kind is CompressionKind.NONE:
         return data if isinstance(data, bytes) else bytes(data)
     return compress_stream(data, kind, opts.compression_block_size,
-                           level=default_level(kind, stream_kind))
+                           level=stream_level(opts, stream_kind))
+
+
+def stream_level(opts: _Options, stream_kind: int | None) -> int | None:
+    """The codec level of one stream kind (None: file structures)."""
+    level: int | None = getattr(opts, "compression_level", None)
+    return default_level(CompressionKind(opts.compression), stream_kind) if level is None \
+        else level
 
 
 def orc_positions(positions: Sequence[int], chunk_starts: Sequence[int] | None,

@@ -132,6 +132,8 @@ class EncodeOptions:
             times there, and the stripe footer's ``writerTimezone`` must name it.
         threads: threads that may encode and compress the columns of one stripe (1: the
             calling thread alone). The bytes written do not depend on it.
+        compression_level: the codec level of every stream and file structure; None uses
+            ORC Java's levels (``aorc.format.codec.compression.default_level``).
     """
 
     compression: CompressionKind = DEFAULT_COMPRESSION
@@ -143,6 +145,7 @@ class EncodeOptions:
     bloom_filter_fpp: float = DEFAULT_FPP
     timezone: str = DEFAULT_TIMEZONE
     threads: int = 1
+    compression_level: int | None = None
 
 
 @dataclass
