@@ -229,7 +229,8 @@ class WriteOptions:
             "timezone": _timezone(self.timezone),
             "use_threads": _threads(self.use_threads),
         }
-        checked["compression_level"] = _level(self.compression_level, checked["compression"])
+        checked["compression_level"] = _level(self.compression_level,
+                                              _compression(self.compression))
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 

@@ -51,7 +51,7 @@ from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
 from aorc.options import WriteOptions
 from aorc.write.file import FileAssembler
-from aorc.write.stripe import assemble_stripe
+from aorc.write.stripe import ColumnCompressor, assemble_stripe
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -345,10 +345,12 @@ class OrcWriter:
         starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
                   else np.zeros(0, dtype=np.int64))
         opts = self.encode_options
+        compressor = ColumnCompressor(opts, len(starts))
         encoded = encode_column(self.orc_type, root, starts, opts,
-                                dictionary_decisions=self._dictionary_decisions)
+                                dictionary_decisions=self._dictionary_decisions,
+                                finish=compressor)
         del root
-        stripe = assemble_stripe(encoded, rows, len(starts), opts)
+        stripe = assemble_stripe(encoded, rows, len(starts), opts, compressor.placed)
         return self._assembler.add_stripe(stripe)
 
 

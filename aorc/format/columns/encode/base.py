@@ -160,6 +160,9 @@ class EncodeLevel:
             updated with new ones; ``None`` decides afresh in every stripe.
         parallel: encode this struct's fields on ``opts.threads`` threads (set for the
             root only: its children are encoded one per thread).
+        finish: applied to each encoded field of a ``parallel`` struct in the thread that
+            encoded it (the stripe writer compresses the field's streams there); its result
+            takes the field's place in the tree.
     """
 
     t: OrcType
@@ -167,6 +170,7 @@ class EncodeLevel:
     starts: npt.NDArray[np.int64]
     decisions: MutableMapping[int, bool] | None = None
     parallel: bool = False
+    finish: Callable[[EncodedColumn], EncodedColumn] | None = None
 
     @property
     def indexed(self) -> bool:
@@ -302,7 +306,8 @@ def exact_group_sums(values: npt.NDArray[np.int64], starts: npt.NDArray[np.int64
 
 def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts: npt.ArrayLike,
                   opts: EncodeOptions, *,
-                  dictionary_decisions: MutableMapping[int, bool] | None = None
+                  dictionary_decisions: MutableMapping[int, bool] | None = None,
+                  finish: Callable[[EncodedColumn], EncodedColumn] | None = None
                   ) -> EncodedColumn:
     """Encode one column (and its subtree) of one stripe as ORC Java does.
 
@@ -331,7 +336,8 @@ def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts:
     if len(starts) and (starts[0] != 0 or np.any(np.diff(starts) < 0) or starts[-1] > len(arr)):
         raise SchemaError(f"row group starts must begin at 0 and increase up to {len(arr)}")
     return encode_level(EncodeLevel(t, opts, starts, dictionary_decisions,
-                                    parallel=opts.threads > 1), arr)
+                                    parallel=opts.threads > 1 or finish is not None,
+                                    finish=finish), arr)
 
 
 def encode_level(level: EncodeLevel, arr: pa.Array) -> EncodedColumn:
