@@ -70,7 +70,7 @@ class EncodedStream:
     """
 
     kind: int
-    data: bytes
+    data: bytes | memoryview
     positions: list[list[int]]
 
 

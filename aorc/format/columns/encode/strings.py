@@ -60,13 +60,14 @@ class _Blob:
         dtype = np.int64 if large else np.int32
         bufs = arr.buffers()
         self.offsets = np.zeros(n + 1, np.int64)
-        self.data = b""
+        #: The values' bytes, a view of the Arrow buffer (not copied).
+        self.data = memoryview(b"")
         if n and bufs[1] is not None:
             raw = np.frombuffer(bufs[1], dtype, count=n + 1, offset=arr.offset * dtype().itemsize)
             first, last = int(raw[0]), int(raw[-1])
             self.offsets = raw.astype(np.int64) - first
             if bufs[2] is not None and last > first:
-                self.data = bufs[2].slice(first, last - first).to_pybytes()
+                self.data = memoryview(bufs[2].slice(first, last - first)).cast("B")
         self._arrow: pa.Array | None = None
 
     @property
@@ -85,7 +86,7 @@ class _Blob:
 
     def value(self, i: int) -> bytes:
         """Value ``i``."""
-        return self.data[self.offsets[i]:self.offsets[i + 1]]
+        return bytes(self.data[self.offsets[i]:self.offsets[i + 1]])
 
 
 def adjust_strings(t: OrcType, values: pa.Array) -> pa.Array:
