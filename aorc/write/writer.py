@@ -125,8 +125,11 @@ class OrcWriter:
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_rows = 0
         self._buffered_bytes = 0
-        self._job: asyncio.Task[None] | None = None
-        self._job_bytes = 0
+        self._job: asyncio.Task[None] | None = None  # the newest stripe: encode, then write
+        self._encoding: asyncio.Future[bytes] | None = None  # ... its encoding
+        self._encoding_bytes = 0  # Arrow bytes of the stripe being encoded
+        self._encoding_arrow = 0  # Arrow bytes of the last stripe handed to encoding
+        self._writing_bytes = 0  # encoded bytes of stripes waiting to be written
         self._arrow_total = 0
         self._encoded_total = 0
         self._dictionary_decisions: dict[int, bool] = {}
@@ -268,8 +271,10 @@ class OrcWriter:
 
     async def _discard(self) -> None:
         job, self._job = self._job, None
+        self._encoding = None
         self._buffer.clear()
-        self._buffered_bytes = self._buffered_rows = self._job_bytes = 0
+        self._buffered_bytes = self._buffered_rows = 0
+        self._encoding_bytes = self._writing_bytes = 0
         try:
             if job is not None:
                 if not job.done():
@@ -283,7 +288,8 @@ class OrcWriter:
     # ----------------------------------------------------------------- buffering
 
     def _note_memory(self) -> None:
-        self.peak_memory = max(self.peak_memory, self._buffered_bytes + self._job_bytes)
+        self.peak_memory = max(self.peak_memory, self._buffered_bytes + self._encoding_bytes
+                               + self._writing_bytes)
 
     async def _add(self, batch: pa.RecordBatch) -> None:
         """Buffer ``batch``, cutting stripes whenever the buffer reaches its capacity."""
@@ -305,30 +311,48 @@ class OrcWriter:
                 await self._flush()
 
     async def _flush(self) -> None:
-        """Hand the buffered rows to a new stripe job, once the previous job is done."""
+        """Hand the buffered rows to a new stripe job once the previous stripe is encoded,
+        and return once the previous stripe is written: its writing overlaps the new
+        stripe's encoding, while the next buffer fills only when it is out (so memory holds
+        what it held before: one stripe buffered or being written, one being encoded)."""
         if not self._buffered_rows:
             return
-        await self._wait_job()
+        if self._encoding is not None:
+            # (a cancelled caller leaves the encoding to _discard)
+            encoded = await asyncio.shield(self._encoding)
+            # The ratio that sizes the next stripes counts the stripes encoded before this
+            # one, whatever the threads' timing (the file's bytes must not depend on it).
+            self._arrow_total += self._encoding_arrow
+            self._encoded_total += len(encoded)
         batches, rows, nbytes = self._buffer, self._buffered_rows, self._buffered_bytes
         self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
-        self._job_bytes = nbytes
-        self._job = asyncio.create_task(self._stripe_job(batches, rows, nbytes))
+        self._encoding_bytes = self._encoding_arrow = nbytes
+        previous = self._job
+        self._encoding = asyncio.ensure_future(
+            asyncio.to_thread(self._encode_stripe, batches, rows))
+        self._job = asyncio.create_task(
+            self._stripe_job(self._encoding, previous))
+        if previous is not None:
+            await asyncio.shield(previous)
 
     async def _wait_job(self) -> None:
         job = self._job
         if job is not None:
             await asyncio.shield(job)  # a cancelled caller leaves the job to _discard
             self._job = None
+            self._encoding = None
 
-    async def _stripe_job(self, batches: list[pa.RecordBatch], rows: int, nbytes: int) -> None:
-        data = await asyncio.to_thread(self._encode_stripe, batches, rows)
-        del batches
-        self._arrow_total += nbytes
-        self._encoded_total += len(data)
-        self._job_bytes = len(data)
+    async def _stripe_job(self, encoding: asyncio.Future[bytes],
+                          previous: asyncio.Task[None] | None) -> None:
+        """Write one stripe once it is encoded and the stripes before it are written."""
+        data = await encoding
+        self._encoding_bytes = 0
+        self._writing_bytes += len(data)
         self._note_memory()
+        if previous is not None:
+            await previous
         await self._output.write(data)
-        self._job_bytes = 0
+        self._writing_bytes -= len(data)
 
     def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> bytes:
         """Encode and assemble one stripe (in a worker thread); returns its bytes."""
@@ -337,7 +361,7 @@ class OrcWriter:
         fields = list(self.schema)
         if fields:
             root = pa.StructArray.from_arrays(
-                [table.column(i).combine_chunks() for i in range(len(fields))], fields=fields)
+                [_one_array(table.column(i)) for i in range(len(fields))], fields=fields)
         else:
             root = pa.StructArray.from_buffers(pa.struct([]), rows, [None], children=[])
         del table
@@ -352,6 +376,11 @@ class OrcWriter:
         del root
         stripe = assemble_stripe(encoded, rows, len(starts), opts, compressor.placed)
         return self._assembler.add_stripe(stripe)
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (not copied when it is one chunk already)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 # =========================================================================== API
