@@ -523,3 +523,57 @@ def encode_nanos(nanos):
     if bad >= 0:
         raise ValueError(f"nanos[{bad}] = {src[bad]} is outside 0..999999999")
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# Statistics
+
+
+cdef extern from *:
+    """
+    static inline int aorc_add_overflows(int64_t a, int64_t b, int64_t *out) {
+        return __builtin_add_overflow(a, b, out);
+    }
+    """
+    bint aorc_add_overflows(int64_t a, int64_t b, int64_t *out) nogil
+
+
+def group_sums(values, starts, ends):
+    """Sums of int64 groups as ORC Java's IntegerStatistics keeps them: a group whose running
+    sum leaves the int64 range (``Math.addExact`` throws) is flagged as overflowed.
+
+    Args:
+        values: 1-D int64 values.
+        starts: first value index of each group.
+        ends: one past the last value index of each group (``starts[g] <= ends[g] <= n``).
+
+    Returns:
+        (int64 sum per group, 0 where it overflowed; bool overflow flag per group).
+
+    Raises:
+        ValueError: a group outside the values.
+    """
+    cdef const int64_t[::1] v = as_int64(values)
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
+    if b.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    sums = np.zeros(k, dtype=np.int64)
+    flags = np.zeros(k, dtype=np.bool_)
+    cdef int64_t[::1] s = sums
+    cdef uint8_t[::1] f = flags.view(np.uint8)
+    cdef int64_t total
+    with nogil:
+        for g in range(k):
+            total = 0
+            for i in range(a[g], b[g]):
+                if aorc_add_overflows(total, v[i], &total):
+                    f[g] = 1
+                    total = 0
+                    break
+            s[g] = total
+    return sums, flags

@@ -26,6 +26,7 @@ from aorc.errors import CorruptFileError
 from aorc.format.codec import _decode
 from aorc.format.codec._encode import (
     encode_nanos,
+    group_sums,
     write_bool_rle_with_positions,
     write_byte_rle_with_positions,
     write_int_rle_v2,
@@ -37,6 +38,7 @@ __all__ = [
     "decode_ints",
     "decode_nanos",
     "encode_nanos",
+    "group_sums",
     "read_bool_rle",
     "read_byte_rle",
     "read_int_rle_v1",

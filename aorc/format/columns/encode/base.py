@@ -286,22 +286,8 @@ def exact_group_sums(values: npt.NDArray[np.int64], starts: npt.NDArray[np.int64
         c = np.concatenate(([0], np.cumsum(values)))
         fast: list[int] = (c[ends] - c[starts]).tolist()
         return fast, np.zeros(len(starts), np.bool_)
-    # Running sums computed exactly from 32-bit halves (fine below 2**31 values).
-    hi = values >> 32
-    lo = values & 0xFFFFFFFF
-    chi = np.concatenate(([0], np.cumsum(hi)))
-    clo = np.concatenate(([0], np.cumsum(lo)))
-    group_of = np.repeat(np.arange(len(starts)), ends - starts)
-    run_hi = chi[1:n + 1] - chi[starts][group_of]
-    run_lo = clo[1:n + 1] - clo[starts][group_of]
-    total = run_hi + (run_lo >> 32)  # the running sum is total * 2**32 + (run_lo & mask)
-    bad = (total < -(2**31)) | (total >= 2**31)
-    bad_count = np.concatenate(([0], np.cumsum(bad)))
-    overflow = (bad_count[ends] - bad_count[starts]) > 0
-    sums_hi = (chi[ends] - chi[starts]).tolist()
-    sums_lo = (clo[ends] - clo[starts]).tolist()
-    sums = [h * 2**32 + lo_ for h, lo_ in zip(sums_hi, sums_lo, strict=True)]
-    return sums, overflow
+    sums, overflow = rle.group_sums(values, starts, ends)  # in C, without the GIL
+    return sums.tolist(), overflow
 
 
 def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts: npt.ArrayLike,
