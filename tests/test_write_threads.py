@@ -205,7 +205,7 @@ async def test_a_stripe_is_written_while_the_next_one_is_encoded(
     started: list[int] = []
     real = OrcWriter._encode_stripe
 
-    def encode(self: OrcWriter, batches: Any, rows: int) -> bytes:
+    def encode(self: OrcWriter, batches: Any, rows: int) -> list[bytes]:
         started.append(rows)
         if len(started) == 2:
             loop.call_soon_threadsafe(second_encoding.set)

@@ -29,6 +29,7 @@ threads, with the same bytes as with one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -60,6 +61,9 @@ _BLOOM_FILTER_UTF8 = pb.Stream.BLOOM_FILTER_UTF8
 #: Stream kinds that live in a stripe's index area (``StreamName.getArea``).
 _INDEX_KINDS = frozenset({pb.Stream.ROW_INDEX, pb.Stream.DICTIONARY_COUNT,
                           pb.Stream.BLOOM_FILTER, pb.Stream.BLOOM_FILTER_UTF8})
+#: The writer hands a stripe to the output in pieces of about this size
+#: (:meth:`EncodedStripe.pieces`).
+WRITE_PIECE_BYTES = 1 << 20
 
 
 class _Stream(Protocol):
@@ -108,7 +112,9 @@ class EncodedStripe:
     """One finished stripe.
 
     Attributes:
-        data: the stripe's bytes: index streams, data streams, then the footer.
+        parts: the stripe's bytes in pieces (compressed streams in order, then the footer),
+            not joined: the writer hands them to the output in groups (see :meth:`pieces`)
+            instead of copying the whole stripe once more.
         index_length: bytes of the index area.
         data_length: bytes of the data area.
         footer_length: bytes of the (compressed) stripe footer.
@@ -117,13 +123,45 @@ class EncodedStripe:
         footer: the stripe footer as written.
     """
 
-    data: bytes
+    parts: list[bytes]
     index_length: int
     data_length: int
     footer_length: int
     num_rows: int
     column_stats: list[pb.ColumnStatistics]
     footer: pb.StripeFooter
+
+    @property
+    def size(self) -> int:
+        """Bytes of the stripe."""
+        return self.index_length + self.data_length + self.footer_length
+
+    @functools.cached_property
+    def data(self) -> bytes:
+        """The stripe's bytes: index streams, data streams, then the footer."""
+        return b"".join(self.parts)
+
+    def pieces(self, size: int = WRITE_PIECE_BYTES) -> list[bytes]:
+        """The stripe's bytes in order, as parts of at least ``size`` bytes stand alone and
+        runs of smaller ones joined up to about ``size`` (few writes, little copying)."""
+        out: list[bytes] = []
+        run: list[bytes] = []
+        run_bytes = 0
+        for part in self.parts:
+            if len(part) >= size:
+                if run:
+                    out.append(b"".join(run))
+                    run, run_bytes = [], 0
+                out.append(part)
+                continue
+            run.append(part)
+            run_bytes += len(part)
+            if run_bytes >= size:
+                out.append(b"".join(run))
+                run, run_bytes = [], 0
+        if run:
+            out.append(b"".join(run))
+        return out
 
     def information(self, offset: int) -> pb.StripeInformation:
         """The footer's StripeInformation for this stripe placed at ``offset``."""
@@ -403,6 +441,6 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
     index_length = sum(p.length for p in streams if p.kind in _INDEX_KINDS)
     data_length = sum(p.length for p in streams) - index_length
     return EncodedStripe(
-        data=b"".join([part for p in streams for part in p.parts] + [footer_bytes]),
+        parts=[part for p in streams for part in p.parts] + [footer_bytes],
         index_length=index_length, data_length=data_length,
         footer_length=len(footer_bytes), num_rows=num_rows, column_stats=stats, footer=footer)

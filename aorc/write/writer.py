@@ -126,7 +126,7 @@ class OrcWriter:
         self._buffered_rows = 0
         self._buffered_bytes = 0
         self._job: asyncio.Task[None] | None = None  # the newest stripe: encode, then write
-        self._encoding: asyncio.Future[bytes] | None = None  # ... its encoding
+        self._encoding: asyncio.Future[list[bytes]] | None = None  # ... its encoding
         self._encoding_bytes = 0  # Arrow bytes of the stripe being encoded
         self._encoding_arrow = 0  # Arrow bytes of the last stripe handed to encoding
         self._writing_bytes = 0  # encoded bytes of stripes waiting to be written
@@ -323,7 +323,7 @@ class OrcWriter:
             # The ratio that sizes the next stripes counts the stripes encoded before this
             # one, whatever the threads' timing (the file's bytes must not depend on it).
             self._arrow_total += self._encoding_arrow
-            self._encoded_total += len(encoded)
+            self._encoded_total += sum(len(piece) for piece in encoded)
         batches, rows, nbytes = self._buffer, self._buffered_rows, self._buffered_bytes
         self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
         self._encoding_bytes = self._encoding_arrow = nbytes
@@ -342,20 +342,23 @@ class OrcWriter:
             self._job = None
             self._encoding = None
 
-    async def _stripe_job(self, encoding: asyncio.Future[bytes],
+    async def _stripe_job(self, encoding: asyncio.Future[list[bytes]],
                           previous: asyncio.Task[None] | None) -> None:
         """Write one stripe once it is encoded and the stripes before it are written."""
-        data = await encoding
+        pieces = await encoding
+        size = sum(len(piece) for piece in pieces)
         self._encoding_bytes = 0
-        self._writing_bytes += len(data)
+        self._writing_bytes += size
         self._note_memory()
         if previous is not None:
             await previous
-        await self._output.write(data)
-        self._writing_bytes -= len(data)
+        for piece in pieces:
+            await self._output.write(piece)
+        self._writing_bytes -= size
 
-    def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> bytes:
-        """Encode and assemble one stripe (in a worker thread); returns its bytes."""
+    def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> list[bytes]:
+        """Encode and assemble one stripe (in a worker thread); returns its bytes in
+        pieces."""
         table = pa.Table.from_batches(batches, schema=self.schema)
         batches.clear()
         fields = list(self.schema)
@@ -375,7 +378,8 @@ class OrcWriter:
                                 finish=compressor)
         del root
         stripe = assemble_stripe(encoded, rows, len(starts), opts, compressor.placed)
-        return self._assembler.add_stripe(stripe)
+        self._assembler.record_stripe(stripe)
+        return stripe.pieces()
 
 
 def _one_array(column: pa.ChunkedArray) -> pa.Array:
