@@ -24,9 +24,11 @@ likewise estimates the stripe from its buffers' memory): when the estimate reach
 (:mod:`aorc.format.columns.encode`, :mod:`aorc.write.stripe`; with ``use_threads``, the stripe's
 columns are encoded and compressed at once on the shared pool of :mod:`aorc.threads`), and
 the stripe's bytes are written to the output as soon as they are ready, while ``write`` goes on
-filling the next buffer. When the next buffer is full before the previous stripe is out,
-``write`` waits (backpressure): at most one stripe is buffered, one is being encoded or
-written, so memory stays bounded by about two stripes of Arrow data plus one encoded stripe.
+filling the next buffer. When the next buffer is full, ``write`` waits until the previous
+stripe is encoded, hands the buffer to a new encoding, and waits until the previous stripe is
+written (backpressure): its writing overlaps the new stripe's encoding, and at most one stripe
+is buffered (or written) while one is being encoded, so memory stays bounded by about two
+stripes of Arrow data plus one encoded stripe.
 A stripe never holds more than :data:`MAX_ARROW_FACTOR` times ``stripe_size`` (nor
 :data:`MAX_STRIPE_ARROW_BYTES`) of Arrow data, however well the data compresses.
 """
