@@ -22,7 +22,7 @@ The encoders buffer runs in C structures and emit into a growing malloc'd buffer
 
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcmp, memset
 
 from aorc.format.codec._encode_buffer cimport (
     Buf,
@@ -577,3 +577,65 @@ def group_sums(values, starts, ends):
                     break
             s[g] = total
     return sums, flags
+
+
+cdef inline int _compare_bytes(const uint8_t* a, int64_t la, const uint8_t* b,
+                               int64_t lb) noexcept nogil:
+    cdef int c = memcmp(a, b, <size_t>(la if la < lb else lb))
+    if c != 0:
+        return c
+    return (la > lb) - (la < lb)
+
+
+def group_extremes(offsets, data, starts, ends):
+    """Index of the smallest and of the largest value of each group of byte strings, in
+    unsigned byte order (a prefix sorts first), as ORC's string statistics compare them.
+
+    Args:
+        offsets: int64 offsets of the values into ``data`` (n + 1 of them, increasing).
+        data: the values' bytes (any buffer).
+        starts: first value index of each group.
+        ends: one past the last value index of each group.
+
+    Returns:
+        (index of a smallest value, index of a largest value) per group; -1 for an empty
+        group.
+
+    Raises:
+        ValueError: a group or an offset outside the values.
+    """
+    cdef const int64_t[::1] off = as_int64(offsets, "offsets")
+    cdef const uint8_t[::1] buf = memoryview(data).cast("B") if len(data) else b"\0"
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t k = a.shape[0], n = off.shape[0] - 1, g, i
+    if n < 0 or b.shape[0] != k:
+        raise ValueError("bad offsets or group bounds")
+    if n and (off[0] < 0 or off[n] > len(data)):
+        raise ValueError("offsets outside the data")
+    if n and np.any(np.diff(np.asarray(off)) < 0):
+        raise ValueError("offsets decrease")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    low = np.full(k, -1, dtype=np.int64)
+    high = np.full(k, -1, dtype=np.int64)
+    cdef int64_t[::1] lo = low
+    cdef int64_t[::1] hi = high
+    cdef int64_t best_lo, best_hi
+    cdef const uint8_t* base = &buf[0]
+    with nogil:
+        for g in range(k):
+            if a[g] == b[g]:
+                continue
+            best_lo = best_hi = a[g]
+            for i in range(a[g] + 1, b[g]):
+                if _compare_bytes(base + off[i], off[i + 1] - off[i], base + off[best_lo],
+                                  off[best_lo + 1] - off[best_lo]) < 0:
+                    best_lo = i
+                elif _compare_bytes(base + off[i], off[i + 1] - off[i], base + off[best_hi],
+                                    off[best_hi + 1] - off[best_hi]) > 0:
+                    best_hi = i
+            lo[g] = best_lo
+            hi[g] = best_hi
+    return low, high

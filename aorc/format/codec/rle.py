@@ -26,6 +26,7 @@ from aorc.errors import CorruptFileError
 from aorc.format.codec import _decode
 from aorc.format.codec._encode import (
     encode_nanos,
+    group_extremes,
     group_sums,
     write_bool_rle_with_positions,
     write_byte_rle_with_positions,
@@ -38,6 +39,7 @@ __all__ = [
     "decode_ints",
     "decode_nanos",
     "encode_nanos",
+    "group_extremes",
     "group_sums",
     "read_bool_rle",
     "read_byte_rle",
