@@ -33,3 +33,6 @@ def group_sums(
 def group_extremes(
     offsets: _Ints, data: bytes | memoryview, starts: _Ints, ends: _Ints
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+def double_group_stats(
+    values: npt.ArrayLike, starts: _Ints, ends: _Ints
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...

@@ -639,3 +639,56 @@ def group_extremes(offsets, data, starts, ends):
             lo[g] = best_lo
             hi[g] = best_hi
     return low, high
+
+
+def double_group_stats(values, starts, ends):
+    """Sum, minimum and maximum of each group of doubles as ORC Java's DoubleStatistics
+    keeps them: ``sum += value`` from 0.0 in order (NaN operands propagate as the hardware
+    adds them), the first value as both extremes, then ``value < minimum`` / ``value >
+    maximum`` (so NaNs after the first value are ignored, a NaN first value stays, and the
+    first of 0.0 / -0.0 seen is kept).
+
+    Args:
+        values: 1-D float64 values.
+        starts: first value index of each group.
+        ends: one past the last value index of each group.
+
+    Returns:
+        (sums, minimums, maximums), float64 per group; 0.0 for empty groups.
+
+    Raises:
+        ValueError: a group outside the values.
+    """
+    cdef const double[::1] v = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
+    if b.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    sums = np.zeros(k, dtype=np.float64)
+    lows = np.zeros(k, dtype=np.float64)
+    highs = np.zeros(k, dtype=np.float64)
+    cdef double[::1] s = sums
+    cdef double[::1] lo = lows
+    cdef double[::1] hi = highs
+    cdef double total, mn, mx, x
+    with nogil:
+        for g in range(k):
+            if a[g] == b[g]:
+                continue
+            total = 0.0
+            mn = mx = v[a[g]]
+            for i in range(a[g], b[g]):
+                x = v[i]
+                total = total + x
+                if x < mn:
+                    mn = x
+                elif x > mx:
+                    mx = x
+            s[g] = total
+            lo[g] = mn
+            hi[g] = mx
+    return sums, lows, highs

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from aorc.errors import CorruptFileError
 from aorc.format.codec import _decode
 from aorc.format.codec._encode import (
+    double_group_stats,
     encode_nanos,
     group_extremes,
     group_sums,
@@ -38,6 +39,7 @@ from aorc.format.codec._encode import (
 __all__ = [
     "decode_ints",
     "decode_nanos",
+    "double_group_stats",
     "encode_nanos",
     "group_extremes",
     "group_sums",
