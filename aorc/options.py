@@ -51,7 +51,7 @@ from aorc.format.columns.encode.base import (
 from aorc.format.types import OrcType, resolve_column
 from aorc.threads import thread_count
 
-__all__ = ["MIN_ROW_INDEX_STRIDE", "WriteOptions"]
+__all__ = ["LEVEL_RANGES", "MIN_ROW_INDEX_STRIDE", "WriteOptions"]
 
 #: ORC Java's smallest row index stride.
 MIN_ROW_INDEX_STRIDE = 1000
@@ -150,6 +150,18 @@ def _user_metadata(value: Any) -> Mapping[str, bytes]:
     return types.MappingProxyType(out)
 
 
+#: The levels ``compression_level`` accepts per codec (ORC Java's ranges); the other codecs
+#: have no levels and ignore it.
+LEVEL_RANGES: dict[str, tuple[int, int]] = {"zstd": (1, 22), "zlib": (0, 9)}
+
+
+def _level(value: Any, compression: str) -> int | None:
+    if value is None:
+        return None
+    low, high = LEVEL_RANGES.get(compression, (-(2**31), 2**31 - 1))
+    return _int_option("compression_level", value, low, high)
+
+
 def _threads(value: Any) -> bool | int:
     if isinstance(value, bool):
         return value
@@ -179,6 +191,11 @@ class WriteOptions:
         use_threads: encode and compress the columns of a stripe on the process's shared
             thread pool: ``True`` (default) uses as many threads as CPUs, ``False`` one, an
             integer that many. The file's bytes are the same whatever the value.
+        compression_level: the codec level of every stream; None (default) uses ORC Java's
+            levels (zstd 3, as ``orc.compression.zstd.level``; zlib 2 or 1 per stream kind
+            and 6 for the footer). zstd takes 1 to 22, zlib 0 to 9; snappy, lz4 and none
+            have no levels and ignore it. pyarrow.orc's default
+            (``compression_strategy="speed"``) is zstd level 1.
 
     Raises:
         SchemaError: a value is of the wrong type or out of range.
@@ -194,6 +211,7 @@ class WriteOptions:
     metadata: Mapping[str, bytes] = field(default_factory=dict, hash=False)
     timezone: str = DEFAULT_TIMEZONE
     use_threads: bool | int = True
+    compression_level: int | None = None
 
     def __post_init__(self) -> None:
         checked = {
@@ -211,6 +229,8 @@ class WriteOptions:
             "timezone": _timezone(self.timezone),
             "use_threads": _threads(self.use_threads),
         }
+        checked["compression_level"] = _level(self.compression_level,
+                                              _compression(self.compression))
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -291,6 +311,7 @@ class WriteOptions:
             bloom_filter_fpp=self.bloom_filter_fpp,
             timezone=self.timezone,
             threads=self.threads,
+            compression_level=self.compression_level,
         )
 
 

@@ -5,7 +5,12 @@ strings 1M, nested 250k, timestamp/date/decimal/boolean 1M; all zstd), it writes
 with ``aorc.write_table``, ``pyarrow.orc.write_table`` and (unless ``--no-pyorc``) pyorc's
 ``Writer`` (rows converted to Python tuples beforehand: the conversion is not timed), takes
 the median of ``--repeat`` runs each (pyorc: one run), checks that pyarrow.orc reads aorc's
-file back as the table, and prints the times and the ratio aorc / pyarrow.orc. The figures go
+file back as the table, and prints the times and the ratio aorc / pyarrow.orc.
+
+Both compress at the same level: pyarrow.orc's default (``compression_strategy="speed"``)
+is zstd level 1 (ORC C++), so aorc writes with ``compression_level=1`` (``--aorc-level``;
+``java`` keeps aorc's default, ORC Java's zstd level 3, which costs far more time on
+random text such as UUIDs). The figures go
 to ``benchmarks/results/write.json`` (``--json``), which ``benchmarks/chart.py`` draws.
 
 Then, with ``--spark``, it writes the events table with Spark (local, ``coalesce(1)``, per
@@ -15,7 +20,8 @@ ratio aorc / Spark, whose target is at most 1.05.
 Usage::
 
     python benchmarks/bench_write.py [--tables events,strings] [--scale S] [--repeat R]
-                                     [--threads N] [--no-pyorc] [--json PATH]
+                                     [--threads N] [--aorc-level 1|java] [--no-pyorc]
+                                     [--json PATH]
                                      [--spark] [--codecs zstd,none] [--keep DIR]
 """
 
@@ -51,6 +57,8 @@ from bench_tables import TABLES, build, pyorc_rows, pyorc_schema  # noqa: E402
 
 BLOCK_SIZE = 256 * 1024  # ORC Java's and aorc's default; pyarrow's is 64 KiB
 PYARROW_CODECS = {"none": "uncompressed"}
+#: The level pyarrow.orc compresses at by default (ORC C++, compression_strategy="speed").
+PYARROW_LEVELS = {"zstd": 1, "zlib": 2}
 SIZE_TARGET = 1.05
 
 
@@ -90,10 +98,13 @@ def median_of(repeat: int, fn: Callable[[], object]) -> float:
 
 
 def _aorc_writer(aorc: Any, table: pa.Table, path: Path, codec: str,
-                 threads: int | None) -> Callable[[], None]:
+                 threads: int | None, level: str = "java") -> Callable[[], None]:
     options: dict[str, Any] = {"compression": codec, "compression_block_size": BLOCK_SIZE}
     if threads is not None:
         options["use_threads"] = threads
+    if level != "java" and codec in PYARROW_LEVELS:
+        options["compression_level"] = PYARROW_LEVELS[codec] if level == "pyarrow" \
+            else int(level)
     return lambda: asyncio.run(aorc.write_table(table, str(path), **options))
 
 
@@ -116,11 +127,12 @@ def _pyorc_writer(table: pa.Table, path: Path, codec: str) -> Callable[[], None]
 
 
 def time_table(aorc: Any, name: str, table: pa.Table, codec: str, repeat: int,
-               folder: Path, *, threads: int | None, use_pyorc: bool) -> dict[str, Any]:
+               folder: Path, *, threads: int | None, use_pyorc: bool,
+               level: str = "pyarrow") -> dict[str, Any]:
     """Median write times of every writer for one table, and their file sizes."""
     paths = {lib: folder / f"{name}-{lib}.orc" for lib in ("aorc", "pyarrow.orc", "pyorc")}
     writers: dict[str, tuple[int, Callable[[], None]]] = {
-        "aorc": (repeat, _aorc_writer(aorc, table, paths["aorc"], codec, threads)),
+        "aorc": (repeat, _aorc_writer(aorc, table, paths["aorc"], codec, threads, level)),
         "pyarrow.orc": (repeat, lambda: pa_orc.write_table(
             table, str(paths["pyarrow.orc"]), compression=PYARROW_CODECS.get(codec, codec),
             compression_block_size=BLOCK_SIZE)),
@@ -187,7 +199,8 @@ def spark_write(spark: Any, df: Any, codec: str, folder: Path) -> tuple[float, P
 
 
 def run_tables(names: list[str], scale: float, repeat: int, folder: Path, *,
-               threads: int | None, use_pyorc: bool) -> list[dict[str, Any]]:
+               threads: int | None, use_pyorc: bool,
+               level: str = "pyarrow") -> list[dict[str, Any]]:
     """Write every table with every writer; print and return the figures."""
     aorc = _load_aorc()
     out = []
@@ -197,7 +210,7 @@ def run_tables(names: list[str], scale: float, repeat: int, folder: Path, *,
         codec = TABLES[name][2]
         table = build(name, scale)
         r = time_table(aorc, name, table, codec, repeat, folder, threads=threads,
-                       use_pyorc=use_pyorc)
+                       use_pyorc=use_pyorc, level=level)
         del table
         s, b = r["seconds"], r["bytes"]
         pyorc_s = f"{s['pyorc']:8.3f}" if "pyorc" in s else f"{'-':>8}"
@@ -274,6 +287,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing, median kept")
     parser.add_argument("--threads", type=int, default=None,
                         help="aorc's use_threads (default: aorc's default)")
+    parser.add_argument("--aorc-level", default="pyarrow",
+                        help="aorc's compression_level: 'pyarrow' (default: pyarrow.orc's "
+                             "default level, zstd 1), 'java' (aorc's default, ORC Java's "
+                             "zstd 3) or a number")
     parser.add_argument("--no-pyorc", action="store_true", help="skip pyorc")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "write.json",
                         help="where to save the figures (default benchmarks/results/write.json)")
@@ -285,7 +302,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     args = parser.parse_args(argv)
     _load_aorc()  # fail early, before building the tables
-    print(f"{machine()}; median of {args.repeat}; block size {BLOCK_SIZE // 1024} KiB")
+    print(f"{machine()}; median of {args.repeat}; block size {BLOCK_SIZE // 1024} KiB; "
+          f"aorc level {args.aorc_level}")
     names = [n.strip() for n in args.tables.split(",") if n.strip()]
     unknown = [n for n in names if n not in TABLES]
     if unknown:
@@ -295,7 +313,7 @@ def main(argv: list[str] | None = None) -> None:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         figures = run_tables(names, args.scale, args.repeat, folder, threads=args.threads,
-                             use_pyorc=not args.no_pyorc)
+                             use_pyorc=not args.no_pyorc, level=args.aorc_level)
         write_json(args.json, figures, argv, args.repeat)
         if args.spark and not args.no_spark:
             run_spark(codecs, int(TABLES["events"][0] * args.scale), folder)

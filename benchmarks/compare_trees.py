@@ -1,8 +1,10 @@
 """Read speed and peak RSS of two aorc trees (e.g. before and after a change) and
 pyarrow.orc, side by side, each measurement in a fresh subprocess, alternating.
 
-``--write`` times ``write_table`` (zstd) instead, on the same tables. On a busy machine the
-best of several alternating rounds is the fairest comparison::
+``--write`` times ``write_table`` (zstd) instead, on the same tables; ``--level 1`` makes aorc
+compress at pyarrow.orc's default zstd level (1; aorc's default is ORC Java's 3), in a tree
+without ``compression_level`` too. On a busy machine the best of several alternating rounds
+is the fairest comparison::
 
     python benchmarks/compare_trees.py --base /path/to/old/checkout [--rounds 3]
         [--tables events-zstd,numeric200] [--threads 1,2]
@@ -31,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 CHILD = r"""
 import asyncio, gc, json, sys, time
-root, path, kind, threads, repeat = sys.argv[1:6]
+root, path, kind, threads, repeat, level = sys.argv[1:7]
 
 
 def peak_rss():
@@ -53,6 +55,15 @@ if kind.endswith("-write"):  # path: an Arrow IPC file holding the table to writ
         write = lambda: po.write_table(table, out, compression="zstd")
     else:
         import aorc
+        if level != "-":
+            if "compression_level" in aorc.WriteOptions.names():
+                kw["compression_level"] = int(level)
+            else:  # a tree without the option: the same level through its codec table
+                import dataclasses
+                from aorc.format.codec import compression as C
+                C.CODECS = tuple(dataclasses.replace(c, levels=(int(level),) * 3)
+                                 if c.name == "zstd" else c for c in C.CODECS)
+                C._BY_KIND = {c.kind: c for c in C.CODECS}
         write = lambda: asyncio.run(aorc.write_table(table, out, compression="zstd", **kw))
     for _ in range(int(repeat)):
         gc.collect(); t = time.perf_counter(); c = time.process_time()
@@ -82,10 +93,11 @@ print(json.dumps({"time": best, "cpu": cpu, "rss_mib": rss / 1024}))
 """
 
 
-def measure(root: str, path: Path, kind: str, threads: str, repeat: int) -> dict[str, float]:
+def measure(root: str, path: Path, kind: str, threads: str, repeat: int,
+            level: str = "-") -> dict[str, float]:
     """One subprocess: best read time of ``repeat`` and peak RSS of a streaming read."""
     out = subprocess.run([sys.executable, "-c", CHILD, root, str(path), kind, threads,
-                          str(repeat)], check=True, capture_output=True, text=True)
+                          str(repeat), level], check=True, capture_output=True, text=True)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -105,6 +117,9 @@ def main(argv: list[str] | None = None) -> None:
                                 "temporal")
     parser.add_argument("--write", action="store_true",
                         help="time writing (zstd) instead of reading")
+    parser.add_argument("--level", default="-",
+                        help="with --write: aorc's zstd level, e.g. 1 as pyarrow.orc's default "
+                             "(default '-': each tree's default, ORC Java's 3)")
     args = parser.parse_args(argv)
     here = str(HERE.parent)
     suffix = "-write" if args.write else ""
@@ -123,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
             best: dict[str, dict[str, float]] = {}
             for _ in range(args.rounds):
                 for name, kind, root, threads in configs:
-                    got = measure(root, path, kind, threads, args.repeat)
+                    got = measure(root, path, kind, threads, args.repeat, args.level)
                     old = best.setdefault(name, got)
                     old["time"] = min(old["time"], got["time"])
                     old["cpu"] = min(old["cpu"], got["cpu"])

@@ -9,6 +9,7 @@ import pathlib
 import pickle
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 import pyorc
@@ -17,8 +18,10 @@ from helpers.cli import run
 
 import aorc
 from aorc.errors import SchemaError
+from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
     CODECS,
+    DEFAULT_BLOCK_SIZE,
     CompressionKind,
     compress_stream,
     decompress_stream,
@@ -62,6 +65,10 @@ def test_one_set_of_defaults() -> None:
     ({"timezone": "Mars/Olympus_Mons"}, "unknown time zone"),
     ({"use_threads": 0}, "use_threads must be at least 1"),
     ({"use_threads": 1.5}, "use_threads must be an integer"),
+    ({"compression_level": 0}, "compression_level must be between 1 and 22"),
+    ({"compression_level": 23}, "compression_level must be between 1 and 22"),
+    ({"compression": "zlib", "compression_level": 10}, "between 0 and 9"),
+    ({"compression_level": "fast"}, "compression_level must be an integer"),
 ])
 def test_checked_on_construction(options: dict[str, Any], message: str) -> None:
     with pytest.raises(SchemaError, match=message):
@@ -96,6 +103,34 @@ def test_create_merges_and_names_the_caller() -> None:
         WriteOptions.create(None, {"nope": 1}, caller="RollingSink")
     with pytest.raises(SchemaError, match="must be an aorc.WriteOptions"):
         WriteOptions.create({"compression": "zlib"}, {})  # type: ignore[arg-type]
+
+
+async def test_compression_level_sets_every_stream(tmp_path: pathlib.Path) -> None:
+    """With ``compression_level`` every chunk of the file is the codec's output at that level
+    (ORC Java's per-stream levels otherwise); pyarrow.orc reads the file back."""
+    import zstandard
+
+    from aorc.write.stripe import compress, stream_level
+
+    assert WriteOptions(compression="snappy", compression_level=99).compression_level == 99
+    rng = np.random.default_rng(7)
+    payload = rng.integers(0, 16, 300_000, dtype=np.uint8).astype("S1").tobytes()
+    for level in (1, 5):
+        opts = WriteOptions(compression_level=level).resolve(from_arrow_schema(table().schema))
+        assert stream_level(opts, pb.Stream.DATA) == stream_level(opts, None) == level
+        got = compress(payload, opts, pb.Stream.DATA)
+        assert got == compress_stream(payload, CompressionKind.ZSTD, DEFAULT_BLOCK_SIZE, level)
+        first = zstandard.ZstdCompressor(level=level, write_content_size=True)
+        body = first.compress(payload[:DEFAULT_BLOCK_SIZE])
+        assert got[3:3 + len(body)] == body
+    java = WriteOptions().resolve(from_arrow_schema(table().schema))
+    assert stream_level(java, pb.Stream.DATA) == 3
+    zlib_java = WriteOptions(compression="zlib").resolve(from_arrow_schema(table().schema))
+    assert (stream_level(zlib_java, pb.Stream.DATA), stream_level(zlib_java, None)) == (2, 6)
+    data = table()
+    path = tmp_path / "l1.orc"
+    await aorc.write_table(data, path, compression_level=1)
+    assert po.read_table(path).equals(data)
 
 
 def test_resolve_checks_bloom_columns() -> None:

@@ -273,6 +273,27 @@ def test_stripe_without_row_index() -> None:
     assert info.indexLength + info.dataLength + info.footerLength == len(stripe.data)
 
 
+@pytest.mark.parametrize("size", [1, 700, 5000, 1 << 20])
+def test_stripe_pieces_are_its_bytes_in_few_writes(size: int) -> None:
+    """The writer hands a stripe over in pieces: together they are the stripe's bytes; a
+    piece is one part of at least ``size`` bytes or a run of smaller parts."""
+    table = sample_table(3000)
+    opts = EncodeOptions(compression=CompressionKind.ZSTD, row_index_stride=1000)
+    encoded, groups = encode(table, opts, 1000)
+    stripe = assemble_stripe(encoded, len(table), groups, opts)
+    pieces = stripe.pieces(size)
+    assert b"".join(pieces) == stripe.data == b"".join(stripe.parts)
+    assert stripe.size == len(stripe.data)
+    assert len(pieces) <= len(stripe.parts)
+    big = {id(p) for p in stripe.parts if len(p) >= size}
+    for piece, after in zip(pieces, pieces[1:], strict=False):
+        # a run is cut short only by the end or by a large part
+        assert len(piece) >= size or id(after) in big
+    assert sum(id(p) in big for p in pieces) == len(big)  # large parts are not copied
+    if size == 1:
+        assert len(pieces) == len(stripe.parts)
+
+
 def test_inconsistent_encoder_output_is_an_internal_error() -> None:
     table = sample_table(2500)
     opts = EncodeOptions(compression=CompressionKind.ZLIB, row_index_stride=1000)

@@ -147,3 +147,96 @@ async def test_an_encoder_error_on_a_thread_reaches_the_caller(
         await aorc.write_table(mixed_table(100, seed=4), tmp_path / "x.orc", use_threads=2)
     assert len(failed) == 1
     assert list(tmp_path.iterdir()) == []  # the file was abandoned
+
+
+@pytest.mark.parametrize(("codec", "block"), [("zstd", 256 * 1024), ("zlib", 100_000),
+                                              ("zstd", 65_536)])
+async def test_long_streams_are_compressed_in_pieces_with_the_same_bytes(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, codec: str, block: int) -> None:
+    """A stream longer than ``PIECE_BYTES`` is compressed in pieces of whole chunks on several
+    threads; the file is the one a single thread writes (chunk boundaries and row-index
+    positions included)."""
+    from aorc.write import stripe
+
+    rng = np.random.default_rng(block)
+    n = 120_000
+    data = pa.table({
+        "hex": pa.array([f"{v:016x}" for v in rng.integers(0, 1 << 62, n)]),
+        "few": pa.array(rng.integers(0, 3, n)),
+        "f": pa.array(rng.standard_normal(n), mask=rng.random(n) < 0.2),
+    })
+    pieces: list[int] = []
+    real = stripe.compress
+
+    def counting(data: Any, opts: Any, kind: Any) -> bytes:
+        pieces.append(len(data))
+        return real(data, opts, kind)
+
+    monkeypatch.setattr(stripe, "compress", counting)
+    files = {}
+    for threads in (1, 2):
+        pieces.clear()
+        path = tmp_path / f"{threads}.orc"
+        await aorc.write_table(data, path, use_threads=threads, compression=codec,
+                               compression_block_size=block, row_index_stride=1000)
+        files[threads] = path.read_bytes()
+        piece = max(1, stripe.PIECE_BYTES // block) * block
+        if threads == 1:
+            assert max(pieces) > piece  # the hex DATA stream, in one go
+        else:  # ... in pieces of whole chunks
+            assert max(pieces) == piece
+    assert files[1] == files[2]
+    assert po.read_table(tmp_path / "2.orc").equals(data)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+async def test_a_stripe_is_written_while_the_next_one_is_encoded(
+        monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    """The sink holds the first stripe's write until the second stripe's encoding has
+    started: the writer must not wait for a stripe to be written before encoding the next
+    (a writer that did would never get there; the 60 s bound only turns that hang into a
+    failure)."""
+    import asyncio
+
+    from aorc.write.writer import OrcWriter
+
+    loop = asyncio.get_running_loop()
+    second_encoding = asyncio.Event()
+    started: list[int] = []
+    real = OrcWriter._encode_stripe
+
+    def encode(self: OrcWriter, batches: Any, rows: int) -> list[bytes]:
+        started.append(rows)
+        if len(started) == 2:
+            loop.call_soon_threadsafe(second_encoding.set)
+        return real(self, batches, rows)
+
+    monkeypatch.setattr(OrcWriter, "_encode_stripe", encode)
+
+    class GatedSink:
+        path = "<gated>"
+
+        def __init__(self) -> None:
+            self.chunks: list[bytes] = []
+            self.held = False
+
+        async def write(self, data: bytes | bytearray | memoryview) -> None:
+            if len(self.chunks) == 1:  # the first stripe, after the header
+                await asyncio.wait_for(second_encoding.wait(), 60)
+                self.held = True
+            self.chunks.append(bytes(data))
+
+        async def complete(self) -> None:
+            pass
+
+        async def abort(self) -> None:
+            pass
+
+    data = mixed_table(6000, seed=5)
+    sink = GatedSink()
+    await aorc.write_table(data, sink, stripe_size=40_000, row_index_stride=1000,  # type: ignore[arg-type]
+                           use_threads=threads)
+    assert sink.held and len(started) >= 3
+    f = po.ORCFile(pa.BufferReader(b"".join(sink.chunks)))
+    assert f.nstripes == len(started)
+    assert f.read().equals(data.cast(f.schema))

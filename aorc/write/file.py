@@ -109,6 +109,12 @@ class FileAssembler:
 
     def add_stripe(self, stripe: EncodedStripe) -> bytes:
         """Record a stripe placed right after what was produced so far; returns its bytes."""
+        self.record_stripe(stripe)
+        return stripe.data
+
+    def record_stripe(self, stripe: EncodedStripe) -> None:
+        """Record a stripe placed right after what was produced so far (its bytes are the
+        caller's to write: ``stripe.parts``)."""
         if not self._position or self._finished:
             raise AorcError("internal error: a stripe was added outside the file's body")
         if len(stripe.column_stats) != len(self._types):
@@ -120,9 +126,8 @@ class FileAssembler:
         self._file_stats = [merge_statistics(total, part, t) for total, part, t
                             in zip(self._file_stats, stripe.column_stats, self._types,
                                    strict=True)]
-        self._position += len(stripe.data)
+        self._position += stripe.size
         self.num_rows += stripe.num_rows
-        return stripe.data
 
     def footer(self) -> pb.Footer:
         """The file footer for the stripes added so far."""

@@ -28,7 +28,9 @@ threads, with the same bytes as with one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+import functools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,10 +43,13 @@ from aorc.format.codec.compression import (
     compress_stream,
     default_level,
 )
+from aorc.format.columns.encode import EncodedColumn
 from aorc.threads import pool_map
 
 __all__ = [
+    "ColumnCompressor",
     "EncodedStripe",
+    "PlacedColumn",
     "assemble_stripe",
     "compress",
     "orc_positions",
@@ -56,6 +61,9 @@ _BLOOM_FILTER_UTF8 = pb.Stream.BLOOM_FILTER_UTF8
 #: Stream kinds that live in a stripe's index area (``StreamName.getArea``).
 _INDEX_KINDS = frozenset({pb.Stream.ROW_INDEX, pb.Stream.DICTIONARY_COUNT,
                           pb.Stream.BLOOM_FILTER, pb.Stream.BLOOM_FILTER_UTF8})
+#: The writer hands a stripe to the output in pieces of about this size
+#: (:meth:`EncodedStripe.pieces`).
+WRITE_PIECE_BYTES = 1 << 20
 
 
 class _Stream(Protocol):
@@ -64,7 +72,7 @@ class _Stream(Protocol):
     @property
     def kind(self) -> int: ...
     @property
-    def data(self) -> bytes: ...
+    def data(self) -> bytes | memoryview: ...
     @property
     def positions(self) -> Sequence[Sequence[int]]: ...
 
@@ -104,7 +112,9 @@ class EncodedStripe:
     """One finished stripe.
 
     Attributes:
-        data: the stripe's bytes: index streams, data streams, then the footer.
+        parts: the stripe's bytes in pieces (compressed streams in order, then the footer),
+            not joined: the writer hands them to the output in groups (see :meth:`pieces`)
+            instead of copying the whole stripe once more.
         index_length: bytes of the index area.
         data_length: bytes of the data area.
         footer_length: bytes of the (compressed) stripe footer.
@@ -113,13 +123,45 @@ class EncodedStripe:
         footer: the stripe footer as written.
     """
 
-    data: bytes
+    parts: list[bytes]
     index_length: int
     data_length: int
     footer_length: int
     num_rows: int
     column_stats: list[pb.ColumnStatistics]
     footer: pb.StripeFooter
+
+    @property
+    def size(self) -> int:
+        """Bytes of the stripe."""
+        return self.index_length + self.data_length + self.footer_length
+
+    @functools.cached_property
+    def data(self) -> bytes:
+        """The stripe's bytes: index streams, data streams, then the footer."""
+        return b"".join(self.parts)
+
+    def pieces(self, size: int = WRITE_PIECE_BYTES) -> list[bytes]:
+        """The stripe's bytes in order, as parts of at least ``size`` bytes stand alone and
+        runs of smaller ones joined up to about ``size`` (few writes, little copying)."""
+        out: list[bytes] = []
+        run: list[bytes] = []
+        run_bytes = 0
+        for part in self.parts:
+            if len(part) >= size:
+                if run:
+                    out.append(b"".join(run))
+                    run, run_bytes = [], 0
+                out.append(part)
+                continue
+            run.append(part)
+            run_bytes += len(part)
+            if run_bytes >= size:
+                out.append(b"".join(run))
+                run, run_bytes = [], 0
+        if run:
+            out.append(b"".join(run))
+        return out
 
     def information(self, offset: int) -> pb.StripeInformation:
         """The footer's StripeInformation for this stripe placed at ``offset``."""
@@ -132,13 +174,21 @@ def _internal(message: str) -> AorcError:
     return AorcError(f"internal error in the stripe writer: {message}")
 
 
-def compress(data: bytes, opts: _Options, stream_kind: int | None) -> bytes:
-    """Compress one stream (or a stripe footer: ``stream_kind`` None) as ORC Java does."""
+def compress(data: bytes | memoryview, opts: _Options, stream_kind: int | None) -> bytes:
+    """Compress one stream (or a stripe footer: ``stream_kind`` None) as ORC Java does, or
+    at the options' ``compression_level``."""
     kind = CompressionKind(opts.compression)
     if kind is CompressionKind.NONE:
         return data if isinstance(data, bytes) else bytes(data)
     return compress_stream(data, kind, opts.compression_block_size,
-                           level=default_level(kind, stream_kind))
+                           level=stream_level(opts, stream_kind))
+
+
+def stream_level(opts: _Options, stream_kind: int | None) -> int | None:
+    """The codec level of one stream kind (None: file structures)."""
+    level: int | None = getattr(opts, "compression_level", None)
+    return default_level(CompressionKind(opts.compression), stream_kind) if level is None \
+        else level
 
 
 def orc_positions(positions: Sequence[int], chunk_starts: Sequence[int] | None,
@@ -183,13 +233,7 @@ def stream_order_key(column: int, kind: int) -> tuple[int, int, int]:
 def _flatten(root: _Column) -> list[_Column]:
     """The columns of the tree by column id, checking the ids are 0..n-1 in pre-order."""
     out: list[_Column] = []
-
-    def walk(col: _Column) -> Iterator[_Column]:
-        yield col
-        for child in col.children:
-            yield from walk(child)
-
-    for expected, col in enumerate(walk(root)):
+    for expected, col in enumerate(_walk(root)):
         if col.column_id != root.column_id + expected:
             raise _internal(f"column ids are not in pre-order: found {col.column_id} where "
                             f"{root.column_id + expected} was expected")
@@ -197,11 +241,51 @@ def _flatten(root: _Column) -> list[_Column]:
     return out
 
 
+#: Streams longer than this are compressed in pieces (whole compression chunks) on several
+#: threads; the pieces' framed chunks, joined, are the stream compressed in one go.
+PIECE_BYTES = 1 << 20
+
+
 @dataclass
 class _Placed:
     column: int
     kind: int
-    data: bytes
+    parts: list[bytes]  # the compressed stream is their concatenation
+
+    @property
+    def length(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+
+#: One column's compressed index streams, data streams and stripe statistics.
+PlacedColumn = tuple[list[_Placed], list[_Placed], pb.ColumnStatistics]
+
+
+def _compress_parts(data: bytes | memoryview, opts: _Options, stream_kind: int, threads: int
+                    ) -> list[bytes]:
+    """Compress one stream, in pieces of whole chunks on up to ``threads`` threads when it
+    is long; the concatenated result is :func:`compress` of the whole stream."""
+    block = opts.compression_block_size
+    piece = max(1, PIECE_BYTES // block) * block
+    if threads <= 1 or len(data) <= piece or \
+            CompressionKind(opts.compression) is CompressionKind.NONE:
+        return [compress(data, opts, stream_kind)]
+    view = memoryview(data).cast("B")
+
+    def one(start: int) -> bytes:
+        return compress(view[start:start + piece], opts, stream_kind)
+
+    return pool_map(one, range(0, len(view), piece), threads)
+
+
+def _chunk_starts(parts: Sequence[bytes], block: int) -> list[int]:
+    """Chunk header offsets of a compressed stream given in pieces of whole chunks."""
+    starts: list[int] = []
+    base = 0
+    for part in parts:
+        starts.extend(base + pos for pos in chunk_offsets(part, block))
+        base += len(part)
+    return starts
 
 
 def _column_streams(col: _Column, opts: _Options, num_groups: int
@@ -209,17 +293,18 @@ def _column_streams(col: _Column, opts: _Options, num_groups: int
     """Compress a column's data streams and build its row index (None without row groups)."""
     block = opts.compression_block_size
     compressed = CompressionKind(opts.compression) is not CompressionKind.NONE
+    threads = getattr(opts, "threads", 1)
     placed: list[_Placed] = []
     entries = [pb.RowIndexEntry() for _ in range(num_groups)]
     for stream in col.streams:
-        data = compress(stream.data, opts, stream.kind)
-        placed.append(_Placed(col.column_id, stream.kind, data))
+        parts = _compress_parts(stream.data, opts, stream.kind, threads)
+        placed.append(_Placed(col.column_id, stream.kind, parts))
         if not num_groups:
             continue
         if len(stream.positions) != num_groups:
             raise _internal(f"column {col.column_id} stream kind {stream.kind} has positions "
                             f"for {len(stream.positions)} row groups, not {num_groups}")
-        starts = chunk_offsets(data, block) if compressed else None
+        starts = _chunk_starts(parts, block) if compressed else None
         for entry, pos in zip(entries, stream.positions, strict=True):
             entry.positions.extend(orc_positions(pos, starts, block))
     if not num_groups:
@@ -245,7 +330,7 @@ def _bloom_index(col: _Column, num_groups: int) -> pb.BloomFilterIndex | None:
 def _stripe_stats(col: _Column, placed: Sequence[_Placed]) -> pb.ColumnStatistics:
     stats = pb.ColumnStatistics()
     stats.CopyFrom(col.stripe_stats)
-    on_disk = sum(len(p.data) for p in placed)
+    on_disk = sum(p.length for p in placed)
     if on_disk:
         stats.bytesOnDisk = on_disk
     else:
@@ -253,24 +338,62 @@ def _stripe_stats(col: _Column, placed: Sequence[_Placed]) -> pb.ColumnStatistic
     return stats
 
 
-def _place_column(col: _Column, opts: _Options, num_groups: int
-                  ) -> tuple[list[_Placed], list[_Placed], pb.ColumnStatistics]:
+def _place_column(col: _Column, opts: _Options, num_groups: int) -> PlacedColumn:
     """One column's compressed index streams, data streams and stripe statistics (the work
-    of one thread)."""
+    of one thread, and of the others on its long streams)."""
     placed, row_index = _column_streams(col, opts, num_groups)
     index = []
     if row_index is not None:
         index.append(_Placed(col.column_id, _ROW_INDEX,
-                             compress(row_index.SerializeToString(), opts, _ROW_INDEX)))
+                             [compress(row_index.SerializeToString(), opts, _ROW_INDEX)]))
     bloom = _bloom_index(col, num_groups)
     if bloom is not None:
         index.append(_Placed(col.column_id, _BLOOM_FILTER_UTF8,
-                             compress(bloom.SerializeToString(), opts, _BLOOM_FILTER_UTF8)))
+                             [compress(bloom.SerializeToString(), opts, _BLOOM_FILTER_UTF8)]))
     return index, placed, _stripe_stats(col, placed)
 
 
+class ColumnCompressor:
+    """Compresses encoded columns as soon as they are encoded: the ``finish`` of
+    ``aorc.format.columns.encode.encode_column``, so that each field of a stripe is encoded
+    and compressed in one task on the shared pool (no thread waits for the slowest encoder
+    before compressing). :func:`assemble_stripe` takes its :attr:`placed` columns.
+
+    Args:
+        opts: the write options.
+        num_groups: row groups in the stripe (0: no row index).
+
+    Attributes:
+        placed: column id -> its compressed streams and statistics.
+    """
+
+    def __init__(self, opts: _Options, num_groups: int) -> None:
+        self._opts = opts
+        self._num_groups = num_groups
+        self.placed: dict[int, PlacedColumn] = {}
+
+    def __call__(self, col: EncodedColumn) -> EncodedColumn:
+        """Compress ``col`` and its descendants; returns the tree without its uncompressed
+        streams (freed now rather than when the whole stripe is done)."""
+        for c in _walk(col):
+            self.placed[c.column_id] = _place_column(c, self._opts, self._num_groups)
+        return _without_streams(col)
+
+
+def _walk(col: _Column) -> Iterator[_Column]:
+    yield col
+    for child in col.children:
+        yield from _walk(child)
+
+
+def _without_streams(col: EncodedColumn) -> EncodedColumn:
+    return dataclasses.replace(col, streams=[],
+                               children=[_without_streams(c) for c in col.children])
+
+
 def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
-                    opts: _Options) -> EncodedStripe:
+                    opts: _Options, placed: Mapping[int, PlacedColumn] | None = None
+                    ) -> EncodedStripe:
     """Build one stripe from the encoded column tree of its rows.
 
     Args:
@@ -281,6 +404,8 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
             ROW_INDEX or bloom filter streams are written).
         opts: the write options (codec, block size, time zone and, when it has one, the
             ``threads`` that compress the columns at once; the bytes do not depend on it).
+        placed: columns already compressed (:attr:`ColumnCompressor.placed`, for the tree
+            its ``finish`` returned); the others are compressed here.
 
     Returns:
         The stripe's bytes with its lengths and statistics.
@@ -289,29 +414,33 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
         AorcError: the encoded columns do not fit together (an internal error).
     """
     columns = _flatten(root)
+    done = placed or {}
     index: list[_Placed] = []
     data: list[_Placed] = []
     stats: list[pb.ColumnStatistics] = []
 
-    def place(col: _Column) -> tuple[list[_Placed], list[_Placed], pb.ColumnStatistics]:
+    def place(col: _Column) -> PlacedColumn:
         return _place_column(col, opts, num_groups)
 
-    threads = getattr(opts, "threads", 1)
-    for col_index, col_data, col_stats in pool_map(place, columns, threads):
+    todo = [col for col in columns if col.column_id not in done]
+    fresh = dict(zip([c.column_id for c in todo],
+                     pool_map(place, todo, getattr(opts, "threads", 1)), strict=True))
+    for col in columns:
+        col_index, col_data, col_stats = done.get(col.column_id) or fresh[col.column_id]
         index.extend(col_index)
         data.extend(col_data)
         stats.append(col_stats)
     streams = sorted(index + data, key=lambda p: stream_order_key(p.column, p.kind))
     footer = pb.StripeFooter(
-        streams=[pb.Stream(kind=p.kind, column=p.column, length=len(p.data))  # type: ignore[arg-type]
+        streams=[pb.Stream(kind=p.kind, column=p.column, length=p.length)  # type: ignore[arg-type]
                  for p in streams],
         columns=[col.encoding for col in columns],
         writerTimezone=opts.timezone,
     )
     footer_bytes = compress(footer.SerializeToString(), opts, None)
-    index_length = sum(len(p.data) for p in streams if p.kind in _INDEX_KINDS)
-    data_length = sum(len(p.data) for p in streams) - index_length
+    index_length = sum(p.length for p in streams if p.kind in _INDEX_KINDS)
+    data_length = sum(p.length for p in streams) - index_length
     return EncodedStripe(
-        data=b"".join([p.data for p in streams] + [footer_bytes]),
+        parts=[part for p in streams for part in p.parts] + [footer_bytes],
         index_length=index_length, data_length=data_length,
         footer_length=len(footer_bytes), num_rows=num_rows, column_stats=stats, footer=footer)

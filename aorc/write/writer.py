@@ -24,9 +24,11 @@ likewise estimates the stripe from its buffers' memory): when the estimate reach
 (:mod:`aorc.format.columns.encode`, :mod:`aorc.write.stripe`; with ``use_threads``, the stripe's
 columns are encoded and compressed at once on the shared pool of :mod:`aorc.threads`), and
 the stripe's bytes are written to the output as soon as they are ready, while ``write`` goes on
-filling the next buffer. When the next buffer is full before the previous stripe is out,
-``write`` waits (backpressure): at most one stripe is buffered, one is being encoded or
-written, so memory stays bounded by about two stripes of Arrow data plus one encoded stripe.
+filling the next buffer. When the next buffer is full, ``write`` waits until the previous
+stripe is encoded, hands the buffer to a new encoding, and waits until the previous stripe is
+written (backpressure): its writing overlaps the new stripe's encoding, and at most one stripe
+is buffered (or written) while one is being encoded, so memory stays bounded by about two
+stripes of Arrow data plus one encoded stripe.
 A stripe never holds more than :data:`MAX_ARROW_FACTOR` times ``stripe_size`` (nor
 :data:`MAX_STRIPE_ARROW_BYTES`) of Arrow data, however well the data compresses.
 """
@@ -51,7 +53,7 @@ from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
 from aorc.options import WriteOptions
 from aorc.write.file import FileAssembler
-from aorc.write.stripe import assemble_stripe
+from aorc.write.stripe import ColumnCompressor, assemble_stripe
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -125,8 +127,11 @@ class OrcWriter:
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_rows = 0
         self._buffered_bytes = 0
-        self._job: asyncio.Task[None] | None = None
-        self._job_bytes = 0
+        self._job: asyncio.Task[None] | None = None  # the newest stripe: encode, then write
+        self._encoding: asyncio.Future[list[bytes]] | None = None  # ... its encoding
+        self._encoding_bytes = 0  # Arrow bytes of the stripe being encoded
+        self._encoding_arrow = 0  # Arrow bytes of the last stripe handed to encoding
+        self._writing_bytes = 0  # encoded bytes of stripes waiting to be written
         self._arrow_total = 0
         self._encoded_total = 0
         self._dictionary_decisions: dict[int, bool] = {}
@@ -268,8 +273,10 @@ class OrcWriter:
 
     async def _discard(self) -> None:
         job, self._job = self._job, None
+        self._encoding = None
         self._buffer.clear()
-        self._buffered_bytes = self._buffered_rows = self._job_bytes = 0
+        self._buffered_bytes = self._buffered_rows = 0
+        self._encoding_bytes = self._writing_bytes = 0
         try:
             if job is not None:
                 if not job.done():
@@ -283,7 +290,8 @@ class OrcWriter:
     # ----------------------------------------------------------------- buffering
 
     def _note_memory(self) -> None:
-        self.peak_memory = max(self.peak_memory, self._buffered_bytes + self._job_bytes)
+        self.peak_memory = max(self.peak_memory, self._buffered_bytes + self._encoding_bytes
+                               + self._writing_bytes)
 
     async def _add(self, batch: pa.RecordBatch) -> None:
         """Buffer ``batch``, cutting stripes whenever the buffer reaches its capacity."""
@@ -305,39 +313,60 @@ class OrcWriter:
                 await self._flush()
 
     async def _flush(self) -> None:
-        """Hand the buffered rows to a new stripe job, once the previous job is done."""
+        """Hand the buffered rows to a new stripe job once the previous stripe is encoded,
+        and return once the previous stripe is written: its writing overlaps the new
+        stripe's encoding, while the next buffer fills only when it is out (so memory holds
+        what it held before: one stripe buffered or being written, one being encoded)."""
         if not self._buffered_rows:
             return
-        await self._wait_job()
+        if self._encoding is not None:
+            # (a cancelled caller leaves the encoding to _discard)
+            encoded = await asyncio.shield(self._encoding)
+            # The ratio that sizes the next stripes counts the stripes encoded before this
+            # one, whatever the threads' timing (the file's bytes must not depend on it).
+            self._arrow_total += self._encoding_arrow
+            self._encoded_total += sum(len(piece) for piece in encoded)
         batches, rows, nbytes = self._buffer, self._buffered_rows, self._buffered_bytes
         self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
-        self._job_bytes = nbytes
-        self._job = asyncio.create_task(self._stripe_job(batches, rows, nbytes))
+        self._encoding_bytes = self._encoding_arrow = nbytes
+        previous = self._job
+        self._encoding = asyncio.ensure_future(
+            asyncio.to_thread(self._encode_stripe, batches, rows))
+        self._job = asyncio.create_task(
+            self._stripe_job(self._encoding, previous))
+        if previous is not None:
+            await asyncio.shield(previous)
 
     async def _wait_job(self) -> None:
         job = self._job
         if job is not None:
             await asyncio.shield(job)  # a cancelled caller leaves the job to _discard
             self._job = None
+            self._encoding = None
 
-    async def _stripe_job(self, batches: list[pa.RecordBatch], rows: int, nbytes: int) -> None:
-        data = await asyncio.to_thread(self._encode_stripe, batches, rows)
-        del batches
-        self._arrow_total += nbytes
-        self._encoded_total += len(data)
-        self._job_bytes = len(data)
+    async def _stripe_job(self, encoding: asyncio.Future[list[bytes]],
+                          previous: asyncio.Task[None] | None) -> None:
+        """Write one stripe once it is encoded and the stripes before it are written."""
+        pieces = await encoding
+        size = sum(len(piece) for piece in pieces)
+        self._encoding_bytes = 0
+        self._writing_bytes += size
         self._note_memory()
-        await self._output.write(data)
-        self._job_bytes = 0
+        if previous is not None:
+            await previous
+        for piece in pieces:
+            await self._output.write(piece)
+        self._writing_bytes -= size
 
-    def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> bytes:
-        """Encode and assemble one stripe (in a worker thread); returns its bytes."""
+    def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> list[bytes]:
+        """Encode and assemble one stripe (in a worker thread); returns its bytes in
+        pieces."""
         table = pa.Table.from_batches(batches, schema=self.schema)
         batches.clear()
         fields = list(self.schema)
         if fields:
             root = pa.StructArray.from_arrays(
-                [table.column(i).combine_chunks() for i in range(len(fields))], fields=fields)
+                [_one_array(table.column(i)) for i in range(len(fields))], fields=fields)
         else:
             root = pa.StructArray.from_buffers(pa.struct([]), rows, [None], children=[])
         del table
@@ -345,11 +374,19 @@ class OrcWriter:
         starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
                   else np.zeros(0, dtype=np.int64))
         opts = self.encode_options
+        compressor = ColumnCompressor(opts, len(starts))
         encoded = encode_column(self.orc_type, root, starts, opts,
-                                dictionary_decisions=self._dictionary_decisions)
+                                dictionary_decisions=self._dictionary_decisions,
+                                finish=compressor)
         del root
-        stripe = assemble_stripe(encoded, rows, len(starts), opts)
-        return self._assembler.add_stripe(stripe)
+        stripe = assemble_stripe(encoded, rows, len(starts), opts, compressor.placed)
+        self._assembler.record_stripe(stripe)
+        return stripe.pieces()
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (not copied when it is one chunk already)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 # =========================================================================== API

@@ -22,7 +22,7 @@ The encoders buffer runs in C structures and emit into a growing malloc'd buffer
 
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcmp, memset
 
 from aorc.format.codec._encode_buffer cimport (
     Buf,
@@ -523,3 +523,172 @@ def encode_nanos(nanos):
     if bad >= 0:
         raise ValueError(f"nanos[{bad}] = {src[bad]} is outside 0..999999999")
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# Statistics
+
+
+cdef extern from *:
+    """
+    static inline int aorc_add_overflows(int64_t a, int64_t b, int64_t *out) {
+        return __builtin_add_overflow(a, b, out);
+    }
+    """
+    bint aorc_add_overflows(int64_t a, int64_t b, int64_t *out) nogil
+
+
+def group_sums(values, starts, ends):
+    """Sums of int64 groups as ORC Java's IntegerStatistics keeps them: a group whose running
+    sum leaves the int64 range (``Math.addExact`` throws) is flagged as overflowed.
+
+    Args:
+        values: 1-D int64 values.
+        starts: first value index of each group.
+        ends: one past the last value index of each group (``starts[g] <= ends[g] <= n``).
+
+    Returns:
+        (int64 sum per group, 0 where it overflowed; bool overflow flag per group).
+
+    Raises:
+        ValueError: a group outside the values.
+    """
+    cdef const int64_t[::1] v = as_int64(values)
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
+    if b.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    sums = np.zeros(k, dtype=np.int64)
+    flags = np.zeros(k, dtype=np.bool_)
+    cdef int64_t[::1] s = sums
+    cdef uint8_t[::1] f = flags.view(np.uint8)
+    cdef int64_t total
+    with nogil:
+        for g in range(k):
+            total = 0
+            for i in range(a[g], b[g]):
+                if aorc_add_overflows(total, v[i], &total):
+                    f[g] = 1
+                    total = 0
+                    break
+            s[g] = total
+    return sums, flags
+
+
+cdef inline int _compare_bytes(const uint8_t* a, int64_t la, const uint8_t* b,
+                               int64_t lb) noexcept nogil:
+    cdef int c = memcmp(a, b, <size_t>(la if la < lb else lb))
+    if c != 0:
+        return c
+    return (la > lb) - (la < lb)
+
+
+def group_extremes(offsets, data, starts, ends):
+    """Index of the smallest and of the largest value of each group of byte strings, in
+    unsigned byte order (a prefix sorts first), as ORC's string statistics compare them.
+
+    Args:
+        offsets: int64 offsets of the values into ``data`` (n + 1 of them, increasing).
+        data: the values' bytes (any buffer).
+        starts: first value index of each group.
+        ends: one past the last value index of each group.
+
+    Returns:
+        (index of a smallest value, index of a largest value) per group; -1 for an empty
+        group.
+
+    Raises:
+        ValueError: a group or an offset outside the values.
+    """
+    cdef const int64_t[::1] off = as_int64(offsets, "offsets")
+    cdef const uint8_t[::1] buf = memoryview(data).cast("B") if len(data) else b"\0"
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t k = a.shape[0], n = off.shape[0] - 1, g, i
+    if n < 0 or b.shape[0] != k:
+        raise ValueError("bad offsets or group bounds")
+    if n and (off[0] < 0 or off[n] > len(data)):
+        raise ValueError("offsets outside the data")
+    if n and np.any(np.diff(np.asarray(off)) < 0):
+        raise ValueError("offsets decrease")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    low = np.full(k, -1, dtype=np.int64)
+    high = np.full(k, -1, dtype=np.int64)
+    cdef int64_t[::1] lo = low
+    cdef int64_t[::1] hi = high
+    cdef int64_t best_lo, best_hi
+    cdef const uint8_t* base = &buf[0]
+    with nogil:
+        for g in range(k):
+            if a[g] == b[g]:
+                continue
+            best_lo = best_hi = a[g]
+            for i in range(a[g] + 1, b[g]):
+                if _compare_bytes(base + off[i], off[i + 1] - off[i], base + off[best_lo],
+                                  off[best_lo + 1] - off[best_lo]) < 0:
+                    best_lo = i
+                elif _compare_bytes(base + off[i], off[i + 1] - off[i], base + off[best_hi],
+                                    off[best_hi + 1] - off[best_hi]) > 0:
+                    best_hi = i
+            lo[g] = best_lo
+            hi[g] = best_hi
+    return low, high
+
+
+def double_group_stats(values, starts, ends):
+    """Sum, minimum and maximum of each group of doubles as ORC Java's DoubleStatistics
+    keeps them: ``sum += value`` from 0.0 in order (NaN operands propagate as the hardware
+    adds them), the first value as both extremes, then ``value < minimum`` / ``value >
+    maximum`` (so NaNs after the first value are ignored, a NaN first value stays, and the
+    first of 0.0 / -0.0 seen is kept).
+
+    Args:
+        values: 1-D float64 values.
+        starts: first value index of each group.
+        ends: one past the last value index of each group.
+
+    Returns:
+        (sums, minimums, maximums), float64 per group; 0.0 for empty groups.
+
+    Raises:
+        ValueError: a group outside the values.
+    """
+    cdef const double[::1] v = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
+    if b.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    sums = np.zeros(k, dtype=np.float64)
+    lows = np.zeros(k, dtype=np.float64)
+    highs = np.zeros(k, dtype=np.float64)
+    cdef double[::1] s = sums
+    cdef double[::1] lo = lows
+    cdef double[::1] hi = highs
+    cdef double total, mn, mx, x
+    with nogil:
+        for g in range(k):
+            if a[g] == b[g]:
+                continue
+            total = 0.0
+            mn = mx = v[a[g]]
+            for i in range(a[g], b[g]):
+                x = v[i]
+                total = total + x
+                if x < mn:
+                    mn = x
+                elif x > mx:
+                    mx = x
+            s[g] = total
+            lo[g] = mn
+            hi[g] = mx
+    return sums, lows, highs

@@ -25,7 +25,10 @@ import numpy.typing as npt
 from aorc.errors import CorruptFileError
 from aorc.format.codec import _decode
 from aorc.format.codec._encode import (
+    double_group_stats,
     encode_nanos,
+    group_extremes,
+    group_sums,
     write_bool_rle_with_positions,
     write_byte_rle_with_positions,
     write_int_rle_v2,
@@ -36,7 +39,10 @@ from aorc.format.codec._encode import (
 __all__ = [
     "decode_ints",
     "decode_nanos",
+    "double_group_stats",
     "encode_nanos",
+    "group_extremes",
+    "group_sums",
     "offsets_int32",
     "read_bool_rle",
     "read_byte_rle",

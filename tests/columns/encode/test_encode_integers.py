@@ -159,3 +159,36 @@ def test_empty_and_all_null() -> None:
     assert all(s.hasNull for s in enc.row_group_stats)
     enc, back = round_trip(OrcType(TypeKind.INT), pa.nulls(10))  # Arrow null type
     assert back.null_count == 10
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_group_sums_follow_java_running_sums(seed: int) -> None:
+    """The C kernel's group sums against a model of IntegerStatistics (``Math.addExact`` on
+    each value, overflow sticky) on values near the int64 limits and ordinary ones."""
+    from aorc.format.codec.rle import group_sums
+    from aorc.format.columns.encode.base import exact_group_sums
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    big = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
+    small = rng.integers(-1000, 1000, n, dtype=np.int64)
+    values = np.where(rng.random(n) < (0.002, 0.05, 0.5, 1.0, 0.0, 0.01)[seed], big, small)
+    if seed == 4:
+        values[:3] = [2**63 - 1, 1, -1]  # overflows on the way, not in the total
+    cuts = np.sort(rng.integers(0, n + 1, 40))
+    starts = np.concatenate(([0], cuts))
+    ends = np.concatenate((cuts, [n]))
+    sums, overflow = group_sums(values, starts, ends)
+    py_sums, py_overflow = exact_group_sums(values, starts, ends)
+    for g, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        total, over = 0, False
+        for x in values[a:b].tolist():
+            total += x
+            if not -(2**63) <= total < 2**63:
+                over = True
+                break
+        assert bool(overflow[g]) == bool(py_overflow[g]) == over, g
+        if not over:
+            assert int(sums[g]) == py_sums[g] == total, g
+    with pytest.raises(ValueError, match="outside"):
+        group_sums(values, [0], [n + 1])

@@ -245,3 +245,32 @@ def test_char_of_invalid_utf8_raises_schema_error() -> None:
     with pytest.raises(SchemaError):
         encode_column(parse_type_string("char(2)"), pa.array([b"\xff\xfe"]), [0],
                       EncodeOptions())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_extremes_match_arrow_min_max(seed: int) -> None:
+    """The C kernel behind direct strings' row-group statistics picks the values Arrow's
+    ``min_max`` picks (unsigned byte order, a prefix first), empty groups included."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    alphabet = np.array([b"", b"a", b"ab", b"b", b"\xff", b"\x00", b"\xc3\xa9", b"ab\x00"],
+                        dtype=object)
+    words = [b"".join(rng.choice(alphabet, rng.integers(0, 4))) for _ in range(n)]
+    arr = pa.array(words, pa.large_binary())
+    offsets = np.frombuffer(arr.buffers()[1], np.int64, count=n + 1)
+    data = arr.buffers()[2].to_pybytes() if arr.buffers()[2] is not None else b""
+    cuts = np.sort(rng.integers(0, n + 1, 30))
+    starts = np.concatenate(([0], cuts))
+    ends = np.concatenate((cuts, [n]))
+    low, high = rle.group_extremes(offsets, data, starts, ends)
+    for g, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        if a == b:
+            assert low[g] == high[g] == -1
+            continue
+        expected = pc.min_max(arr.slice(a, b - a))
+        assert words[low[g]] == expected["min"].as_py()
+        assert words[high[g]] == expected["max"].as_py()
+    with pytest.raises(ValueError, match="outside"):
+        rle.group_extremes(offsets, data, [0], [n + 1])
+    with pytest.raises(ValueError, match="decrease"):
+        rle.group_extremes(offsets[::-1].copy(), data, [0], [1])

@@ -70,7 +70,7 @@ class EncodedStream:
     """
 
     kind: int
-    data: bytes
+    data: bytes | memoryview
     positions: list[list[int]]
 
 
@@ -132,6 +132,8 @@ class EncodeOptions:
             times there, and the stripe footer's ``writerTimezone`` must name it.
         threads: threads that may encode and compress the columns of one stripe (1: the
             calling thread alone). The bytes written do not depend on it.
+        compression_level: the codec level of every stream and file structure; None uses
+            ORC Java's levels (``aorc.format.codec.compression.default_level``).
     """
 
     compression: CompressionKind = DEFAULT_COMPRESSION
@@ -143,6 +145,7 @@ class EncodeOptions:
     bloom_filter_fpp: float = DEFAULT_FPP
     timezone: str = DEFAULT_TIMEZONE
     threads: int = 1
+    compression_level: int | None = None
 
 
 @dataclass
@@ -157,6 +160,9 @@ class EncodeLevel:
             updated with new ones; ``None`` decides afresh in every stripe.
         parallel: encode this struct's fields on ``opts.threads`` threads (set for the
             root only: its children are encoded one per thread).
+        finish: applied to each encoded field of a ``parallel`` struct in the thread that
+            encoded it (the stripe writer compresses the field's streams there); its result
+            takes the field's place in the tree.
     """
 
     t: OrcType
@@ -164,6 +170,7 @@ class EncodeLevel:
     starts: npt.NDArray[np.int64]
     decisions: MutableMapping[int, bool] | None = None
     parallel: bool = False
+    finish: Callable[[EncodedColumn], EncodedColumn] | None = None
 
     @property
     def indexed(self) -> bool:
@@ -279,27 +286,14 @@ def exact_group_sums(values: npt.NDArray[np.int64], starts: npt.NDArray[np.int64
         c = np.concatenate(([0], np.cumsum(values)))
         fast: list[int] = (c[ends] - c[starts]).tolist()
         return fast, np.zeros(len(starts), np.bool_)
-    # Running sums computed exactly from 32-bit halves (fine below 2**31 values).
-    hi = values >> 32
-    lo = values & 0xFFFFFFFF
-    chi = np.concatenate(([0], np.cumsum(hi)))
-    clo = np.concatenate(([0], np.cumsum(lo)))
-    group_of = np.repeat(np.arange(len(starts)), ends - starts)
-    run_hi = chi[1:n + 1] - chi[starts][group_of]
-    run_lo = clo[1:n + 1] - clo[starts][group_of]
-    total = run_hi + (run_lo >> 32)  # the running sum is total * 2**32 + (run_lo & mask)
-    bad = (total < -(2**31)) | (total >= 2**31)
-    bad_count = np.concatenate(([0], np.cumsum(bad)))
-    overflow = (bad_count[ends] - bad_count[starts]) > 0
-    sums_hi = (chi[ends] - chi[starts]).tolist()
-    sums_lo = (clo[ends] - clo[starts]).tolist()
-    sums = [h * 2**32 + lo_ for h, lo_ in zip(sums_hi, sums_lo, strict=True)]
-    return sums, overflow
+    sums, overflow = rle.group_sums(values, starts, ends)  # in C, without the GIL
+    return sums.tolist(), overflow
 
 
 def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts: npt.ArrayLike,
                   opts: EncodeOptions, *,
-                  dictionary_decisions: MutableMapping[int, bool] | None = None
+                  dictionary_decisions: MutableMapping[int, bool] | None = None,
+                  finish: Callable[[EncodedColumn], EncodedColumn] | None = None
                   ) -> EncodedColumn:
     """Encode one column (and its subtree) of one stripe as ORC Java does.
 
@@ -328,7 +322,8 @@ def encode_column(t: OrcType, arr: pa.Array | pa.ChunkedArray, row_group_starts:
     if len(starts) and (starts[0] != 0 or np.any(np.diff(starts) < 0) or starts[-1] > len(arr)):
         raise SchemaError(f"row group starts must begin at 0 and increase up to {len(arr)}")
     return encode_level(EncodeLevel(t, opts, starts, dictionary_decisions,
-                                    parallel=opts.threads > 1), arr)
+                                    parallel=opts.threads > 1 or finish is not None,
+                                    finish=finish), arr)
 
 
 def encode_level(level: EncodeLevel, arr: pa.Array) -> EncodedColumn:

@@ -14,6 +14,8 @@ Statistics: struct and union only count values; lists and maps also count their 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -54,14 +56,25 @@ def encode_struct(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.
         raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow struct has "
                           f"{values.type.num_fields} fields")
     starts = boundaries(level, vstarts)
-    jobs = [(level.child(c, starts), values.field(i)) for i, c in enumerate(t.children)]
-    threads = level.opts.threads if level.parallel else 1
-    children = pool_map(_encode_job, jobs, threads)
+    jobs = [(level.child(c, starts), values.field(i), level.finish)
+            for i, c in enumerate(t.children)]
+    if not level.parallel:
+        return ValueParts(pb.ColumnEncoding.DIRECT, [], groups,
+                          children=[_encode_job(job) for job in jobs])
+    # The biggest fields first, so that no thread is left with a big one at the end.
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][1].nbytes)
+    done = pool_map(_encode_job, [jobs[i] for i in order], level.opts.threads)
+    children: list[EncodedColumn] = [done[0]] * len(jobs)
+    for i, col in zip(order, done, strict=True):
+        children[i] = col
     return ValueParts(pb.ColumnEncoding.DIRECT, [], groups, children=children)
 
 
-def _encode_job(job: tuple[EncodeLevel, pa.Array]) -> EncodedColumn:
-    return encode_level(*job)
+def _encode_job(job: tuple[EncodeLevel, pa.Array,
+                           Callable[[EncodedColumn], EncodedColumn] | None]) -> EncodedColumn:
+    level, values, finish = job
+    col = encode_level(level, values)
+    return col if finish is None else finish(col)
 
 
 def _lengths(level: EncodeLevel, lengths: npt.NDArray[np.int64], vstarts: npt.NDArray[np.int64],

@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec import rle
 from aorc.format.codec.bloom import double_to_long_bits, thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedStream,
@@ -29,7 +30,6 @@ from aorc.format.columns.encode.base import (
 from aorc.format.columns.encode.integers import boundaries
 from aorc.format.columns.encode.statistics import (
     DoubleStats,
-    java_nan_sum,
 )
 from aorc.format.types import TypeKind
 
@@ -59,36 +59,15 @@ def encode_float(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.i
 
 def double_group_stats(groups: list[DoubleStats], v: npt.NDArray[np.float64],
                        vstarts: npt.NDArray[np.int64]) -> None:
-    """Fill minimum, maximum and sum of each group as ORC Java computes them."""
+    """Fill minimum, maximum and sum of each group as ORC Java computes them (in a C kernel
+    without the GIL: ``rle.double_group_stats``)."""
     starts, ends = group_bounds(vstarts, len(v))
-    for g, a, b in zip(groups, starts.tolist(), ends.tolist(), strict=True):
+    sums, lows, highs = rle.double_group_stats(v, starts, ends)
+    for g, a, b, total, low, high in zip(groups, starts.tolist(), ends.tolist(),
+                                         sums.tolist(), lows.tolist(), highs.tolist(),
+                                         strict=True):
         if a == b:
             continue
-        seg = v[a:b]
-        g.sum = _sequential_sum(seg)
+        g.sum = total
         g.has_minimum = True
-        first = float(seg[0])
-        if first != first:  # NaN first: Java's comparisons never replace it
-            g.minimum = g.maximum = first
-            continue
-        g.minimum = _first_equal(seg, float(np.nanmin(seg)))
-        g.maximum = _first_equal(seg, float(np.nanmax(seg)))
-
-
-def _sequential_sum(seg: npt.NDArray[np.float64]) -> float:
-    """The sum Java's ``sum += value`` loop gives, NaN bits included (x86: a NaN operand
-    propagates, inf - inf gives the default NaN)."""
-    with np.errstate(all="ignore"):
-        running = np.cumsum(seg)  # sequential, as Java adds
-    total = float(running[-1])
-    if total == total:
-        return total
-    k = int(np.flatnonzero(np.isnan(running))[0])
-    return float(seg[k]) if np.isnan(seg[k]) else java_nan_sum()
-
-
-def _first_equal(seg: npt.NDArray[np.float64], value: float) -> float:
-    """``value`` as first seen in ``seg`` (tells 0.0 from -0.0)."""
-    if value != 0.0:
-        return value
-    return float(seg[np.flatnonzero(seg == 0.0)[0]])
+        g.minimum, g.maximum = low, high

@@ -18,8 +18,6 @@ the ratio is computed in 32-bit floating point as Java does, so 4 distinct value
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -60,32 +58,23 @@ class _Blob:
         dtype = np.int64 if large else np.int32
         bufs = arr.buffers()
         self.offsets = np.zeros(n + 1, np.int64)
-        self.data = b""
+        #: The values' bytes, a view of the Arrow buffer (not copied).
+        self.data = memoryview(b"")
         if n and bufs[1] is not None:
             raw = np.frombuffer(bufs[1], dtype, count=n + 1, offset=arr.offset * dtype().itemsize)
             first, last = int(raw[0]), int(raw[-1])
             self.offsets = raw.astype(np.int64) - first
             if bufs[2] is not None and last > first:
-                self.data = bufs[2].slice(first, last - first).to_pybytes()
-        self._arrow: pa.Array | None = None
+                self.data = memoryview(bufs[2].slice(first, last - first)).cast("B")
 
     @property
     def lengths(self) -> npt.NDArray[np.int64]:
         """Length of each value."""
         return np.diff(self.offsets)
 
-    @property
-    def arrow(self) -> pa.Array:
-        """The values as an Arrow large_binary array."""
-        if self._arrow is None:
-            self._arrow = pa.LargeBinaryArray.from_buffers(
-                pa.large_binary(), len(self.offsets) - 1,
-                [None, pa.py_buffer(self.offsets), pa.py_buffer(self.data)])
-        return self._arrow
-
     def value(self, i: int) -> bytes:
         """Value ``i``."""
-        return self.data[self.offsets[i]:self.offsets[i + 1]]
+        return bytes(self.data[self.offsets[i]:self.offsets[i + 1]])
 
 
 def adjust_strings(t: OrcType, values: pa.Array) -> pa.Array:
@@ -213,17 +202,15 @@ def _string_group_stats(groups: list[StringStats], blob: _Blob, vstarts: npt.NDA
     if codes is not None:
         low, _ = group_reduce(np.minimum, codes, starts, ends)
         high, _ = group_reduce(np.maximum, codes, starts, ends)
+    else:  # the extremes' indexes, compared in C without the GIL
+        low, high = rle.group_extremes(blob.offsets, blob.data, starts, ends)
     for i, g in enumerate(groups):
         a, b = int(starts[i]), int(ends[i])
         if a == b:
             continue
-        if codes is not None:
-            g.set_range(blob.value(int(low[i])), blob.value(int(high[i])))
-        elif longest[i] > MAX_BYTES_RECORDED:
+        if codes is None and longest[i] > MAX_BYTES_RECORDED:
             for j in range(a, b):  # rare: Java's truncated bounds depend on the value order
                 g.update(blob.value(j))
             continue
-        else:
-            result: Any = pc.min_max(blob.arrow.slice(a, b - a))
-            g.set_range(result["min"].as_py(), result["max"].as_py())
+        g.set_range(blob.value(int(low[i])), blob.value(int(high[i])))
         g.sum = int(total[b] - total[a])
