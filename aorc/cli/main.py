@@ -355,8 +355,9 @@ def _names(text: str | None) -> list[str] | None:
 
 def _write_options(args: argparse.Namespace) -> WriteOptions:
     options: dict[str, Any] = {}
-    for name in ("compression", "stripe_size", "compression_block_size", "row_index_stride",
-                 "bloom_filter_fpp", "dictionary_key_size_threshold", "timezone"):
+    for name in ("compression", "compression_level", "stripe_size", "compression_block_size",
+                 "row_index_stride", "bloom_filter_fpp", "dictionary_key_size_threshold",
+                 "timezone"):
         value = getattr(args, name)
         if value is not None:
             options[name] = value
@@ -406,6 +407,8 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
                       help="CSV string columns read the null values as null too (otherwise "
                       "an empty field is an empty string)")
     conv.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
+    conv.add_argument("--compression-level", type=int,
+                      help="codec level of every stream (default: ORC Java's, zstd 3)")
     conv.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
     conv.add_argument("--compression-block-size", type=_size, help="e.g. 256k")
     conv.add_argument("--row-index-stride", type=int, help="rows per row group (0: none)")

@@ -71,6 +71,20 @@ def test_convert_csv(csv_file: pathlib.Path, tmp_path: pathlib.Path) -> None:
         del stripe, reader
 
 
+def test_convert_compression_level(csv_file: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    sizes = {}
+    for level in ("1", "19"):
+        out = tmp_path / f"out{level}.orc"
+        result = run("convert", str(csv_file), str(out), "--compression-level", level)
+        assert result.returncode == 0, result.stderr
+        assert orc_table(out).num_rows == pa_csv.read_csv(csv_file).num_rows
+        sizes[level] = out.stat().st_size
+    assert sizes["19"] < sizes["1"]  # the level reached the codec
+    bad = run("convert", str(csv_file), str(tmp_path / "bad.orc"), "--compression", "zlib",
+              "--compression-level", "42")
+    assert bad.returncode == 1 and "compression_level" in bad.stderr
+
+
 def test_convert_csv_with_schema_and_delimiter(tmp_path: pathlib.Path) -> None:
     src = tmp_path / "d.txt"
     src.write_text("id;name;price\n1;apple;1.50\n2;pear;\n3;fig;10.25\n")
