@@ -15,6 +15,9 @@ straight from an S3 endpoint without Hadoop's S3 connector::
 "aorc")``, with options ``columns`` (comma-separated), ``filters`` (JSON), ``splitBytes`` and
 ``storage.<name>`` for storage options (values parsed as JSON when they parse); it needs
 PySpark 4.0 or later (Python data sources), filters pushed from ``.where()`` 4.1 or later.
+Spark tells Python data sources nothing of the columns a query uses (up to 4.3), so name them
+with ``columns`` (or ``columns=`` of :func:`read`, a ``mapInArrow`` that Spark cannot prune
+either): every column read is decoded and handed to the JVM.
 
 With Spark Connect (``SparkSession.builder.remote(...)``), :func:`write`, :func:`read` and
 :func:`register` work the same (nothing touches ``SparkContext`` or the JVM), but aorc must be
@@ -701,11 +704,12 @@ if HAVE_DATA_SOURCES:
             return [AorcPartition(s, threads) for s in splits]
 
         def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
-            if partition.value is None:  # Spark's stand-in when no split is left
+            split = getattr(partition, "value", None)
+            if split is None:  # no split left: Spark's stand-in (None in 4.0)
                 return
             threads = getattr(partition, "threads", True)
             yield from _run_async_iter(read_split(
-                partition.value, self.settings.columns, self.arrow,
+                split, self.settings.columns, self.arrow,
                 self.settings.storage_options or None, use_threads=threads))
 
     class AorcPushdownReader(AorcSourceReader):
