@@ -32,7 +32,7 @@ def dataframe_from_arrow(spark: Any, table: pa.Table) -> Any:
             raise
         import pytest
 
-        pytest.skip("this PySpark cannot make a DataFrame from an Arrow table (4.3 can)")
+        pytest.skip("this PySpark cannot make a DataFrame from an Arrow table (4.0 can)")
 
 
 def read_orc(spark: Any, path: str) -> Any:
