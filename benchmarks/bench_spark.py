@@ -3,8 +3,9 @@
 Data: 4 files x 1,000,000 rows of an events-like table (zstd, bloom filters on ``user_id``,
 made once with aorc and cached in ``--data``, default ``/tmp/aorc-bench-spark``). Session:
 ``local[2]`` (two cores), as the tests configure it. Each case runs once to warm up (JVM,
-Python workers) and then ``--repeat`` times; the best time is printed with the ratio
-aorc / Spark (targets: reads and filters at most 1.5, writes at most 1.2):
+Python workers) and then ``--repeat`` times, aorc and Spark in turns (so a busy moment of a
+shared machine hits both); the best time of each is printed with the ratio aorc / Spark
+(targets: reads and filters at most 1.5, writes at most 1.2):
 
 - scan + group-by: ``groupBy("event_type").agg(count, sum(amount), max(ts))`` over
   ``aorc.spark.read``, ``spark.read.format("aorc")`` (PySpark 4.0+) and ``spark.read.orc``
@@ -15,9 +16,12 @@ aorc / Spark (targets: reads and filters at most 1.5, writes at most 1.2):
   ``spark.read.orc(...).where(...)`` (ORC Java's pushdown);
 - write: the same cached DataFrame with ``aorc.spark.write`` and ``df.write.orc`` (zstd).
 
+``--breakdown`` then shows where the read's time goes (see ``spark_breakdown.py``).
+
 Usage::
 
     python benchmarks/bench_spark.py [--rows-per-file N] [--repeat R] [--data DIR]
+                                       [--no-write] [--breakdown]
 """
 
 from __future__ import annotations
@@ -105,25 +109,46 @@ def session() -> Any:
 
 def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     """Warm up once, then the best of ``repeat`` timed runs (and the last result)."""
-    result = fn()
-    times = []
+    (t, _, result), = paired([fn], repeat)
+    return t, result
+
+
+def paired(fns: list[Callable[[], Any]], repeat: int) -> list[tuple[float, float, Any]]:
+    """Warm each up once, then run them in turns ``repeat`` times: the best time of each,
+    the median CPU seconds spent by this process, the JVM and the Python workers, and the
+    last result."""
+    from cpu_time import cpu_spent
+
+    results = [fn() for fn in fns]
+    times: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), result
+        for i, fn in enumerate(fns):
+            with cpu_spent() as spent:
+                t0 = time.perf_counter()
+                results[i] = fn()
+                times[i].append(time.perf_counter() - t0)
+            cpus[i].append(spent["jvm"] + spent["py"])
+    return [(min(t), sorted(c)[len(c) // 2], r)
+            for t, c, r in zip(times, cpus, results, strict=True)]
 
 
-def report(name: str, ours: float, theirs: float, target: float) -> None:
-    ratio = ours / theirs
+def report(name: str, ours: tuple[float, float, Any], theirs: tuple[float, float, Any],
+           target: float) -> None:
+    ratio = ours[0] / theirs[0]
     mark = "ok" if ratio <= target else "SLOWER THAN TARGET"
-    print(f"{name:<42} {ours:8.2f} s {theirs:8.2f} s {ratio:7.2f}x  (target {target}x: {mark})")
+    cpu = f"{ours[1]:6.2f} {theirs[1]:6.2f} {ours[1] / theirs[1]:5.2f}x" if theirs[1] else ""
+    print(f"{name:<42} {ours[0]:8.2f} s {theirs[0]:8.2f} s {ratio:7.2f}x "
+          f"(target {target}x: {mark:<2}) {cpu}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows-per-file", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-write", action="store_true", help="skip the write case")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="then show where aorc.spark.read's time goes")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(),
                                                        "aorc-bench-spark"))
     args = parser.parse_args(argv)
@@ -135,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
 
     spark = session()
     print(f"PySpark {pyspark.__version__}, local[2], {FILES} files x {args.rows_per_file} rows")
-    print(f"{'case':<42} {'aorc':>10} {'Spark':>10} {'ratio':>8}")
+    print(f"{'case':<42} {'aorc':>10} {'Spark':>10} {'ratio':>8} {'':<20} "
+          f"CPU s: aorc, Spark, ratio")
 
     def group(df: Any) -> list[Any]:
         return sorted(df.groupBy("event_type").agg(
@@ -146,39 +172,34 @@ def main(argv: list[str] | None = None) -> None:
             x[0] == y[0] and x[1] == y[1] and x[3] == y[3] and math.isclose(x[2], y[2])
             for x, y in zip(a, b, strict=True))
 
-    native_t, native = best(lambda: group(spark.read.orc(path)), args.repeat)
-    ours_t, ours = best(lambda: group(aorc.spark.read(spark, path)), args.repeat)
-    assert same(ours, native), "aorc.spark.read disagrees with spark.read.orc"
-    report("scan + group-by: aorc.spark.read", ours_t, native_t, READ_TARGET)
     used = ["event_type", "amount", "ts"]  # what Spark's reader prunes to by itself
-    pruned_t, pruned = best(lambda: group(aorc.spark.read(spark, path, columns=used)),
-                            args.repeat)
-    assert same(pruned, native), "aorc.spark.read(columns=...) disagrees"
-    report("scan + group-by: aorc.spark.read(columns=)", pruned_t, native_t, READ_TARGET)
+    cases = {"scan + group-by: aorc.spark.read": lambda: group(aorc.spark.read(spark, path)),
+             "scan + group-by: aorc.spark.read(columns=)":
+                 lambda: group(aorc.spark.read(spark, path, columns=used))}
+    if has_data_sources():
+        aorc.spark.register(spark)
+        cases['scan + group-by: format("aorc")'] = \
+            lambda: group(spark.read.format("aorc").load(path))
+    timed = paired([lambda: group(spark.read.orc(path)), *cases.values()], args.repeat)
+    for name, ours in zip(cases, timed[1:], strict=True):
+        assert same(ours[2], timed[0][2]), f"{name} disagrees with spark.read.orc"
+        report(name, ours, timed[0], READ_TARGET)
     decode_t, _ = best(lambda: [asyncio.run(aorc.read_table(str(f)))
                                 for f in sorted(Path(path).glob("*.orc"))], 1)
     print(f"  (aorc decode alone, driver, all columns, one file after another: {decode_t:.2f} s)")
-    if has_data_sources():
-        aorc.spark.register(spark)
-        source_t, source = best(lambda: group(spark.read.format("aorc").load(path)),
-                                args.repeat)
-        assert same(source, native), "format('aorc') disagrees with spark.read.orc"
-        report('scan + group-by: format("aorc")', source_t, native_t, READ_TARGET)
 
     user = 4242
-    native_t, native = best(lambda: sorted(
-        spark.read.orc(path).where(f"user_id = {user}").collect()), args.repeat)
-    ours_t, ours = best(lambda: sorted(aorc.spark.read(
-        spark, path, filters=[("user_id", "==", user)]).collect()), args.repeat)
-    assert ours == native and native, "filtered rows differ"
-    report("filter user_id = X: aorc.spark.read", ours_t, native_t, READ_TARGET)
+    cases = {"filter user_id = X: aorc.spark.read": lambda: sorted(aorc.spark.read(
+        spark, path, filters=[("user_id", "==", user)]).collect())}
     if has_data_sources():
         pushed = "pushed" if has_filter_pushdown() else "not pushed: PySpark 4.0"
-        source_t, source = best(lambda: sorted(spark.read.format("aorc").load(path)
-                                               .where(f"user_id = {user}").collect()),
-                                args.repeat)
-        assert source == native, "format('aorc') filtered rows differ"
-        report(f'filter: format("aorc").where ({pushed})', source_t, native_t, READ_TARGET)
+        cases[f'filter: format("aorc").where ({pushed})'] = lambda: sorted(
+            spark.read.format("aorc").load(path).where(f"user_id = {user}").collect())
+    timed = paired([lambda: sorted(spark.read.orc(path).where(f"user_id = {user}").collect()),
+                    *cases.values()], args.repeat)
+    for name, ours in zip(cases, timed[1:], strict=True):
+        assert ours[2] == timed[0][2] and ours[2], f"{name}: filtered rows differ"
+        report(name, ours, timed[0], READ_TARGET)
 
     df = spark.read.orc(path).cache()
     df.count()
@@ -191,10 +212,14 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(out / "aorc", ignore_errors=True)
             aorc.spark.write(df, str(out / "aorc"), compression="zstd")
 
-        native_t, _ = best(native_write, args.repeat)
-        ours_t, _ = best(aorc_write, args.repeat)
-        assert spark.read.orc(str(out / "aorc")).count() == df.count()
-        report("write: aorc.spark.write", ours_t, native_t, WRITE_TARGET)
+        if not args.no_write:
+            theirs, ours = paired([native_write, aorc_write], args.repeat)
+            assert spark.read.orc(str(out / "aorc")).count() == df.count()
+            report("write: aorc.spark.write", ours, theirs, WRITE_TARGET)
+        if args.breakdown:
+            from spark_breakdown import breakdown
+
+            breakdown(spark, path, group, args.repeat)
     finally:
         shutil.rmtree(out, ignore_errors=True)
         df.unpersist()

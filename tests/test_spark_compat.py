@@ -76,3 +76,14 @@ def test_balanced_splits_cut_wide_splits_for_every_core() -> None:
     assert [(s.uri, s.stripes) for s in out] == [
         ("a", (0,)), ("a", (1,)), ("a", (2, 3)), ("b", (0,))]
     assert _balanced([Split("c", (5,))], 8) == [Split("c", (5,))]
+
+
+def test_task_threads_fill_the_cores_without_oversubscribing() -> None:
+    from aorc.spark import task_threads
+
+    assert task_threads(2, 4) == 1  # Spark runs one task per core: one thread each
+    assert task_threads(2, 2) == 1
+    assert task_threads(2, 1) == 2  # a lone split may use both cores
+    assert task_threads(8, 3) == 2
+    assert task_threads(8, 0) == 8
+    assert task_threads(None, 10**6) == 1  # unknown cores: this machine's CPUs

@@ -15,6 +15,9 @@ straight from an S3 endpoint without Hadoop's S3 connector::
 "aorc")``, with options ``columns`` (comma-separated), ``filters`` (JSON), ``splitBytes`` and
 ``storage.<name>`` for storage options (values parsed as JSON when they parse); it needs
 PySpark 4.0 or later (Python data sources), filters pushed from ``.where()`` 4.1 or later.
+Spark tells Python data sources nothing of the columns a query uses (up to 4.3), so name them
+with ``columns`` (or ``columns=`` of :func:`read`, a ``mapInArrow`` that Spark cannot prune
+either): every column read is decoded and handed to the JVM.
 
 With Spark Connect (``SparkSession.builder.remote(...)``), :func:`write`, :func:`read` and
 :func:`register` work the same (nothing touches ``SparkContext`` or the JVM), but aorc must be
@@ -63,6 +66,7 @@ from aorc.spark.compat import (
     default_parallelism,
     executor_path,
     has_data_sources,
+    is_connect,
     orc_schema,
     require_data_sources,
     storage_schema,
@@ -90,6 +94,8 @@ __all__ = [
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 #: :func:`read` makes at most this many tasks per core (several splits per task when more).
 TASKS_PER_CORE = 3
+#: Rows per Arrow batch handed to Spark.
+SPARK_BATCH_ROWS = 65_536
 
 Filters = Any  # pyarrow-style filters: list of tuples, or list of lists of tuples
 
@@ -471,35 +477,49 @@ def _to_spark(batch: pa.RecordBatch, schema: pa.Schema,
 
 async def read_split(split: Split, columns: Sequence[str] | None, schema: pa.Schema,
                      storage_options: Mapping[str, Any] | None,
-                     batch_size: int = 65_536) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The rows of one split as batches in Spark's Arrow types."""
+                     batch_size: int = SPARK_BATCH_ROWS, *,
+                     use_threads: bool | int = True) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The rows of one split as batches in Spark's Arrow types (``use_threads``: as
+    :meth:`aorc.OrcReader.iter_batches`; see :func:`task_threads`)."""
     data_columns = [f.name for f in schema if f.name not in dict(split.partition)]
     async with open_reader(split.uri, storage_options=storage_options,
                            timestamp_unit=SPARK_TIMESTAMP_UNIT) as reader:
         wanted = data_columns if columns is not None else None
         async for batch in reader.iter_batches(wanted, batch_size=batch_size,
-                                               filters=split.filters, stripes=split.stripes):
+                                               filters=split.filters, stripes=split.stripes,
+                                               use_threads=use_threads):
             yield _to_spark(batch, schema, split.partition)
 
 
+def task_threads(cores: int | None, tasks: int) -> int:
+    """Decoding threads for each of ``tasks`` read tasks on ``cores`` cores: Spark already
+    runs one task per core, so a task decodes on one thread unless cores would stay idle
+    (fewer tasks than cores). ``cores`` unknown (``None``): this machine's CPUs."""
+    cores = cores or os.cpu_count() or 1
+    return max(1, cores // max(1, min(tasks, cores)))
+
+
 async def _read_splits(splits: list[Split], columns: Sequence[str] | None,
-                       schema: pa.Schema, storage_options: Mapping[str, Any] | None
-                       ) -> AsyncGenerator[pa.RecordBatch, None]:
+                       schema: pa.Schema, storage_options: Mapping[str, Any] | None,
+                       threads: int) -> AsyncGenerator[pa.RecordBatch, None]:
     for split in splits:  # in one event loop, so S3 clients are made once per task
-        async for batch in read_split(split, columns, schema, storage_options):
+        async for batch in read_split(split, columns, schema, storage_options,
+                                      use_threads=threads):
             yield batch
 
 
 def _read_task(splits: list[Split], tasks: int, columns: Sequence[str] | None,
-               schema: pa.Schema, storage_options: Mapping[str, Any] | None) -> Any:
+               schema: pa.Schema, storage_options: Mapping[str, Any] | None,
+               threads: int = 1) -> Any:
     """The function of ``mapInArrow`` over ``range(tasks)``: task ``i`` reads the splits
-    ``i, i + tasks, ...`` (the splits travel with the function, so no driver-side RDD is
-    needed, which Spark Connect has not)."""
+    ``i, i + tasks, ...`` on ``threads`` decoding threads (the splits travel with the
+    function, so no driver-side RDD is needed, which Spark Connect has not)."""
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         mine = [s for batch in batches for i in batch.column(0).to_pylist()
                 for s in splits[i::tasks]]
         if mine:
-            yield from _run_async_iter(_read_splits(mine, columns, schema, storage_options))
+            yield from _run_async_iter(_read_splits(mine, columns, schema, storage_options,
+                                                    threads))
     return task
 
 
@@ -550,8 +570,9 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
     cores = default_parallelism(spark)
     splits = _balanced(splits, cores)
     tasks = max(1, min(len(splits), TASKS_PER_CORE * cores))
-    df = spark.range(0, tasks, 1, tasks).mapInArrow(
-        _read_task(splits, tasks, columns, arrow, storage_options), to_spark_schema(arrow))
+    task = _read_task(splits, tasks, columns, arrow, storage_options,
+                      task_threads(cores, tasks))
+    df = spark.range(0, tasks, 1, tasks).mapInArrow(task, to_spark_schema(arrow))
     if columns is not None:  # in the order asked, partition columns last
         df = df.select(*columns, *[n for n in arrow.names if n not in columns])
     return df
@@ -641,6 +662,7 @@ if HAVE_DATA_SOURCES:
         """``spark.read.format("aorc").load(path)``: ORC files read by aorc."""
 
         pushdown = False  # set by register() when Spark pushes filters to Python sources
+        cores: int | None = None  # set by register(): the session's default parallelism
 
         @classmethod
         def name(cls) -> str:
@@ -652,36 +674,51 @@ if HAVE_DATA_SOURCES:
 
         def reader(self, schema: Any) -> AorcSourceReader:
             settings = _SourceSettings.from_options(self.options)
-            return (AorcPushdownReader if self.pushdown else AorcSourceReader)(settings)
+            kind = AorcPushdownReader if self.pushdown else AorcSourceReader
+            return kind(settings, to_arrow_schema(schema), self.cores)
+
+    class AorcPartition(InputPartition):
+        """One split, and the decoding threads its task may use (see :func:`task_threads`)."""
+
+        def __init__(self, split: Split, threads: int) -> None:
+            super().__init__(split)
+            self.threads = threads
 
     class AorcSourceReader(DataSourceReader):
-        """Plans splits of stripes on the driver and reads them with aorc in tasks."""
+        """Plans splits of stripes on the driver and reads them with aorc in tasks. The
+        Arrow schema of the batches is Spark's (the one it checks them against), so no task
+        opens a file only to learn it."""
 
-        def __init__(self, settings: _SourceSettings) -> None:
+        def __init__(self, settings: _SourceSettings, arrow: pa.Schema,
+                     cores: int | None = None) -> None:
             self.settings = settings
+            self.arrow = arrow
+            self.cores = cores
             self.pushed: list[tuple[Any, ...]] = []
-            self.arrow: pa.Schema | None = None
 
         def partitions(self) -> list[Any]:
-            schema, splits = self.settings.plan(self.pushed)
-            self.arrow = spark_arrow_schema(schema)
-            return [InputPartition(s) for s in splits]
+            _, splits = self.settings.plan(self.pushed)
+            if self.cores:
+                splits = _balanced(splits, self.cores)
+            threads = task_threads(self.cores, len(splits))
+            return [AorcPartition(s, threads) for s in splits]
 
         def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
-            if self.arrow is None:
-                self.arrow = spark_arrow_schema(self.settings.schema())
-            split = partition.value
-            yield from _run_async_iter(read_split(split, self.settings.columns, self.arrow,
-                                                  self.settings.storage_options or None))
+            split = getattr(partition, "value", None)
+            if split is None:  # no split left: Spark's stand-in (None in 4.0)
+                return
+            threads = getattr(partition, "threads", True)
+            yield from _run_async_iter(read_split(
+                split, self.settings.columns, self.arrow,
+                self.settings.storage_options or None, use_threads=threads))
 
     class AorcPushdownReader(AorcSourceReader):
         """The reader when Spark pushes filters: those aorc evaluates exactly are applied
         while reading (statistics, bloom filters, rows) and not re-checked by Spark."""
 
         def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802
-            schema = self.settings.schema()
             for f in filters:
-                leaf = spark_filter(f, schema)
+                leaf = spark_filter(f, self.arrow)
                 if leaf is None:
                     yield f
                 else:
@@ -703,8 +740,8 @@ def register(spark: Any) -> bool:
     require_data_sources(spark)
     _executor_path(spark)
     conf = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false"))
-    source: type = AorcDataSource
-    if conf.lower() == "true":
-        source = type("AorcDataSource", (AorcDataSource,), {"pushdown": True})
-    spark.dataSource.register(source)
+    # the tasks' decoding threads follow the cores (free to learn but over Spark Connect)
+    cores = None if is_connect(spark) else default_parallelism(spark)
+    settings = {"pushdown": conf.lower() == "true", "cores": cores}
+    spark.dataSource.register(type("AorcDataSource", (AorcDataSource,), settings))
     return True

@@ -12,7 +12,10 @@ classic sessions and Spark Connect), found by looking for features, not at versi
   :func:`orc_schema` writes them so, :func:`with_ntz` reads the former (as
   ``timestamp[us]`` without a zone, the Arrow type PySpark maps to ``TimestampNTZType``).
 - Python data sources (``pyspark.sql.datasource``) exist from 4.0; readers accept filters
-  (``pushFilters``) from 4.1, when ``spark.sql.python.filterPushdown.enabled`` is true.
+  (``pushFilters``) from 4.1, when ``spark.sql.python.filterPushdown.enabled`` is true. No
+  version up to 4.3 tells a Python source which columns a query uses (the JVM's
+  ``PythonScanBuilder`` implements ``SupportsPushDownFilters`` only, 4.0 not even that), so
+  ``format("aorc")`` reads every column unless given the ``columns`` option.
 """
 
 from __future__ import annotations

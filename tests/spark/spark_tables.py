@@ -32,12 +32,12 @@ def dataframe_from_arrow(spark: Any, table: pa.Table) -> Any:
             raise
         import pytest
 
-        pytest.skip("this PySpark cannot make a DataFrame from an Arrow table (4.3 can)")
+        pytest.skip("this PySpark cannot make a DataFrame from an Arrow table (4.0 can)")
 
 
 def read_orc(spark: Any, path: str) -> Any:
     """``spark.read.orc(path)``; skips the test when this Spark cannot parse ORC's
-    ``timestamp with local time zone`` (Spark 3.5), which the file under test holds."""
+    ``timestamp with local time zone`` (Spark 3.5 to 4.1), which the file under test holds."""
     from pyspark.errors import ParseException
 
     try:
@@ -47,7 +47,7 @@ def read_orc(spark: Any, path: str) -> Any:
             raise
         import pytest
 
-        pytest.skip("this Spark cannot read ORC 'timestamp with local time zone' (4.3 can)")
+        pytest.skip("this Spark cannot read ORC 'timestamp with local time zone' (4.2 can)")
 
 
 def to_arrow(df: Any) -> pa.Table:

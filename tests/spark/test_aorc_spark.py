@@ -205,6 +205,10 @@ def test_python_data_source(spark: Any, spark_files: tuple[str, Any],
     some = spark.read.format("aorc").option("columns", "id,s,ts,arr") \
         .option("filters", '[["id", "<", 5000]]').option("splitBytes", 65536).load(path)
     assert rows(some) == rows(reference.where("id < 5000").select("id", "s", "ts", "arr"))
+    # filters that rule out every stripe: Spark reads its stand-in partition, no rows
+    none = spark.read.format("aorc").option("filters", '[["id", "<", 0]]').load(path)
+    assert none.schema == reference.schema
+    assert none.collect() == [] and reference.where("id < 0").count() == 0
     if not has_filter_pushdown():
         return  # PySpark 4.0: no filters reach Python data sources
     key = "spark.sql.python.filterPushdown.enabled"
@@ -216,6 +220,7 @@ def test_python_data_source(spark: Any, spark_files: tuple[str, Any],
         nodes = [line.lstrip(" +-*:(0123456789)") for line in plan.splitlines()]
         assert not any(n.startswith("Filter") for n in nodes), plan  # both went to aorc
         assert rows(query) == rows(reference.where("k = 3 and id > 12000"))
+        assert spark.read.format("aorc").load(path).where("id < 0").collect() == []
         # a condition aorc cannot take (a function of a column) stays with Spark
         mixed = spark.read.format("aorc").load(path).where("k = 3 and id % 2 = 0")
         plan = _physical_plan(mixed, capsys)
