@@ -16,8 +16,11 @@ from aorc.errors import AorcError, CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
     CompressionKind,
+    SizeMismatch,
+    decompress_into,
     decompress_stream,
     decompressed_chunks,
+    recorded_size,
     split_chunks,
 )
 from aorc.format.stripe import StreamInfo
@@ -258,10 +261,33 @@ class LazyStreams:
             # pieces of them are decompressed on the stripe's threads.
             pieces = split_chunks(raw, block_size, 2 * self._threads)
             if len(pieces) > 1:
+                into = self._decompress_into(pieces)
+                if into is not None:
+                    return into
                 parts = pool_map(lambda piece: decompressed_chunks(piece, kind, block_size),
                                  pieces, self._threads)
                 return b"".join(chunk for part in parts for chunk in part)  # one copy
         return decompress_stream(raw, kind, block_size)
+
+    def _decompress_into(self, pieces: list[memoryview]) -> memoryview | None:
+        """Decompress the pieces straight into one buffer when every chunk records its size
+        (zstd, the usual codec): the stream is held once, not as parts and their join."""
+        kind, block_size = self._tail.compression, self._tail.block_size
+        sizes = [recorded_size(piece, kind, block_size) for piece in pieces]
+        if any(size is None for size in sizes):
+            return None
+        out = memoryview(bytearray(sum(s for s in sizes if s is not None)))
+        jobs, at = [], 0
+        for piece, size in zip(pieces, sizes, strict=True):
+            assert size is not None
+            jobs.append((piece, out[at:at + size]))
+            at += size
+        try:
+            pool_map(lambda job: decompress_into(job[0], kind, block_size, job[1]), jobs,
+                     self._threads)
+        except SizeMismatch:
+            return None  # a chunk of several zstd frames: decompressed the other way
+        return out
 
     def encoding(self, column: int) -> pb.ColumnEncoding:
         """The column's encoding.

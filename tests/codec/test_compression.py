@@ -35,13 +35,16 @@ from aorc.format.codec.compression import (
     DEFAULT_BLOCK_SIZE,
     MAX_BLOCK_SIZE,
     CompressionKind,
+    SizeMismatch,
     chunk_offsets,
     compress_stream,
     compressed_position,
     decompress_from,
+    decompress_into,
     decompress_stream,
     decompressed_chunks,
     default_level,
+    recorded_size,
 )
 from aorc.format.codec.compression import split_chunks as split_stream
 
@@ -299,6 +302,35 @@ def test_decompressed_chunks_one_per_chunk(kind: K) -> None:
     assert [bytes(p) for p in decompressed_chunks(data, K.NONE, 1000)] == [data]
     with pytest.raises(CorruptFileError, match="claims"):
         decompressed_chunks(framed[:-1], kind, 1000)
+
+
+@pytest.mark.parametrize("kind", READABLE, ids=lambda k: k.name)
+def test_recorded_size_and_decompress_into(kind: K) -> None:
+    data = compressible(4500, seed=7) + os.urandom(1500)  # compressed and original chunks
+    framed = peer_frame(data, kind, 1000)
+    size = recorded_size(framed, kind, 1000)
+    if kind is K.ZSTD:  # zstd frames record their content size (as ORC Java's and C++'s)
+        assert size == len(data)
+    else:
+        assert size is None
+    out = bytearray(len(data))
+    decompress_into(framed, kind, 1000, memoryview(out))
+    assert bytes(out) == data
+    for wrong in (len(data) - 1, len(data) + 1):
+        with pytest.raises(SizeMismatch):
+            decompress_into(framed, kind, 1000, memoryview(bytearray(wrong)))
+    assert recorded_size(data, K.NONE, 1000) == len(data)
+    assert recorded_size(header(4, True) + b"abcd", kind, 1000) == 4
+
+
+def test_zstd_chunk_of_two_frames_is_a_size_mismatch() -> None:
+    first, second = compressible(300, seed=1), compressible(200, seed=2)
+    body = bytes(cramjam.zstd.compress(first)) + bytes(cramjam.zstd.compress(second))
+    framed = header(len(body), False) + body
+    assert recorded_size(framed, K.ZSTD, 1000) == 300  # the first frame's size only
+    with pytest.raises(SizeMismatch):
+        decompress_into(framed, K.ZSTD, 1000, memoryview(bytearray(300)))
+    assert bytes(decompress_stream(framed, K.ZSTD, 1000)) == first + second
 
 
 def test_split_of_empty_and_damaged_streams() -> None:

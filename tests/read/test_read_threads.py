@@ -159,6 +159,27 @@ async def test_long_streams_are_decompressed_in_pieces(
         assert len(calls) > 3 and all(2 <= n <= 4 for n in calls)
 
 
+async def test_zstd_streams_are_decompressed_into_one_buffer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(12)
+    t = pa.table({"s": [f"{v:x}-{v * 7:x}" for v in rng.integers(0, 1 << 62, 40_000).tolist()],
+                  "i": rng.integers(0, 1 << 40, 40_000)})
+    out = io.BytesIO()
+    po.write_table(t, out, compression="zstd")
+    into: list[int] = []
+    real = aorc.read.common.decompress_into
+
+    def decompress_into(data: Any, kind: Any, block_size: int, target: Any) -> None:
+        into.append(len(target))
+        real(data, kind, block_size, target)
+
+    monkeypatch.setattr(aorc.read.common, "decompress_into", decompress_into)
+    monkeypatch.setattr(aorc.read.common, "PARALLEL_DECOMPRESS_BYTES", 1000)
+    got = await aorc.read_table(out.getvalue(), use_threads=2)
+    assert got.equals(po.read_table(io.BytesIO(out.getvalue())))
+    assert len(into) >= 4 and min(into) > 0  # pieces of several streams, each in place
+
+
 async def test_many_columns_are_decoded_in_a_few_bundles(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(11)

@@ -60,9 +60,12 @@ __all__ = [
     "compressed_position",
     "decompress_from",
     "decompress_stream",
+    "decompress_into",
     "decompressed_chunks",
     "default_level",
+    "recorded_size",
     "split_chunks",
+    "SizeMismatch",
 ]
 
 HEADER_SIZE = 3
@@ -381,6 +384,73 @@ def decompressed_chunks(data: BytesLike, kind: CompressionKind,
         return [view] if len(view) else []
     _check_block_size(block_size)
     return [p for p in _decoded_parts(view, kind, block_size, 0) if len(p)]
+
+
+def recorded_size(data: BytesLike, kind: CompressionKind, block_size: int) -> int | None:
+    """The decompressed size of a stream when every chunk records its own (original chunks,
+    and zstd frames with a content size), without decompressing; else ``None``.
+
+    A zstd chunk of several frames records only its first frame's size: :func:`decompress_into`
+    finds the difference.
+
+    Raises:
+        CorruptFileError: a bad block size or chunk header.
+        UnsupportedFeatureError: an unknown codec.
+    """
+    view = _byte_view(data)
+    kind = _kind(kind)
+    if kind is CompressionKind.NONE:
+        return len(view)
+    _check_block_size(block_size)
+    total = 0
+    for pos, original, length in _chunks(view, 0, block_size):
+        if original or not length:
+            total += length
+            continue
+        if kind is not CompressionKind.ZSTD:
+            return None
+        body = view[pos + HEADER_SIZE : pos + HEADER_SIZE + length]
+        try:
+            size = zstandard.frame_content_size(body)
+        except zstandard.ZstdError:
+            return None  # not a frame header: decompressing reports the damage
+        if not 0 <= size <= block_size:
+            return None  # not recorded (-1), or beyond the block size: checked when decoded
+        total += size
+    return total
+
+
+class SizeMismatch(CorruptFileError):
+    """A stream decompressed to another size than its chunks record (see
+    :func:`decompress_into`); decompressing it whole gives the right bytes or the real error."""
+
+
+def decompress_into(data: BytesLike, kind: CompressionKind, block_size: int,
+                    out: memoryview) -> None:
+    """Decompress a stream straight into ``out``, which must be exactly as long as its
+    :func:`recorded_size`: no buffer per chunk survives the call and nothing is joined.
+
+    Raises:
+        SizeMismatch: the chunks decompress to another size than recorded (a zstd chunk of
+            several frames, or damage).
+        CorruptFileError: a bad block size, chunk header or compressed data.
+        UnsupportedFeatureError: an unknown codec.
+    """
+    view = _byte_view(data)
+    kind = _kind(kind)
+    at = 0
+    parts: Iterator[BytesLike] = (iter([view]) if kind is CompressionKind.NONE
+                                  else _decoded_parts(view, kind, block_size, 0))
+    for part in parts:
+        n = len(part)
+        if at + n > len(out):
+            raise SizeMismatch(f"the stream decompresses to more than the {len(out)} bytes "
+                               "its chunks record")
+        out[at : at + n] = part
+        at += n
+    if at != len(out):
+        raise SizeMismatch(f"the stream decompresses to {at} bytes, its chunks record "
+                           f"{len(out)}")
 
 
 def decompress_stream(
