@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -516,16 +517,15 @@ class OrcReader:
                   else plan.groups())
         if not groups:
             return
-        try:
-            async for batches in self._decoded(groups, threads, overlap):
+        # Closed with this generator: an early stop cancels the decodes and the fetch at once.
+        async with contextlib.aclosing(self._decoded(groups, threads, overlap)) as decoded:
+            async for batches in decoded:
                 for batch in batches:
                     if batch_size is None or batch.num_rows <= batch_size:
                         yield batch
                         continue
                     for start in range(0, batch.num_rows, batch_size):
                         yield batch.slice(start, batch_size)
-        finally:
-            del groups
 
     async def _decoded(self, groups: list[GroupPlan], threads: int,
                        overlap: bool) -> AsyncGenerator[list[pa.RecordBatch], None]:

@@ -373,6 +373,22 @@ async def test_early_break_cancels_prefetch(multi_stripe: tuple[pathlib.Path, pa
         await store.close()
 
 
+async def test_closing_the_iterator_cancels_prefetch(
+        multi_stripe: tuple[pathlib.Path, pa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 1)
+    monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
+    path, _ = multi_stripe
+    store = RecordingStore(path.read_bytes(), delay=10.0)
+    async with aorc.open_reader(store) as reader:
+        async with contextlib.aclosing(reader.iter_batches()) as batches:
+            await anext(batches)
+            assert store.in_flight == 1  # the next stripe is being fetched
+        assert store.in_flight == 0  # closing the iterator cancelled it; the reader is open
+        store.delay = 0.0
+        assert (await reader.read(["i"], stripes=[0])).num_rows == reader.stripes[0].num_rows
+    await store.close()
+
+
 async def test_event_loop_stays_responsive(heavy_file: tuple[pathlib.Path, pa.Table],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Each stripe is decoded in a worker thread while the event loop keeps running: a
