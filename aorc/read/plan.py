@@ -28,6 +28,7 @@ that a driver can run them on several threads; :meth:`StripeJob.run` runs them i
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -259,8 +260,11 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        weights = [sum(info.length for (column, _), info in streams.items()
-                       if c.column_id <= column <= c.max_column_id) for _, c in pairs]
+        stored: collections.Counter[int] = collections.Counter()
+        for (column, _), info in streams.items():
+            stored[column] += info.length
+        weights = [sum(stored[i] for i in range(c.column_id, c.max_column_id + 1))
+                   for _, c in pairs]
         return StripeJob(stripe.index, self.path, prepare, assemble, weights)
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
