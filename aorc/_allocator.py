@@ -25,8 +25,8 @@ resident until the process allocates again (as with Arrow's own pool).
 
 The settings are left alone when the user chose any of them (``MALLOC_ARENA_MAX``,
 ``MALLOC_MMAP_THRESHOLD_`` or ``MALLOC_TRIM_THRESHOLD_`` in the environment) or opted out with
-``AORC_MALLOC_TUNING=0``. They are applied when this module is imported (first thing in
-``import aorc``), and again (a no-op) when the shared pool is created and when a reader opens.
+``AORC_MALLOC_TUNING=0``. They are applied when this module is imported, first thing in
+``import aorc`` (every aorc module imports the package first, so nothing of aorc runs before).
 glibc fixes the number of arenas a thread may use when the thread first allocates, so threads
 that allocated before ``import aorc`` (pyarrow starts one) keep their own arena: the resident
 memory of a long stream then levels off a little higher (measured: +102 MiB for 14 MiB stripes,

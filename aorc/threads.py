@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
-from aorc._allocator import tune_malloc
 from aorc.errors import SchemaError
 
 __all__ = ["pool_map", "pool_size", "shared_pool", "thread_count"]
@@ -43,7 +42,6 @@ def shared_pool() -> ThreadPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            tune_malloc()  # before the workers first allocate (see aorc._allocator)
             _pool = ThreadPoolExecutor(max_workers=pool_size(), thread_name_prefix="aorc")
         return _pool
 

@@ -33,7 +33,6 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from aorc._allocator import tune_malloc
 from aorc.errors import (
     AorcError,
     CorruptFileError,
@@ -210,7 +209,6 @@ class OrcReader:
         self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit)
         self.timestamp_unit = timestamp_unit
         self._scan_stats = ScanStats()
-        tune_malloc()  # one reused heap: no page faults per stripe, flat streaming RSS
 
     # ------------------------------------------------------------------ file information
     @property
