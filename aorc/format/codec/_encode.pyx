@@ -538,6 +538,20 @@ cdef extern from *:
     bint aorc_add_overflows(int64_t a, int64_t b, int64_t *out) nogil
 
 
+cdef tuple _groups(starts, ends, Py_ssize_t n):
+    """Group bounds as int64 arrays of equal length, each group ``starts[g]..ends[g]`` within
+    the ``n`` values (ValueError otherwise): the check every grouped kernel makes first."""
+    a, b = as_int64(starts, "starts"), as_int64(ends, "ends")
+    cdef const int64_t[::1] av = a, bv = b
+    cdef Py_ssize_t g, k = av.shape[0]
+    if bv.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if av[g] < 0 or av[g] > bv[g] or bv[g] > n:
+            raise ValueError(f"group {g} ({av[g]}..{bv[g]}) lies outside the {n} values")
+    return a, b
+
+
 def group_sums(values, starts, ends):
     """Sums of int64 groups as ORC Java's IntegerStatistics keeps them: a group whose running
     sum leaves the int64 range (``Math.addExact`` throws) is flagged as overflowed.
@@ -554,14 +568,9 @@ def group_sums(values, starts, ends):
         ValueError: a group outside the values.
     """
     cdef const int64_t[::1] v = as_int64(values)
-    cdef const int64_t[::1] a = as_int64(starts, "starts")
-    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef const int64_t[::1] a, b
+    a, b = _groups(starts, ends, v.shape[0])
     cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
-    if b.shape[0] != k:
-        raise ValueError("starts and ends differ in length")
-    for g in range(k):
-        if a[g] < 0 or a[g] > b[g] or b[g] > n:
-            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
     sums = np.zeros(k, dtype=np.int64)
     flags = np.zeros(k, dtype=np.bool_)
     cdef int64_t[::1] s = sums
@@ -606,18 +615,15 @@ def group_extremes(offsets, data, starts, ends):
     """
     cdef const int64_t[::1] off = as_int64(offsets, "offsets")
     cdef const uint8_t[::1] buf = memoryview(data).cast("B") if len(data) else b"\0"
-    cdef const int64_t[::1] a = as_int64(starts, "starts")
-    cdef const int64_t[::1] b = as_int64(ends, "ends")
-    cdef Py_ssize_t k = a.shape[0], n = off.shape[0] - 1, g, i
-    if n < 0 or b.shape[0] != k:
+    if off.shape[0] < 1:
         raise ValueError("bad offsets or group bounds")
+    cdef const int64_t[::1] a, b
+    a, b = _groups(starts, ends, off.shape[0] - 1)
+    cdef Py_ssize_t k = a.shape[0], n = off.shape[0] - 1, g, i
     if n and (off[0] < 0 or off[n] > len(data)):
         raise ValueError("offsets outside the data")
     if n and np.any(np.diff(np.asarray(off)) < 0):
         raise ValueError("offsets decrease")
-    for g in range(k):
-        if a[g] < 0 or a[g] > b[g] or b[g] > n:
-            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
     low = np.full(k, -1, dtype=np.int64)
     high = np.full(k, -1, dtype=np.int64)
     cdef int64_t[::1] lo = low
@@ -660,14 +666,9 @@ def double_group_stats(values, starts, ends):
         ValueError: a group outside the values.
     """
     cdef const double[::1] v = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
-    cdef const int64_t[::1] a = as_int64(starts, "starts")
-    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef const int64_t[::1] a, b
+    a, b = _groups(starts, ends, v.shape[0])
     cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
-    if b.shape[0] != k:
-        raise ValueError("starts and ends differ in length")
-    for g in range(k):
-        if a[g] < 0 or a[g] > b[g] or b[g] > n:
-            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
     sums = np.zeros(k, dtype=np.float64)
     lows = np.zeros(k, dtype=np.float64)
     highs = np.zeros(k, dtype=np.float64)
