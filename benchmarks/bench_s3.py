@@ -34,7 +34,6 @@ import argparse
 import asyncio
 import gc
 import io
-import logging
 import os
 import platform
 import sys
@@ -52,7 +51,6 @@ sys.path.insert(0, str(ROOT / "tests"))  # helpers.s3proxy
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_read
 
 from bench_read import build_table  # noqa: E402
-from helpers.s3proxy import S3Proxy  # noqa: E402
 
 BUCKET = "bench"
 KEY = "data.orc"
@@ -64,17 +62,10 @@ def start_servers(latency: float, in_process: bool = False) -> Any:
     :mod:`s3_server`), or with ``in_process`` in threads of this one (as before: they then
     compete with the reader for the GIL). Returns an object with ``url``, ``upstream``,
     ``log`` and ``stop()``."""
+    from s3_server import ServerProcess, start_moto_and_proxy
     if not in_process:
-        from s3_server import ServerProcess
         return ServerProcess(latency).start()
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    cache_moto_object_bytes()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    proxy = S3Proxy(f"http://{host}:{port}", latency=latency).start()
+    server, proxy = start_moto_and_proxy(latency)
     stop = proxy.stop
 
     def stop_both() -> None:

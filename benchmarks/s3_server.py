@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["ServerProcess"]
+__all__ = ["ServerProcess", "start_moto_and_proxy"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,9 @@ class LogRecord:
     end: float
 
 
-def _serve(conn: Connection, latency: float) -> None:
-    """The child: moto, the proxy, and a loop answering the parent's commands."""
+def start_moto_and_proxy(latency: float) -> tuple[Any, Any]:
+    """Start moto's threaded server on 127.0.0.1 and the delaying proxy in front of it, in
+    this process; returns ``(server, proxy)``, each stopped with ``stop()``."""
     from bench_s3 import cache_moto_object_bytes
     from helpers.s3proxy import S3Proxy
     from moto.server import ThreadedMotoServer
@@ -56,7 +57,12 @@ def _serve(conn: Connection, latency: float) -> None:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    proxy = S3Proxy(f"http://{host}:{port}", latency=latency).start()
+    return server, S3Proxy(f"http://{host}:{port}", latency=latency).start()
+
+
+def _serve(conn: Connection, latency: float) -> None:
+    """The child: moto, the proxy, and a loop answering the parent's commands."""
+    server, proxy = start_moto_and_proxy(latency)
     conn.send((proxy.upstream, proxy.url))
     try:
         while True:
