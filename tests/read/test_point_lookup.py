@@ -25,25 +25,30 @@ ROWS = 400_000
 KEY = 271_828
 
 
-class RoundStore(MemoryStore):
-    """A memory store that records each request with its causal round."""
+class RoundRecorder:
+    """Mixed into a store: records each request with its causal round (one more than the
+    highest round among the requests completed before it was sent)."""
 
-    def __init__(self, data: bytes, options: StoreOptions | None = None) -> None:
-        super().__init__(data, path="<rounds>", options=options)
+    #: Yield once before fetching, so that the requests sent with this one start first (a
+    #: memory store would otherwise complete each before the next is sent).
+    settle = False
+
+    def _start_recording(self) -> None:
         self.requests: list[tuple[int, int, int]] = []  # (round, offset, length)
         self._done = 0  # the highest round among completed requests
 
     async def _read_tail(self, n: int) -> tuple[bytes, int]:
         self.requests.append((self._done + 1, -n, n))
-        out = await super()._read_tail(n)
+        out: tuple[bytes, int] = await super()._read_tail(n)  # type: ignore[misc]
         self._done = max(self._done, 1)
         return out
 
     async def _fetch(self, offset: int, length: int) -> bytes:
         number = self._done + 1
         self.requests.append((number, offset, length))
-        await asyncio.sleep(0)  # let the requests issued with this one start first
-        out = await super()._fetch(offset, length)
+        if self.settle:
+            await asyncio.sleep(0)
+        out: bytes = await super()._fetch(offset, length)  # type: ignore[misc]
         self._done = max(self._done, number)
         return out
 
@@ -52,30 +57,22 @@ class RoundStore(MemoryStore):
         return max(r for r, _, _ in self.requests)
 
 
-class RoundS3Store(S3Store):
-    """An S3 store that records each request with its causal round, as RoundStore."""
+class RoundStore(RoundRecorder, MemoryStore):
+    """A memory store that records each request with its causal round."""
+
+    settle = True
+
+    def __init__(self, data: bytes, options: StoreOptions | None = None) -> None:
+        super().__init__(data, path="<rounds>", options=options)
+        self._start_recording()
+
+
+class RoundS3Store(RoundRecorder, S3Store):
+    """An S3 store that records each request with its causal round."""
 
     def __init__(self, bucket: str, key: str, config: S3Config) -> None:
         super().__init__(bucket, key, config)
-        self.requests: list[tuple[int, int, int]] = []
-        self._done = 0
-
-    async def _read_tail(self, n: int) -> tuple[bytes, int]:
-        self.requests.append((self._done + 1, -n, n))
-        out = await super()._read_tail(n)
-        self._done = max(self._done, 1)
-        return out
-
-    async def _fetch(self, offset: int, length: int) -> bytes:
-        number = self._done + 1
-        self.requests.append((number, offset, length))
-        out = await super()._fetch(offset, length)
-        self._done = max(self._done, number)
-        return out
-
-    @property
-    def rounds(self) -> int:
-        return max(r for r, _, _ in self.requests)
+        self._start_recording()
 
 
 def write_file(bloom_columns: list[int]) -> tuple[bytes, pa.Table]:
