@@ -49,11 +49,13 @@ def start_moto_and_proxy(latency: float) -> tuple[Any, Any]:
     """Start moto's threaded server on 127.0.0.1 and the delaying proxy in front of it, in
     this process; returns ``(server, proxy)``, each stopped with ``stop()``."""
     from bench_s3 import cache_moto_object_bytes
+    from helpers.moto_speed import cache_moto_module_list
     from helpers.s3proxy import S3Proxy
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     cache_moto_object_bytes()
+    cache_moto_module_list()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

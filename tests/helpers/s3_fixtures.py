@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from helpers.moto_speed import cache_moto_module_list
 from helpers.s3proxy import S3Proxy
 
 REGION = "us-east-1"
@@ -29,6 +30,7 @@ def moto_endpoint() -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    cache_moto_module_list()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
