@@ -189,7 +189,8 @@ class ReadPlan:
         self.whole_read_bytes = whole_read_bytes
         self.stripes = self._chosen(stripes)
         self.scan = (None if predicate is None else
-                     ScanPlanner(tail, selected, predicate, self.opts, self.stats))
+                     ScanPlanner(tail, selected, predicate, self.opts, self.stats,
+                                 threads=threads))
         self.raw_footers: dict[int, bytes | memoryview] = {}
 
     def _chosen(self, stripes: Sequence[int] | None) -> list[StripeInfo]:

@@ -23,10 +23,11 @@ read whole. Results are exact in every case: pruning only ever skips rows that c
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index,
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import OrcType, TypeKind, select_columns
 from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges
+from aorc.threads import pool_map
 
 __all__ = ["Fetched", "ScanPlanner", "ScanStats", "StripeWork"]
 
@@ -143,11 +145,14 @@ class ScanPlanner:
         predicate: the parsed filter.
         opts: decoding options.
         stats: counters to update.
+        threads: the threads one stripe's decoding may use: its top-level columns are
+            decoded at once, each with its long streams decompressed in pieces.
     """
 
     def __init__(self, tail: FileTail, selected: set[int], predicate: Predicate,
-                 opts: DecodeOptions, stats: ScanStats) -> None:
+                 opts: DecodeOptions, stats: ScanStats, threads: int = 1) -> None:
         self.tail = tail
+        self.threads = threads
         self.selected = selected
         self.predicate = predicate
         self.opts = opts
@@ -404,7 +409,8 @@ class ScanPlanner:
         Yields:
             One batch per run of row groups (empty batches left out).
         """
-        whole = LazyStreams(work.footer, work.streams, fetched, self.tail)
+        whole = LazyStreams(work.footer, work.streams, fetched, self.tail,
+                            threads=self.threads)
         stride = self.tail.row_index_stride
         num_rows = work.stripe.num_rows
         runs = work.runs if work.runs is not None else [(0, 0)]
@@ -483,19 +489,38 @@ class ScanPlanner:
             c for c in root.children if c.column_id in selected]
         names = ["_col0"] if root.kind != TypeKind.STRUCT else [
             root.field_names[root.children.index(c)] for c in tops]
-        arrays = []
-        for top in tops:
-            if top.column_id in work.whole:
-                key = (top.column_id, frozenset(selected))
-                if key not in cache:
-                    cache[key] = decode_level(top, Context(whole, opts, selected),
-                                              Placement(work.stripe.num_rows))
-                arrays.append(cache[key].slice(r0, n))
-            else:
-                arrays.append(decode_level(top, Context(segment, opts, selected), Placement(n)))
+
+        def decode(top: OrcType) -> Any:
+            if top.column_id not in work.whole:
+                return decode_level(top, Context(segment, opts, selected), Placement(n))
+            key = (top.column_id, frozenset(selected))
+            if key not in cache:  # each key is decoded by one thread (one top column)
+                cache[key] = decode_level(top, Context(whole, opts, selected),
+                                          Placement(work.stripe.num_rows))
+            return cache[key].slice(r0, n)
+
+        arrays = _heaviest_first(decode, tops, work.streams, self.threads)
         fields = [arrow_field(name, top, selected, timestamp_unit=opts.timestamp_unit)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],
+                    streams: Mapping[tuple[int, int], StreamInfo], threads: int) -> list[Any]:
+    """``[decode(t) for t in tops]``, on up to ``threads`` threads, the columns with the
+    most stored bytes started first (so that the last one to finish is a small one)."""
+    if threads <= 1 or len(tops) <= 1:
+        return [decode(t) for t in tops]
+    stored: collections.Counter[int] = collections.Counter()
+    for (column, _), info in streams.items():
+        stored[column] += info.length
+    order = sorted(range(len(tops)), key=lambda i: -sum(
+        stored[c] for c in range(tops[i].column_id, tops[i].max_column_id + 1)))
+    arrays = pool_map(decode, [tops[i] for i in order], threads)
+    out: list[Any] = [None] * len(tops)
+    for i, array in zip(order, arrays, strict=True):
+        out[i] = array
+    return out
 
 
 class _SegmentStreams:

@@ -16,6 +16,7 @@ import pytest
 import aorc
 import aorc.read.common
 import aorc.read.plan
+import aorc.read.pushdown
 import aorc.read.reader
 import aorc.threads
 from aorc.errors import SchemaError
@@ -68,13 +69,14 @@ async def test_bad_use_threads(multi: tuple[bytes, pa.Table], bad: Any) -> None:
             reader.iter_batches(use_threads=bad)
 
 
-def _recording(monkeypatch: pytest.MonkeyPatch, barrier: threading.Barrier | None
-               ) -> dict[str, Any]:
-    """Wrap the column decoder: record threads and the most parts running at once; with a
-    barrier, each part waits until that many parts run together."""
+def _recording(monkeypatch: pytest.MonkeyPatch, barrier: threading.Barrier | None,
+               module: Any = aorc.read.plan) -> dict[str, Any]:
+    """Wrap the column decoder of ``module`` (the unfiltered plan's or the filtered scan's):
+    record threads and the most parts running at once; with a barrier, each part waits
+    until that many parts run together."""
     seen: dict[str, Any] = {"threads": set(), "now": 0, "most": 0}
     lock = threading.Lock()
-    real = aorc.read.plan.decode_level
+    real = module.decode_level
 
     def decode_level(*args: Any) -> Any:
         with lock:
@@ -89,7 +91,7 @@ def _recording(monkeypatch: pytest.MonkeyPatch, barrier: threading.Barrier | Non
             with lock:
                 seen["now"] -= 1
 
-    monkeypatch.setattr(aorc.read.plan, "decode_level", decode_level)
+    monkeypatch.setattr(module, "decode_level", decode_level)
     return seen
 
 
@@ -135,6 +137,39 @@ async def test_stripes_of_different_groups_decode_at_once(
         rows = sum(s.num_rows for s in reader.stripes[:pairs])
     assert got.equals(t.select(["a"]).slice(0, rows))
     assert seen["most"] == 2
+
+
+def _one_stripe(t: pa.Table) -> bytes:
+    out = io.BytesIO()
+    po.write_table(t, out, compression="zlib", row_index_stride=1000)
+    assert po.ORCFile(io.BytesIO(out.getvalue())).nstripes == 1
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("filters", [[("a", ">=", 0)], [("a", ">=", 40_500)]],
+                         ids=["every-row-group", "a-run"])
+async def test_a_filtered_stripe_decodes_its_columns_at_once(
+        multi: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch,
+        filters: list[Any]) -> None:
+    if aorc.threads.pool_size() < 2:
+        pytest.skip("one CPU: the pool has one thread")
+    _, t = multi
+    data = _one_stripe(t)
+    # One stripe, four columns: each column's decoding waits for a second one, so this read
+    # completes only if the filtered stripe's columns decode two at a time.
+    seen = _recording(monkeypatch, threading.Barrier(2, timeout=60), aorc.read.pushdown)
+    got = await aorc.read_table(data, filters=filters, use_threads=2)
+    assert got.equals(t.filter(pc.greater_equal(t["a"], filters[0][2])))
+    assert seen["most"] == 2 and len(seen["threads"]) == 2
+
+
+async def test_a_filtered_stripe_on_one_thread_decodes_a_column_at_a_time(
+        multi: tuple[bytes, pa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, t = multi
+    seen = _recording(monkeypatch, None, aorc.read.pushdown)
+    got = await aorc.read_table(_one_stripe(t), filters=[("d", "==", 3)], use_threads=1)
+    assert got.equals(t.filter(pc.equal(t["d"], 3)))
+    assert seen["most"] == 1 and len(seen["threads"]) == 1
 
 
 @pytest.mark.parametrize("use_threads", [1, 2])
