@@ -7,7 +7,10 @@ without ``compression_level`` too. On a busy machine the best of several alterna
 is the fairest comparison::
 
     python benchmarks/compare_trees.py --base /path/to/old/checkout [--rounds 3]
-        [--tables events-zstd,numeric200] [--threads 1,2]
+        [--tables events-zstd,numeric200] [--threads 1,2] [--filters JSON]
+
+``--filters '[["small_int", "<", 500]]'`` times filtered reads (aorc's ``filters=``; for the
+peer, ``pyarrow.dataset`` with the same filter, which reads the file whole).
 
 Prints, per table: the best read time of pyarrow.orc, of the base tree and of this tree
 (once per ``--threads`` value), the ratios to pyarrow.orc, the best process CPU time (all
@@ -33,7 +36,8 @@ sys.path.insert(0, str(HERE))
 
 CHILD = r"""
 import asyncio, gc, json, sys, time
-root, path, kind, threads, repeat, level = sys.argv[1:7]
+root, path, kind, threads, repeat, level, filters = sys.argv[1:8]
+filters = json.loads(filters)
 
 
 def peak_rss():
@@ -44,6 +48,7 @@ def peak_rss():
 
 sys.path.insert(0, root)
 kw = {} if threads == "-" else {"use_threads": int(threads)}
+read_kw = dict(kw, filters=[tuple(f) for f in filters]) if filters else kw
 best = cpu = float("inf")
 if kind.endswith("-write"):  # path: an Arrow IPC file holding the table to write
     import os, tempfile
@@ -72,32 +77,39 @@ if kind.endswith("-write"):  # path: an Arrow IPC file holding the table to writ
     rss = peak_rss()
 elif kind == "pyarrow":
     import pyarrow.orc as po
+    if filters:  # pyarrow.dataset reads ORC files whole and filters the rows
+        import pyarrow.dataset as ds, pyarrow.parquet as pq
+        expression = pq.filters_to_expression([tuple(f) for f in filters])
+        read = lambda: ds.dataset(path, format="orc").to_table(filter=expression)
+    else:
+        read = lambda: po.read_table(path)
     for _ in range(int(repeat)):
         gc.collect(); t = time.perf_counter(); c = time.process_time()
-        po.read_table(path)
+        read()
         best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
     rss = peak_rss()
 else:
     import aorc
     async def stream():
         async with aorc.open_reader(path) as r:
-            async for _ in r.iter_batches(**kw):
+            async for _ in r.iter_batches(**read_kw):
                 pass
     asyncio.run(stream())
     rss = peak_rss()
     for _ in range(int(repeat)):
         gc.collect(); t = time.perf_counter(); c = time.process_time()
-        asyncio.run(aorc.read_table(path, **kw))
+        asyncio.run(aorc.read_table(path, **read_kw))
         best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
 print(json.dumps({"time": best, "cpu": cpu, "rss_mib": rss / 1024}))
 """
 
 
 def measure(root: str, path: Path, kind: str, threads: str, repeat: int,
-            level: str = "-") -> dict[str, float]:
+            level: str = "-", filters: str = "[]") -> dict[str, float]:
     """One subprocess: best read time of ``repeat`` and peak RSS of a streaming read."""
     out = subprocess.run([sys.executable, "-c", CHILD, root, str(path), kind, threads,
-                          str(repeat), level], check=True, capture_output=True, text=True)
+                          str(repeat), level, filters], check=True, capture_output=True,
+                         text=True)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -120,7 +132,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--level", default="-",
                         help="with --write: aorc's zstd level, e.g. 1 as pyarrow.orc's default "
                              "(default '-': each tree's default, ORC Java's 3)")
+    parser.add_argument("--filters", default="[]",
+                        help="reads only: aorc's filters= as JSON, e.g. "
+                             "'[[\"small_int\", \"<\", 500]]'; pyarrow then reads with "
+                             "pyarrow.dataset and the same filter")
     args = parser.parse_args(argv)
+    if args.write and args.filters != "[]":
+        parser.error("--filters is for reads")
     here = str(HERE.parent)
     suffix = "-write" if args.write else ""
     configs = [("pyarrow", "pyarrow" + suffix, here, "-"),
@@ -138,7 +156,8 @@ def main(argv: list[str] | None = None) -> None:
             best: dict[str, dict[str, float]] = {}
             for _ in range(args.rounds):
                 for name, kind, root, threads in configs:
-                    got = measure(root, path, kind, threads, args.repeat, args.level)
+                    got = measure(root, path, kind, threads, args.repeat, args.level,
+                                  args.filters)
                     old = best.setdefault(name, got)
                     old["time"] = min(old["time"], got["time"])
                     old["cpu"] = min(old["cpu"], got["cpu"])
