@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from aorc.format.columns.encode import EncodeOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions
 from aorc.format.types import OrcType
 from aorc.io import open_output, registry
 from aorc.io.output import Output
 from aorc.sink.plan import Routing, held_bytes
 from aorc.write.file import FileAssembler
-from aorc.write.stripe import assemble_stripe
+from aorc.write.stripe import encode_stripe
 
 __all__ = [
     "MAX_STRIPE_FACTOR",
@@ -232,21 +232,10 @@ class OpenSinkFile:
 
     def _encode(self, pieces: list[pa.RecordBatch], rows: int) -> bytes:
         """Encode and assemble one stripe (in a worker thread); returns its bytes."""
-        table = pa.Table.from_batches(pieces, schema=self.schema)
-        pieces.clear()
-        root = pa.StructArray.from_arrays(
-            [table.column(i).combine_chunks() for i in range(len(self.schema))],
-            fields=list(self.schema))
-        del table
-        stride = self._options.row_index_stride
-        starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
-                  else np.zeros(0, dtype=np.int64))
-        encoded = encode_column(self._orc_type, root, starts, self._options,
-                                dictionary_decisions=self._decisions)
-        del root
-        stripe = assemble_stripe(encoded, rows, len(starts), self._options)
+        stripe = encode_stripe(self._orc_type, self.schema, pieces, rows, self._options,
+                               self._decisions)
         data = self._assembler.add_stripe(stripe)
-        del stripe, encoded
+        del stripe
         pa.default_memory_pool().release_unused()
         return data
 

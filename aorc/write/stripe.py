@@ -34,6 +34,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+import pyarrow as pa
+
 from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter
@@ -43,7 +46,8 @@ from aorc.format.codec.compression import (
     compress_stream,
     default_level,
 )
-from aorc.format.columns.encode import EncodedColumn
+from aorc.format.columns.encode import EncodedColumn, EncodeOptions, encode_column
+from aorc.format.types import OrcType
 from aorc.threads import pool_map
 
 __all__ = [
@@ -52,6 +56,7 @@ __all__ = [
     "PlacedColumn",
     "assemble_stripe",
     "compress",
+    "encode_stripe",
     "orc_positions",
     "stream_order_key",
 ]
@@ -444,3 +449,45 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
         parts=[part for p in streams for part in p.parts] + [footer_bytes],
         index_length=index_length, data_length=data_length,
         footer_length=len(footer_bytes), num_rows=num_rows, column_stats=stats, footer=footer)
+
+
+def encode_stripe(orc_type: OrcType, schema: pa.Schema, batches: list[pa.RecordBatch],
+                  rows: int, opts: EncodeOptions, decisions: dict[int, bool]
+                  ) -> EncodedStripe:
+    """Encode and assemble one stripe of ``batches`` (in a worker thread): each field is
+    encoded and compressed in one task on the shared pool (:class:`ColumnCompressor`), then
+    the stripe is laid out (:func:`assemble_stripe`).
+
+    Args:
+        orc_type: the file's root type.
+        schema: the batches' Arrow schema.
+        batches: the stripe's rows; emptied here, so that their memory can go early.
+        rows: how many rows they hold.
+        opts: the write options.
+        decisions: the writer's dictionary decisions per column (updated by the encoders).
+
+    Returns:
+        The stripe's bytes with its lengths and statistics.
+    """
+    table = pa.Table.from_batches(batches, schema=schema)
+    batches.clear()
+    fields = list(schema)
+    if fields:
+        root = pa.StructArray.from_arrays(
+            [_one_array(table.column(i)) for i in range(len(fields))], fields=fields)
+    else:
+        root = pa.StructArray.from_buffers(pa.struct([]), rows, [None], children=[])
+    del table
+    stride = opts.row_index_stride
+    starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
+              else np.zeros(0, dtype=np.int64))
+    compressor = ColumnCompressor(opts, len(starts))
+    encoded = encode_column(orc_type, root, starts, opts, dictionary_decisions=decisions,
+                            finish=compressor)
+    del root
+    return assemble_stripe(encoded, rows, len(starts), opts, compressor.placed)
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (not copied when it is one chunk already)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()

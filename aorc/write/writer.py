@@ -41,19 +41,18 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TypeAlias
 
-import numpy as np
 import pyarrow as pa
 
 from aorc.errors import AorcError
 from aorc.format.arrow import as_record_batches, as_table, conform, resolve_schema
-from aorc.format.columns.encode import EncodeOptions, encode_column
+from aorc.format.columns.encode import EncodeOptions
 from aorc.format.types import OrcType
 from aorc.io import open_output
 from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
 from aorc.options import WriteOptions
 from aorc.write.file import FileAssembler
-from aorc.write.stripe import ColumnCompressor, assemble_stripe
+from aorc.write.stripe import encode_stripe
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -361,35 +360,11 @@ class OrcWriter:
     def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> list[bytes]:
         """Encode and assemble one stripe (in a worker thread); returns its bytes in
         pieces."""
-        table = pa.Table.from_batches(batches, schema=self.schema)
-        batches.clear()
-        fields = list(self.schema)
-        if fields:
-            root = pa.StructArray.from_arrays(
-                [_one_array(table.column(i)) for i in range(len(fields))], fields=fields)
-        else:
-            root = pa.StructArray.from_buffers(pa.struct([]), rows, [None], children=[])
-        del table
-        stride = self.encode_options.row_index_stride
-        starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
-                  else np.zeros(0, dtype=np.int64))
-        opts = self.encode_options
-        compressor = ColumnCompressor(opts, len(starts))
-        encoded = encode_column(self.orc_type, root, starts, opts,
-                                dictionary_decisions=self._dictionary_decisions,
-                                finish=compressor)
-        del root
-        stripe = assemble_stripe(encoded, rows, len(starts), opts, compressor.placed)
+        stripe = encode_stripe(self.orc_type, self.schema, batches, rows, self.encode_options,
+                               self._dictionary_decisions)
         self._assembler.record_stripe(stripe)
         return stripe.pieces()
 
-
-def _one_array(column: pa.ChunkedArray) -> pa.Array:
-    """The column as one array (not copied when it is one chunk already)."""
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-
-
-# =========================================================================== API
 
 def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
                 options: WriteOptions | None = None, *,

@@ -359,8 +359,8 @@ async def test_a_failing_stripe_breaks_the_writer(tmp_path: pathlib.Path,
         return real_assemble(*args, **kwargs)
 
     import aorc.write.writer as writer_module
-    real_assemble = writer_module.assemble_stripe
-    monkeypatch.setattr(writer_module, "assemble_stripe", failing_assemble)
+    real_assemble = writer_module.encode_stripe
+    monkeypatch.setattr(writer_module, "encode_stripe", failing_assemble)
     table = sample_table(4000)
     writer = aorc.open_writer(tmp_path / "out.orc", table.schema, stripe_size=8 * 1024)
     with pytest.raises(RuntimeError, match="encoder broke"):
