@@ -71,6 +71,7 @@ from aorc.spark.compat import (
     require_data_sources,
     storage_schema,
     to_arrow_schema,
+    unbounded_arrow_batch_bytes,
     with_ntz,
 )
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
@@ -205,7 +206,8 @@ def write(df: Any, uri_prefix: str, options: WriteOptions | None = None, *,
     job = uuid.uuid4().hex[:16]
     task = _write_task(uri_prefix, job, storage_options, options,
                        storage_schema(arrow_schema))
-    rows = df.mapInArrow(task, "uri string, rows long, bytes long").collect()
+    with unbounded_arrow_batch_bytes(df.sparkSession):  # Spark 4's per-row check: see there
+        rows = df.mapInArrow(task, "uri string, rows long, bytes long").collect()
     return sorted(r["uri"] for r in rows)
 
 

@@ -19,7 +19,13 @@ from helpers.sink_stream import MillionRun
 from spark_tables import to_arrow
 
 import aorc.spark
-from aorc.spark.compat import has_data_sources, has_filter_pushdown
+from aorc.spark.compat import (
+    ARROW_BATCH_BYTES,
+    NO_BYTE_BOUND,
+    has_data_sources,
+    has_filter_pushdown,
+    unbounded_arrow_batch_bytes,
+)
 
 pytestmark = [
     pytest.mark.spark,
@@ -80,6 +86,44 @@ def test_write_with_options_object(spark: Any, tmp_path: pathlib.Path) -> None:
     assert rows(spark.read.orc(str(tmp_path / "out"))) == rows(df)
     with pytest.raises(aorc.SchemaError, match=r"aorc.spark.write\(\) got an unexpected"):
         aorc.spark.write(df, str(tmp_path / "bad"), opts, compresion="zstd")
+
+
+def _has_batch_bytes_setting(spark: Any) -> bool:
+    try:
+        spark.conf.get(ARROW_BATCH_BYTES)
+    except Exception:  # noqa: BLE001 - Spark 3.5 has no such setting
+        return False
+    return True
+
+
+def test_write_lifts_the_batch_byte_bound_for_its_job_only(spark: Any,
+                                                            tmp_path: pathlib.Path) -> None:
+    """Spark 4 checks the bytes of every Arrow batch after each row: aorc.spark.write lifts
+    the bound for its job (unless the user set one), and the session's setting is as before
+    afterwards, also when the write fails."""
+    exists = _has_batch_bytes_setting(spark)
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    with unbounded_arrow_batch_bytes(spark):
+        assert spark.conf.get(ARROW_BATCH_BYTES, None) == (NO_BYTE_BOUND if exists else None)
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    with pytest.raises(RuntimeError, match="inside"), unbounded_arrow_batch_bytes(spark):
+        raise RuntimeError("inside")
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    if not exists:
+        return
+    df = rich(spark, 3000, 2)
+    spark.conf.set(ARROW_BATCH_BYTES, "4k")  # the user's bound is kept: batches of ~4 KB
+    try:
+        with unbounded_arrow_batch_bytes(spark):
+            assert spark.conf.get(ARROW_BATCH_BYTES) == "4k"
+        aorc.spark.write(df, str(tmp_path / "small"), compression="zstd")
+        assert spark.conf.get(ARROW_BATCH_BYTES) == "4k"
+    finally:
+        spark.conf.unset(ARROW_BATCH_BYTES)
+    aorc.spark.write(df, str(tmp_path / "unbounded"), compression="zstd")
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    for folder in ("small", "unbounded"):
+        assert rows(spark.read.orc(str(tmp_path / folder))) == rows(df)
 
 
 def test_write_empty_partitions_write_no_files(spark: Any, tmp_path: pathlib.Path) -> None:
