@@ -22,6 +22,7 @@ Usage::
 
     python benchmarks/bench_spark.py [--rows-per-file N] [--repeat R] [--data DIR]
                                        [--no-write] [--only scan,filter,write] [--breakdown]
+                                       [--java-options "-D..."]
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def make_data(folder: Path, rows: int) -> Path:
     return path
 
 
-def session() -> Any:
+def session(java_options: str = "") -> Any:
+    """The ``local[2]`` session (``java_options``: more options for the JVM)."""
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -100,7 +102,7 @@ def session() -> Any:
              .config("spark.driver.memory", "2g")
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+             .config("spark.driver.extraJavaOptions", f"-Duser.timezone=UTC {java_options}")
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -167,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="the comparisons to run (comma-separated: scan, filter, write)")
     parser.add_argument("--breakdown", action="store_true",
                         help="then show where aorc.spark.read's time goes")
+    parser.add_argument("--java-options", default="",
+                        help="more JVM options, e.g. -Darrow.enable_unsafe_memory_access=true")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(),
                                                        "aorc-bench-spark"))
     args = parser.parse_args(argv)
@@ -179,8 +183,9 @@ def main(argv: list[str] | None = None) -> None:
     import pyspark
     from pyspark.sql import functions as F  # noqa: N812
 
-    spark = session()
-    print(f"PySpark {pyspark.__version__}, local[2], {FILES} files x {args.rows_per_file} rows")
+    spark = session(args.java_options)
+    print(f"PySpark {pyspark.__version__}, local[2], {FILES} files x {args.rows_per_file} rows"
+          + (f", JVM options {args.java_options}" if args.java_options else ""))
     print(f"{'case':<42} {'aorc':>10} {'Spark':>10} {'ratio':>8} {'':<20} "
           f"median wall ratio, CPU s: aorc, Spark, ratio")
 
