@@ -22,7 +22,7 @@ Usage::
 
     python benchmarks/bench_spark.py [--rows-per-file N] [--repeat R] [--data DIR]
                                        [--no-write] [--only scan,filter,write] [--breakdown]
-                                       [--java-options "-D..."]
+                                       [--java-options="-D..."]
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="then show where aorc.spark.read's time goes")
     parser.add_argument("--java-options", default="",
-                        help="more JVM options, e.g. -Darrow.enable_unsafe_memory_access=true")
+                        help="more JVM options (--java-options=-D...=...)")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(),
                                                        "aorc-bench-spark"))
     args = parser.parse_args(argv)
