@@ -182,7 +182,9 @@ def write(df: Any, uri_prefix: str, options: WriteOptions | None = None, *,
     """Write a DataFrame as ORC files under ``uri_prefix``, one per non-empty partition.
 
     Files are named ``part-<partition>-<job id>.orc``; a retried task rewrites the same
-    object, so retries leave no duplicates. Each file is complete or absent.
+    object, so retries leave no duplicates. Each file is complete or absent. On Spark 4 the
+    job runs without the byte bound of the Arrow batches Spark sends to Python (see
+    :func:`aorc.spark.compat.unbounded_arrow_batch_bytes`) unless the session sets one.
 
     Args:
         df: the DataFrame.
