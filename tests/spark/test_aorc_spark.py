@@ -22,8 +22,10 @@ import aorc.spark
 from aorc.spark.compat import (
     ARROW_BATCH_BYTES,
     NO_BYTE_BOUND,
+    default_parallelism,
     has_data_sources,
     has_filter_pushdown,
+    is_connect,
     unbounded_arrow_batch_bytes,
 )
 
@@ -171,6 +173,31 @@ def test_spark_written_files_read_through_aorc(spark: Any,
     assert tasks > len(files)  # stripes split across tasks
     assert df.schema.simpleString() == reference.schema.simpleString()
     assert rows(df) == rows(reference)
+
+
+def test_small_files_make_one_task_per_core(spark: Any, tmp_path: pathlib.Path) -> None:
+    """6 small files on 2 cores: 2 tasks of 3 files (as Spark packs files), not 6."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    folder = tmp_path / "small"
+    folder.mkdir()
+    for i in range(6):
+        table = pa.table({"id": pa.array(range(i * 100, (i + 1) * 100), pa.int64())})
+        asyncio.run(aorc.write_table(table, str(folder / f"f{i}.orc")))
+    _, splits = asyncio.run(aorc.spark.plan_read(str(folder)))
+    cores = default_parallelism(spark)
+    assert cores == 2  # as the fixture sets it
+    frames = [(aorc.spark.read(spark, str(folder)), cores)]
+    if has_data_sources():
+        aorc.spark.register(spark)  # over Connect the source packs for the server's CPUs
+        frames.append((spark.read.format("aorc").load(str(folder)),
+                       None if is_connect(spark) else cores))
+    for df, packed_for in frames:
+        per_task = df.groupBy(F.spark_partition_id()).count().collect()
+        expected = [100 * len(p) for p in aorc.spark.pack_splits(splits, packed_for)]
+        assert sorted(r[1] for r in per_task) == sorted(expected)
+        assert sorted(r[0] for r in df.collect()) == list(range(600))
+    assert [len(p) for p in aorc.spark.pack_splits(splits, 2)] == [3, 3]
 
 
 @pytest.mark.parametrize("filters, where", [
