@@ -142,21 +142,21 @@ def unbounded_arrow_batch_bytes(spark: Any) -> Iterator[None]:
     session's setting is restored after. Nothing changes when the user set
     :data:`ARROW_BATCH_BYTES` (a bound asked for is kept, e.g. for rows of hundreds of KB,
     whose 10,000-row batches would pass Arrow's 2 GiB limit) or when this Spark has no such
-    setting (3.5). Jobs the session runs meanwhile from other threads see the change too."""
+    setting (3.5), nor when the session refuses the change (a Connect server may forbid
+    setting it). Jobs the session runs meanwhile from other threads see the change too."""
     conf = spark.conf
     try:
         conf.get(ARROW_BATCH_BYTES)
-        chosen = conf.get(ARROW_BATCH_BYTES, None)
-    except Exception:  # noqa: BLE001 - no such setting (3.5): an error of Py4J or of Connect
-        chosen = "absent"
-    if chosen is not None:
-        yield
-        return
-    conf.set(ARROW_BATCH_BYTES, NO_BYTE_BOUND)
+        lift = conf.get(ARROW_BATCH_BYTES, None) is None
+        if lift:
+            conf.set(ARROW_BATCH_BYTES, NO_BYTE_BOUND)
+    except Exception:  # noqa: BLE001 - no such setting (3.5) or not settable: Py4J, Connect
+        lift = False
     try:
         yield
     finally:
-        conf.unset(ARROW_BATCH_BYTES)
+        if lift:
+            conf.unset(ARROW_BATCH_BYTES)
 
 
 def has_data_sources() -> bool:

@@ -116,3 +116,34 @@ def test_task_threads_fill_the_cores_without_oversubscribing() -> None:
     assert task_threads(8, 3) == 2
     assert task_threads(8, 0) == 8
     assert task_threads(None, 10**6) == 1  # unknown cores: this machine's CPUs
+
+
+class _Conf:
+    """A session's ``spark.conf`` as a Connect server that forbids some settings answers."""
+
+    def __init__(self, settable: bool) -> None:
+        self.values: dict[str, str] = {}
+        self.settable = settable
+
+    def get(self, key: str, *default: str | None) -> str | None:
+        return self.values.get(key, *default) if default else self.values.get(key, "64m")
+
+    def set(self, key: str, value: str) -> None:
+        if not self.settable:
+            raise RuntimeError("CONFIG_NOT_AVAILABLE")
+        self.values[key] = value
+
+    def unset(self, key: str) -> None:
+        del self.values[key]
+
+
+def test_unbounded_arrow_batch_bytes_gives_up_when_the_session_refuses() -> None:
+    from types import SimpleNamespace
+
+    from aorc.spark.compat import ARROW_BATCH_BYTES, NO_BYTE_BOUND, unbounded_arrow_batch_bytes
+
+    for settable in (True, False):
+        conf = _Conf(settable)
+        with unbounded_arrow_batch_bytes(SimpleNamespace(conf=conf)):
+            assert conf.values == ({ARROW_BATCH_BYTES: NO_BYTE_BOUND} if settable else {})
+        assert conf.values == {}
