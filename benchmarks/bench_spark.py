@@ -21,7 +21,8 @@ shared machine hits both); the best time of each is printed with the ratio aorc 
 Usage::
 
     python benchmarks/bench_spark.py [--rows-per-file N] [--repeat R] [--data DIR]
-                                       [--no-write] [--breakdown]
+                                       [--no-write] [--only scan,filter,write] [--breakdown]
+                                       [--java-options="-D..."]
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def make_data(folder: Path, rows: int) -> Path:
     return path
 
 
-def session() -> Any:
+def session(java_options: str = "") -> Any:
+    """The ``local[2]`` session (``java_options``: more options for the JVM)."""
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -100,7 +102,7 @@ def session() -> Any:
              .config("spark.driver.memory", "2g")
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+             .config("spark.driver.extraJavaOptions", f"-Duser.timezone=UTC {java_options}")
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -109,14 +111,15 @@ def session() -> Any:
 
 def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     """Warm up once, then the best of ``repeat`` timed runs (and the last result)."""
-    (t, _, result), = paired([fn], repeat)
+    (t, _, result, _), = paired([fn], repeat)
     return t, result
 
 
-def paired(fns: list[Callable[[], Any]], repeat: int) -> list[tuple[float, float, Any]]:
+def paired(fns: list[Callable[[], Any]], repeat: int
+           ) -> list[tuple[float, float, Any, float]]:
     """Warm each up once, then run them in turns ``repeat`` times: the best time of each,
-    the median CPU seconds spent by this process, the JVM and the Python workers, and the
-    last result."""
+    the median CPU seconds spent by this process, the JVM and the Python workers, the last
+    result and the median time."""
     from cpu_time import cpu_spent
 
     results = [fn() for fn in fns]
@@ -129,17 +132,32 @@ def paired(fns: list[Callable[[], Any]], repeat: int) -> list[tuple[float, float
                 results[i] = fn()
                 times[i].append(time.perf_counter() - t0)
             cpus[i].append(spent["jvm"] + spent["py"])
-    return [(min(t), sorted(c)[len(c) // 2], r)
+    return [(min(t), sorted(c)[len(c) // 2], r, sorted(t)[len(t) // 2])
             for t, c, r in zip(times, cpus, results, strict=True)]
 
 
-def report(name: str, ours: tuple[float, float, Any], theirs: tuple[float, float, Any],
-           target: float) -> None:
+def report(name: str, ours: tuple[float, float, Any, float],
+           theirs: tuple[float, float, Any, float], target: float) -> None:
+    """One line: best wall times and their ratio, the ratio of the median wall times, and
+    the median CPU seconds and their ratio."""
     ratio = ours[0] / theirs[0]
     mark = "ok" if ratio <= target else "SLOWER THAN TARGET"
     cpu = f"{ours[1]:6.2f} {theirs[1]:6.2f} {ours[1] / theirs[1]:5.2f}x" if theirs[1] else ""
     print(f"{name:<42} {ours[0]:8.2f} s {theirs[0]:8.2f} s {ratio:7.2f}x "
-          f"(target {target}x: {mark:<2}) {cpu}")
+          f"(target {target}x: {mark:<2}) median {ours[3] / theirs[3]:5.2f}x {cpu}")
+
+
+def scan(spark: Any, path: str, cases: dict[str, Callable[[], Any]],
+         group: Callable[[Any], list[Any]], same: Callable[[list[Any], list[Any]], bool],
+         repeat: int) -> None:
+    """The scan + group-by comparison, and aorc's decoding alone on the driver."""
+    timed = paired([lambda: group(spark.read.orc(path)), *cases.values()], repeat)
+    for name, ours in zip(cases, timed[1:], strict=True):
+        assert same(ours[2], timed[0][2]), f"{name} disagrees with spark.read.orc"
+        report(name, ours, timed[0], READ_TARGET)
+    decode_t, _ = best(lambda: [asyncio.run(aorc.read_table(str(f)))
+                                for f in sorted(Path(path).glob("*.orc"))], 1)
+    print(f"  (aorc decode alone, driver, all columns, one file after another: {decode_t:.2f} s)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,21 +165,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows-per-file", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--no-write", action="store_true", help="skip the write case")
+    parser.add_argument("--only", default="scan,filter,write",
+                        help="the comparisons to run (comma-separated: scan, filter, write)")
     parser.add_argument("--breakdown", action="store_true",
                         help="then show where aorc.spark.read's time goes")
+    parser.add_argument("--java-options", default="",
+                        help="more JVM options (--java-options=-D...=...)")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(),
                                                        "aorc-bench-spark"))
     args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    if args.no_write:
+        only.discard("write")
     t0 = time.perf_counter()
     path = str(make_data(Path(args.data), args.rows_per_file))
     print(f"data: {path} ({time.perf_counter() - t0:.1f} s to make or find)")
     import pyspark
     from pyspark.sql import functions as F  # noqa: N812
 
-    spark = session()
-    print(f"PySpark {pyspark.__version__}, local[2], {FILES} files x {args.rows_per_file} rows")
+    spark = session(args.java_options)
+    print(f"PySpark {pyspark.__version__}, local[2], {FILES} files x {args.rows_per_file} rows"
+          + (f", JVM options {args.java_options}" if args.java_options else ""))
     print(f"{'case':<42} {'aorc':>10} {'Spark':>10} {'ratio':>8} {'':<20} "
-          f"CPU s: aorc, Spark, ratio")
+          f"median wall ratio, CPU s: aorc, Spark, ratio")
 
     def group(df: Any) -> list[Any]:
         return sorted(df.groupBy("event_type").agg(
@@ -180,13 +206,8 @@ def main(argv: list[str] | None = None) -> None:
         aorc.spark.register(spark)
         cases['scan + group-by: format("aorc")'] = \
             lambda: group(spark.read.format("aorc").load(path))
-    timed = paired([lambda: group(spark.read.orc(path)), *cases.values()], args.repeat)
-    for name, ours in zip(cases, timed[1:], strict=True):
-        assert same(ours[2], timed[0][2]), f"{name} disagrees with spark.read.orc"
-        report(name, ours, timed[0], READ_TARGET)
-    decode_t, _ = best(lambda: [asyncio.run(aorc.read_table(str(f)))
-                                for f in sorted(Path(path).glob("*.orc"))], 1)
-    print(f"  (aorc decode alone, driver, all columns, one file after another: {decode_t:.2f} s)")
+    if "scan" in only:
+        scan(spark, path, cases, group, same, args.repeat)
 
     user = 4242
     cases = {"filter user_id = X: aorc.spark.read": lambda: sorted(aorc.spark.read(
@@ -195,11 +216,12 @@ def main(argv: list[str] | None = None) -> None:
         pushed = "pushed" if has_filter_pushdown() else "not pushed: PySpark 4.0"
         cases[f'filter: format("aorc").where ({pushed})'] = lambda: sorted(
             spark.read.format("aorc").load(path).where(f"user_id = {user}").collect())
-    timed = paired([lambda: sorted(spark.read.orc(path).where(f"user_id = {user}").collect()),
-                    *cases.values()], args.repeat)
-    for name, ours in zip(cases, timed[1:], strict=True):
-        assert ours[2] == timed[0][2] and ours[2], f"{name}: filtered rows differ"
-        report(name, ours, timed[0], READ_TARGET)
+    if "filter" in only:
+        timed = paired([lambda: sorted(spark.read.orc(path).where(f"user_id = {user}")
+                                       .collect()), *cases.values()], args.repeat)
+        for name, ours in zip(cases, timed[1:], strict=True):
+            assert ours[2] == timed[0][2] and ours[2], f"{name}: filtered rows differ"
+            report(name, ours, timed[0], READ_TARGET)
 
     df = spark.read.orc(path).cache()
     df.count()
@@ -212,10 +234,14 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(out / "aorc", ignore_errors=True)
             aorc.spark.write(df, str(out / "aorc"), compression="zstd")
 
-        if not args.no_write:
+        if "write" in only:
             theirs, ours = paired([native_write, aorc_write], args.repeat)
             assert spark.read.orc(str(out / "aorc")).count() == df.count()
             report("write: aorc.spark.write", ours, theirs, WRITE_TARGET)
+            sizes = [sum(f.stat().st_size for f in (out / d).glob("*.orc")) for d in
+                     ("aorc", "spark")]
+            print(f"  (files: aorc {sizes[0] / 2**20:.1f} MiB, Spark {sizes[1] / 2**20:.1f} MiB,"
+                  f" zstd at the level both default to)")
         if args.breakdown:
             from spark_breakdown import breakdown
 

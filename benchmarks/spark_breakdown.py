@@ -30,9 +30,9 @@ from cpu_time import cpu_spent
 import aorc.spark
 from aorc.spark import (
     SPARK_BATCH_ROWS,
-    TASKS_PER_CORE,
     _balanced,
     _run_async_iter,
+    pack_splits,
     plan_read,
     read_split,
     spark_arrow_schema,
@@ -56,13 +56,13 @@ class _Jobs:
               body: Callable[[list[Any], pa.Schema, int, str], Iterator[pa.RecordBatch]]) -> Any:
         schema, splits = asyncio.run(plan_read(self.path, columns))
         arrow = spark_arrow_schema(schema)
-        splits = _balanced(splits, self.cores)
-        tasks = max(1, min(len(splits), TASKS_PER_CORE * self.cores))
+        packs = pack_splits(_balanced(splits, self.cores), self.cores)
+        tasks = len(packs)
         threads = task_threads(self.cores, tasks)
         key = f"{self.path}:{columns}"
 
         def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            mine = [s for b in batches for i in b.column(0).to_pylist() for s in splits[i::tasks]]
+            mine = [s for b in batches for i in b.column(0).to_pylist() for s in packs[i]]
             yield from body(mine, arrow, threads, key)
 
         return self.spark.range(0, tasks, 1, tasks).mapInArrow(task, to_spark_schema(arrow))
@@ -134,4 +134,5 @@ def breakdown(spark: Any, path: str, group: Callable[[Any], Any], repeat: int) -
         def median(i: int, v: list[tuple[float, float, float]] = values) -> float:
             return sorted(x[i] for x in v)[len(v) // 2]
         print(f"{name:<46} {min(x[0] for x in values):7.2f} {median(1):8.2f} {median(2):8.2f}")
-    print(f"(batches of {SPARK_BATCH_ROWS} rows; {jobs.cores} cores)")
+    packs = pack_splits(asyncio.run(plan_read(path))[1], jobs.cores)
+    print(f"(batches of {SPARK_BATCH_ROWS} rows; {jobs.cores} cores; {len(packs)} tasks)")

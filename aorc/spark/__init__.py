@@ -71,6 +71,7 @@ from aorc.spark.compat import (
     require_data_sources,
     storage_schema,
     to_arrow_schema,
+    unbounded_arrow_batch_bytes,
     with_ntz,
 )
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
@@ -83,6 +84,7 @@ __all__ = [
     "DEFAULT_SPLIT_BYTES",
     "Split",
     "list_files",
+    "pack_splits",
     "plan_read",
     "read",
     "read_schema",
@@ -92,8 +94,9 @@ __all__ = [
 
 #: Stripes of one file are grouped into splits of about this many (compressed) bytes.
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
-#: :func:`read` makes at most this many tasks per core (several splits per task when more).
-TASKS_PER_CORE = 3
+#: What opening a split costs, counted in bytes when splits are packed into tasks (Spark's
+#: ``spark.sql.files.openCostInBytes``).
+OPEN_COST_BYTES = 4 * 1024 * 1024
 #: Rows per Arrow batch handed to Spark.
 SPARK_BATCH_ROWS = 65_536
 
@@ -179,7 +182,9 @@ def write(df: Any, uri_prefix: str, options: WriteOptions | None = None, *,
     """Write a DataFrame as ORC files under ``uri_prefix``, one per non-empty partition.
 
     Files are named ``part-<partition>-<job id>.orc``; a retried task rewrites the same
-    object, so retries leave no duplicates. Each file is complete or absent.
+    object, so retries leave no duplicates. Each file is complete or absent. On Spark 4 the
+    job runs without the byte bound of the Arrow batches Spark sends to Python (see
+    :func:`aorc.spark.compat.unbounded_arrow_batch_bytes`) unless the session sets one.
 
     Args:
         df: the DataFrame.
@@ -205,7 +210,8 @@ def write(df: Any, uri_prefix: str, options: WriteOptions | None = None, *,
     job = uuid.uuid4().hex[:16]
     task = _write_task(uri_prefix, job, storage_options, options,
                        storage_schema(arrow_schema))
-    rows = df.mapInArrow(task, "uri string, rows long, bytes long").collect()
+    with unbounded_arrow_batch_bytes(df.sparkSession):  # Spark 4's per-row check: see there
+        rows = df.mapInArrow(task, "uri string, rows long, bytes long").collect()
     return sorted(r["uri"] for r in rows)
 
 
@@ -269,12 +275,19 @@ class Split:
         partition: Hive partition values of the file's folder.
         filters: the filters left for this file once partition columns are resolved
             (``None``: every row).
+        sizes: the stored bytes of each stripe (empty: not known).
     """
 
     uri: str
     stripes: tuple[int, ...]
     partition: tuple[tuple[str, str | None], ...] = ()
     filters: Any = None
+    sizes: tuple[int, ...] = ()
+
+    @property
+    def nbytes(self) -> int:
+        """The stored bytes of the stripes (0 when the sizes are not known)."""
+        return sum(self.sizes)
 
 
 def _dnf(filters: Filters) -> list[list[tuple[Any, ...]]]:
@@ -343,8 +356,10 @@ def _resolve_filters(filters: Filters, values: Mapping[str, Any]) -> tuple[bool,
     return bool(left), left or None
 
 
-def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int) -> list[tuple[int, ...]]:
-    """Consecutive stripes not ruled out by their statistics, grouped by size."""
+def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int
+                   ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Consecutive stripes not ruled out by their statistics, grouped by size: (indexes,
+    stored bytes) of each group."""
     from aorc.filters.predicate import StatsContext, parse_filters
 
     predicate = (parse_filters(filters, parse_type_string(reader.orc_type))
@@ -362,7 +377,8 @@ def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int) -> list[tu
             if not predicate.evaluate(of, context).may_be_true:
                 continue
         kept.append(stripe)
-    return [tuple(s.index for s in g) for g in group_stripes(kept, split_bytes)]
+    return [(tuple(s.index for s in g), tuple(s.length for s in g))
+            for g in group_stripes(kept, split_bytes)]
 
 
 async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = None,
@@ -393,7 +409,7 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
             select_columns(parse_type_string(reader.orc_type), columns)
             groups = _stripe_groups(reader, rest, split_bytes)
         part = tuple((k, typed[k]) for k, _ in part_columns)
-        return schema, [Split(uri, g, part, rest) for g in groups]
+        return schema, [Split(uri, g, part, rest, sizes) for g, sizes in groups]
 
     typed_values = [_typed(v, part_columns) for v in values]
     planned = await asyncio.gather(*(plan_file(uri, t) for (_, uri), t
@@ -508,15 +524,15 @@ async def _read_splits(splits: list[Split], columns: Sequence[str] | None,
             yield batch
 
 
-def _read_task(splits: list[Split], tasks: int, columns: Sequence[str] | None,
+def _read_task(packs: list[list[Split]], columns: Sequence[str] | None,
                schema: pa.Schema, storage_options: Mapping[str, Any] | None,
                threads: int = 1) -> Any:
-    """The function of ``mapInArrow`` over ``range(tasks)``: task ``i`` reads the splits
-    ``i, i + tasks, ...`` on ``threads`` decoding threads (the splits travel with the
-    function, so no driver-side RDD is needed, which Spark Connect has not)."""
+    """The function of ``mapInArrow`` over ``range(len(packs))``: task ``i`` reads the splits
+    ``packs[i]`` on ``threads`` decoding threads (the splits travel with the function, so
+    no driver-side RDD is needed, which Spark Connect has not)."""
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         mine = [s for batch in batches for i in batch.column(0).to_pylist()
-                for s in splits[i::tasks]]
+                for s in packs[i]]
         if mine:
             yield from _run_async_iter(_read_splits(mine, columns, schema, storage_options,
                                                     threads))
@@ -533,9 +549,32 @@ def _balanced(splits: list[Split], target: int) -> list[Split]:
             break
         split = out[widest]
         half = len(split.stripes) // 2
-        out[widest:widest + 1] = [dataclasses.replace(split, stripes=split.stripes[:half]),
-                                  dataclasses.replace(split, stripes=split.stripes[half:])]
+        out[widest:widest + 1] = [
+            dataclasses.replace(split, stripes=split.stripes[:half], sizes=split.sizes[:half]),
+            dataclasses.replace(split, stripes=split.stripes[half:], sizes=split.sizes[half:])]
     return out
+
+
+def pack_splits(splits: list[Split], cores: int | None,
+                max_bytes: int = DEFAULT_SPLIT_BYTES) -> list[list[Split]]:
+    """The splits of each task, packed as Spark packs files into its own read tasks
+    (``FilePartition``): consecutive splits share a task up to ``min(max_bytes,
+    max(OPEN_COST_BYTES, total / cores))`` bytes, counting :data:`OPEN_COST_BYTES` per
+    split. So small reads make one task per core (each task costs the JVM and the Python
+    worker a fixed share), large ones tasks of about ``max_bytes``; splits keep their order.
+    ``cores`` unknown (``None``): this machine's CPUs."""
+    cores = cores or os.cpu_count() or 1
+    total = sum(s.nbytes + OPEN_COST_BYTES for s in splits)
+    target = min(max_bytes, max(OPEN_COST_BYTES, total // cores))
+    packs: list[list[Split]] = []
+    size = 0
+    for split in splits:
+        if not packs or size + split.nbytes > target:
+            packs.append([])
+            size = 0
+        packs[-1].append(split)
+        size += split.nbytes + OPEN_COST_BYTES
+    return packs
 
 
 def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = None,
@@ -555,8 +594,8 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
         split_bytes: stripes of a file are grouped into splits of about this many bytes.
 
     Returns:
-        The DataFrame: one Spark partition per split, up to :data:`TASKS_PER_CORE` times
-        the default parallelism (then several splits per partition).
+        The DataFrame: one Spark partition per task of :func:`pack_splits` (several
+        splits of ``split_bytes`` at most each).
 
     Raises:
         SchemaError: files with different schemas, unknown columns, bad filters.
@@ -568,10 +607,10 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
     arrow = spark_arrow_schema(schema)
     _executor_path(spark)
     cores = default_parallelism(spark)
-    splits = _balanced(splits, cores)
-    tasks = max(1, min(len(splits), TASKS_PER_CORE * cores))
-    task = _read_task(splits, tasks, columns, arrow, storage_options,
-                      task_threads(cores, tasks))
+    packs = pack_splits(_balanced(splits, cores), cores, split_bytes) or [[]]
+    task = _read_task(packs, columns, arrow, storage_options,
+                      task_threads(cores, len(packs)))
+    tasks = len(packs)
     df = spark.range(0, tasks, 1, tasks).mapInArrow(task, to_spark_schema(arrow))
     if columns is not None:  # in the order asked, partition columns last
         df = df.select(*columns, *[n for n in arrow.names if n not in columns])
@@ -678,10 +717,11 @@ if HAVE_DATA_SOURCES:
             return kind(settings, to_arrow_schema(schema), self.cores)
 
     class AorcPartition(InputPartition):
-        """One split, and the decoding threads its task may use (see :func:`task_threads`)."""
+        """The splits of one task (:func:`pack_splits`), and the decoding threads it may
+        use (see :func:`task_threads`)."""
 
-        def __init__(self, split: Split, threads: int) -> None:
-            super().__init__(split)
+        def __init__(self, splits: tuple[Split, ...], threads: int) -> None:
+            super().__init__(splits)
             self.threads = threads
 
     class AorcSourceReader(DataSourceReader):
@@ -700,17 +740,18 @@ if HAVE_DATA_SOURCES:
             _, splits = self.settings.plan(self.pushed)
             if self.cores:
                 splits = _balanced(splits, self.cores)
-            threads = task_threads(self.cores, len(splits))
-            return [AorcPartition(s, threads) for s in splits]
+            packs = pack_splits(splits, self.cores, self.settings.split_bytes)
+            threads = task_threads(self.cores, len(packs))
+            return [AorcPartition(tuple(p), threads) for p in packs]
 
         def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
-            split = getattr(partition, "value", None)
-            if split is None:  # no split left: Spark's stand-in (None in 4.0)
+            splits = getattr(partition, "value", None)
+            if not splits:  # no split left: Spark's stand-in (None in 4.0)
                 return
             threads = getattr(partition, "threads", True)
-            yield from _run_async_iter(read_split(
-                split, self.settings.columns, self.arrow,
-                self.settings.storage_options or None, use_threads=threads))
+            yield from _run_async_iter(_read_splits(
+                list(splits), self.settings.columns, self.arrow,
+                self.settings.storage_options or None, threads))
 
     class AorcPushdownReader(AorcSourceReader):
         """The reader when Spark pushes filters: those aorc evaluates exactly are applied

@@ -16,15 +16,21 @@ classic sessions and Spark Connect), found by looking for features, not at versi
   version up to 4.3 tells a Python source which columns a query uses (the JVM's
   ``PythonScanBuilder`` implements ``SupportsPushDownFilters`` only, 4.0 not even that), so
   ``format("aorc")`` reads every column unless given the ``columns`` option.
+- Spark 4 bounds the Arrow batches it sends to Python workers by bytes as well as rows
+  (``spark.sql.execution.arrow.maxBytesPerBatch``, 64 MiB by default), and checks the bound
+  after every row it appends (``BatchedPythonArrowInput``: the size of every vector, per row),
+  which costs more JVM time than Spark's whole ORC write; 3.5 has no such bound.
+  :func:`unbounded_arrow_batch_bytes` lifts it for one job (see there).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -35,8 +41,10 @@ from aorc.format.types import ORC_ATTRIBUTES_METADATA_KEY, OrcType, TypeKind
 from aorc.format.types import from_arrow_schema as orc_from_arrow_schema
 
 __all__ = [
+    "ARROW_BATCH_BYTES",
     "CATALYST_TYPE",
     "DATA_SOURCE_VERSION",
+    "NO_BYTE_BOUND",
     "NTZ",
     "default_parallelism",
     "executor_path",
@@ -48,6 +56,7 @@ __all__ = [
     "require_data_sources",
     "storage_schema",
     "to_arrow_schema",
+    "unbounded_arrow_batch_bytes",
     "with_ntz",
 ]
 
@@ -55,6 +64,10 @@ __all__ = [
 CATALYST_TYPE = "spark.sql.catalyst.type"
 #: The Arrow type of ``TimestampNTZType`` in PySpark's Arrow batches.
 NTZ = pa.timestamp("us")
+#: Spark 4's bound on the bytes of an Arrow batch sent to a Python worker.
+ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+#: The value of :data:`ARROW_BATCH_BYTES` that means no bound (and no per-row check).
+NO_BYTE_BOUND = str(2**31 - 1)
 #: The first PySpark with Python data sources (``spark.read.format(<python source>)``).
 DATA_SOURCE_VERSION = "4.0"
 
@@ -119,6 +132,31 @@ def executor_path(spark: Any) -> None:
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
         env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
+@contextlib.contextmanager
+def unbounded_arrow_batch_bytes(spark: Any) -> Iterator[None]:
+    """Within the block, Spark cuts the Arrow batches it sends to Python workers by rows only
+    (``spark.sql.execution.arrow.maxRecordsPerBatch``, 10,000 by default), as Spark 3.5 does,
+    instead of also checking their bytes after each row (:data:`ARROW_BATCH_BYTES`); the
+    session's setting is restored after. Nothing changes when the user set
+    :data:`ARROW_BATCH_BYTES` (a bound asked for is kept, e.g. for rows of hundreds of KB,
+    whose 10,000-row batches would pass Arrow's 2 GiB limit) or when this Spark has no such
+    setting (3.5), nor when the session refuses the change (a Connect server may forbid
+    setting it). Jobs the session runs meanwhile from other threads see the change too."""
+    conf = spark.conf
+    try:
+        conf.get(ARROW_BATCH_BYTES)
+        lift = conf.get(ARROW_BATCH_BYTES, None) is None
+        if lift:
+            conf.set(ARROW_BATCH_BYTES, NO_BYTE_BOUND)
+    except Exception:  # noqa: BLE001 - no such setting (3.5) or not settable: Py4J, Connect
+        lift = False
+    try:
+        yield
+    finally:
+        if lift:
+            conf.unset(ARROW_BATCH_BYTES)
 
 
 def has_data_sources() -> bool:

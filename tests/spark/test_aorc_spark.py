@@ -19,7 +19,15 @@ from helpers.sink_stream import MillionRun
 from spark_tables import to_arrow
 
 import aorc.spark
-from aorc.spark.compat import has_data_sources, has_filter_pushdown
+from aorc.spark.compat import (
+    ARROW_BATCH_BYTES,
+    NO_BYTE_BOUND,
+    default_parallelism,
+    has_data_sources,
+    has_filter_pushdown,
+    is_connect,
+    unbounded_arrow_batch_bytes,
+)
 
 pytestmark = [
     pytest.mark.spark,
@@ -82,6 +90,44 @@ def test_write_with_options_object(spark: Any, tmp_path: pathlib.Path) -> None:
         aorc.spark.write(df, str(tmp_path / "bad"), opts, compresion="zstd")
 
 
+def _has_batch_bytes_setting(spark: Any) -> bool:
+    try:
+        spark.conf.get(ARROW_BATCH_BYTES)
+    except Exception:  # noqa: BLE001 - Spark 3.5 has no such setting
+        return False
+    return True
+
+
+def test_write_lifts_the_batch_byte_bound_for_its_job_only(spark: Any,
+                                                            tmp_path: pathlib.Path) -> None:
+    """Spark 4 checks the bytes of every Arrow batch after each row: aorc.spark.write lifts
+    the bound for its job (unless the user set one), and the session's setting is as before
+    afterwards, also when the write fails."""
+    exists = _has_batch_bytes_setting(spark)
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    with unbounded_arrow_batch_bytes(spark):
+        assert spark.conf.get(ARROW_BATCH_BYTES, None) == (NO_BYTE_BOUND if exists else None)
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    with pytest.raises(RuntimeError, match="inside"), unbounded_arrow_batch_bytes(spark):
+        raise RuntimeError("inside")
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    if not exists:
+        return
+    df = rich(spark, 3000, 2)
+    spark.conf.set(ARROW_BATCH_BYTES, "4k")  # the user's bound is kept: batches of ~4 KB
+    try:
+        with unbounded_arrow_batch_bytes(spark):
+            assert spark.conf.get(ARROW_BATCH_BYTES) == "4k"
+        aorc.spark.write(df, str(tmp_path / "small"), compression="zstd")
+        assert spark.conf.get(ARROW_BATCH_BYTES) == "4k"
+    finally:
+        spark.conf.unset(ARROW_BATCH_BYTES)
+    aorc.spark.write(df, str(tmp_path / "unbounded"), compression="zstd")
+    assert spark.conf.get(ARROW_BATCH_BYTES, None) is None
+    for folder in ("small", "unbounded"):
+        assert rows(spark.read.orc(str(tmp_path / folder))) == rows(df)
+
+
 def test_write_empty_partitions_write_no_files(spark: Any, tmp_path: pathlib.Path) -> None:
     df = spark.range(10).repartition(4).where("id < 2")
     uris = aorc.spark.write(df, str(tmp_path / "few"))
@@ -127,6 +173,31 @@ def test_spark_written_files_read_through_aorc(spark: Any,
     assert tasks > len(files)  # stripes split across tasks
     assert df.schema.simpleString() == reference.schema.simpleString()
     assert rows(df) == rows(reference)
+
+
+def test_small_files_make_one_task_per_core(spark: Any, tmp_path: pathlib.Path) -> None:
+    """6 small files on 2 cores: 2 tasks of 3 files (as Spark packs files), not 6."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    folder = tmp_path / "small"
+    folder.mkdir()
+    for i in range(6):
+        table = pa.table({"id": pa.array(range(i * 100, (i + 1) * 100), pa.int64())})
+        asyncio.run(aorc.write_table(table, str(folder / f"f{i}.orc")))
+    _, splits = asyncio.run(aorc.spark.plan_read(str(folder)))
+    cores = default_parallelism(spark)
+    assert cores == 2  # as the fixture sets it
+    frames = [(aorc.spark.read(spark, str(folder)), cores)]
+    if has_data_sources():
+        aorc.spark.register(spark)  # over Connect the source packs for the server's CPUs
+        frames.append((spark.read.format("aorc").load(str(folder)),
+                       None if is_connect(spark) else cores))
+    for df, packed_for in frames:
+        per_task = df.groupBy(F.spark_partition_id()).count().collect()
+        expected = [100 * len(p) for p in aorc.spark.pack_splits(splits, packed_for)]
+        assert sorted(r[1] for r in per_task) == sorted(expected)
+        assert sorted(r[0] for r in df.collect()) == list(range(600))
+    assert [len(p) for p in aorc.spark.pack_splits(splits, 2)] == [3, 3]
 
 
 @pytest.mark.parametrize("filters, where", [

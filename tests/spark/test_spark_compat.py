@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -76,6 +77,34 @@ def test_balanced_splits_cut_wide_splits_for_every_core() -> None:
     assert [(s.uri, s.stripes) for s in out] == [
         ("a", (0,)), ("a", (1,)), ("a", (2, 3)), ("b", (0,))]
     assert _balanced([Split("c", (5,))], 8) == [Split("c", (5,))]
+    sized = _balanced([Split("d", (0, 1, 2), sizes=(10, 20, 30))], 2)
+    assert [(s.stripes, s.sizes, s.nbytes) for s in sized] == [((0,), (10,), 10),
+                                                                ((1, 2), (20, 30), 50)]
+
+
+def test_pack_splits_packs_small_reads_into_a_task_per_core() -> None:
+    from aorc.spark import DEFAULT_SPLIT_BYTES, OPEN_COST_BYTES, pack_splits
+
+    mib = 1 << 20
+
+    def files(n: int, size: int) -> list[Split]:
+        return [Split(f"f{i}", (0,), sizes=(size,)) for i in range(n)]
+
+    def shape(packs: list[list[Split]]) -> list[list[str]]:
+        return [[s.uri for s in p] for p in packs]
+
+    # the benchmark's 4 files of ~15 MiB on 2 cores: 2 tasks, as Spark packs them
+    assert shape(pack_splits(files(4, 15 * mib), 2)) == [["f0", "f1"], ["f2", "f3"]]
+    # 3 equal files on 2 cores do not fit 2 tasks (Spark makes 3 too)
+    assert shape(pack_splits(files(3, 15 * mib), 2)) == [["f0"], ["f1"], ["f2"]]
+    # large reads: tasks of about split_bytes, whatever the cores
+    big = pack_splits(files(10, DEFAULT_SPLIT_BYTES - OPEN_COST_BYTES), 2)
+    assert shape(big) == [[f"f{i}"] for i in range(10)]
+    tiny = pack_splits(files(100, 1000), 4)  # 100 tiny files on 4 cores
+    assert [len(p) for p in tiny] == [25, 25, 25, 25]
+    assert [s for p in tiny for s in p] == files(100, 1000)  # the order is kept
+    assert pack_splits([], 2) == []
+    assert len(pack_splits(files(64, 1000), None)) == max(1, min(64, os.cpu_count() or 1))
 
 
 def test_task_threads_fill_the_cores_without_oversubscribing() -> None:
@@ -87,3 +116,34 @@ def test_task_threads_fill_the_cores_without_oversubscribing() -> None:
     assert task_threads(8, 3) == 2
     assert task_threads(8, 0) == 8
     assert task_threads(None, 10**6) == 1  # unknown cores: this machine's CPUs
+
+
+class _Conf:
+    """A session's ``spark.conf`` as a Connect server that forbids some settings answers."""
+
+    def __init__(self, settable: bool) -> None:
+        self.values: dict[str, str] = {}
+        self.settable = settable
+
+    def get(self, key: str, *default: str | None) -> str | None:
+        return self.values.get(key, *default) if default else self.values.get(key, "64m")
+
+    def set(self, key: str, value: str) -> None:
+        if not self.settable:
+            raise RuntimeError("CONFIG_NOT_AVAILABLE")
+        self.values[key] = value
+
+    def unset(self, key: str) -> None:
+        del self.values[key]
+
+
+def test_unbounded_arrow_batch_bytes_gives_up_when_the_session_refuses() -> None:
+    from types import SimpleNamespace
+
+    from aorc.spark.compat import ARROW_BATCH_BYTES, NO_BYTE_BOUND, unbounded_arrow_batch_bytes
+
+    for settable in (True, False):
+        conf = _Conf(settable)
+        with unbounded_arrow_batch_bytes(SimpleNamespace(conf=conf)):
+            assert conf.values == ({ARROW_BATCH_BYTES: NO_BYTE_BOUND} if settable else {})
+        assert conf.values == {}
