@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aorc.errors import StoreError
+from aorc.errors import SchemaError, StoreError
 from aorc.io.base import BaseStore, IOStats
 from aorc.io.s3_clients import (
     ClientLease,
@@ -73,7 +73,8 @@ class S3Store(BaseStore):
         config: connection settings and tuning (default: the AWS chain, 8 requests in flight).
 
     Attributes:
-        etag: the object's ETag seen by the first read; later reads require it.
+        etag: the object's ETag seen by the first read (or given as the ``if_match`` storage
+            option); later reads require it.
     """
 
     def __init__(self, bucket: str, key: str, config: S3Config | None = None) -> None:
@@ -93,7 +94,13 @@ class S3Store(BaseStore):
             SchemaError: a malformed URL or a bad storage option.
         """
         bucket, key = parse_s3_url(url)
-        return cls(bucket, key, S3Config.from_options(storage_options))
+        options = dict(storage_options or {})
+        etag = options.pop("if_match", None)
+        if etag is not None and (not isinstance(etag, str) or not etag):
+            raise SchemaError(f"storage option if_match must be an ETag string, got {etag!r}")
+        store = cls(bucket, key, S3Config.from_options(options))
+        store.etag = etag  # every read, the first one too, is then pinned to that version
+        return store
 
     async def _open(self) -> None:
         self._lease = await acquire_client(self.config)
@@ -201,6 +208,9 @@ class S3Output:
             SchemaError: a malformed URL or a bad storage option.
         """
         bucket, key = parse_s3_url(url)
+        if storage_options and "if_match" in storage_options:
+            raise SchemaError("storage option if_match pins reads to an object's version; "
+                              "it does not apply to writes")
         return cls(bucket, key, S3Config.from_options(storage_options))
 
     def __repr__(self) -> str:

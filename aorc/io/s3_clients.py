@@ -127,8 +127,8 @@ def map_s3_error(exc: BaseException, path: str, action: str) -> StoreError:
         if code in _CHANGED or status == 412:
             return ObjectChangedError(f"{path}: the object was replaced while it was being "
                                       f"read (its ETag no longer matches the one seen when "
-                                      f"it was opened); open it again to read the new "
-                                      f"version")
+                                      f"it was opened, or given as if_match); open it again "
+                                      f"to read the new version")
         if code in _TRANSIENT or (isinstance(status, int) and (status >= 500 or status == 429)):
             return RetriesExhaustedError(f"{path}: cannot {action}: {code or status} "
                                          f"({message}) after {attempts} attempt(s)")

@@ -28,7 +28,10 @@ Reading (aorc):
     into parallel requests), ``max_concurrency`` (requests in flight per open file, 8),
     ``max_burst`` (32: requests in flight for a batch of ranges too far apart to merge
     that fetches at most ``max_request_size`` bytes in all; see
-    :class:`aorc.io.base.StoreOptions`).
+    :class:`aorc.io.base.StoreOptions`); ``if_match`` (an ETag: every request of the read,
+    the first one too, requires the object to have it, so a read of a version that is no
+    longer there fails with :class:`~aorc.errors.ObjectChangedError`; one object's option,
+    not a dataset's, and a reading option only).
 
 Writing (aorc):
     ``part_size`` (8 MiB, at least 5 MiB: S3's smallest part), ``max_concurrency`` (part
@@ -37,7 +40,8 @@ Writing (aorc):
     (``"CRC32"`` (default), ``"CRC32C"``, ``"SHA1"``, ``"SHA256"``, or ``None`` to send no
     additional checksum).
 
-Both sets are accepted on reads and on writes, so one dict can serve both.
+Both sets are accepted on reads and on writes, so one dict can serve both (but for
+``if_match``, which writes refuse).
 """
 
 from __future__ import annotations

@@ -304,6 +304,14 @@ class OrcReader:
         return self._tail.file_length
 
     @property
+    def etag(self) -> str | None:
+        """The object's ETag on S3, to which every read of this reader is pinned (pass it as
+        the ``if_match`` storage option to read the same version again later); ``None``
+        for other stores."""
+        etag = getattr(self._store, "etag", None)
+        return etag if isinstance(etag, str) else None
+
+    @property
     def io_stats(self) -> IOStats:
         """Requests and bytes read so far (a live counter; use ``snapshot()`` to keep one)."""
         return self._store.stats

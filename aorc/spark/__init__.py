@@ -276,6 +276,9 @@ class Split:
         filters: the filters left for this file once partition columns are resolved
             (``None``: every row).
         sizes: the stored bytes of each stripe (empty: not known).
+        etag: the file's ETag when it was planned (S3): the task reads that version or
+            fails with :class:`aorc.errors.ObjectChangedError`, never a replaced file's
+            stripes under this split's plan (``None``: other stores).
     """
 
     uri: str
@@ -283,6 +286,7 @@ class Split:
     partition: tuple[tuple[str, str | None], ...] = ()
     filters: Any = None
     sizes: tuple[int, ...] = ()
+    etag: str | None = None
 
     @property
     def nbytes(self) -> int:
@@ -408,8 +412,9 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
                 return schema, []
             select_columns(parse_type_string(reader.orc_type), columns)
             groups = _stripe_groups(reader, rest, split_bytes)
+            etag = reader.etag
         part = tuple((k, typed[k]) for k, _ in part_columns)
-        return schema, [Split(uri, g, part, rest, sizes) for g, sizes in groups]
+        return schema, [Split(uri, g, part, rest, sizes, etag) for g, sizes in groups]
 
     typed_values = [_typed(v, part_columns) for v in values]
     planned = await asyncio.gather(*(plan_file(uri, t) for (_, uri), t
@@ -498,6 +503,8 @@ async def read_split(split: Split, columns: Sequence[str] | None, schema: pa.Sch
     """The rows of one split as batches in Spark's Arrow types (``use_threads``: as
     :meth:`aorc.OrcReader.iter_batches`; see :func:`task_threads`)."""
     data_columns = [f.name for f in schema if f.name not in dict(split.partition)]
+    if split.etag is not None:  # the version that was planned, or ObjectChangedError
+        storage_options = {**(storage_options or {}), "if_match": split.etag}
     async with open_reader(split.uri, storage_options=storage_options,
                            timestamp_unit=SPARK_TIMESTAMP_UNIT) as reader:
         wanted = data_columns if columns is not None else None

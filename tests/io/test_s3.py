@@ -22,7 +22,7 @@ from aorc.errors import (
     SchemaError,
     StoreError,
 )
-from aorc.io import S3Store, Store, close_clients, open_store, plan_ranges
+from aorc.io import S3Store, Store, close_clients, open_output, open_store, plan_ranges
 from aorc.io.s3_clients import parse_timestamp
 from aorc.io.s3_config import DEFAULT_PART_SIZE, S3Config, is_s3_url, parse_s3_url
 
@@ -285,6 +285,25 @@ async def test_replaced_object_is_detected(s3_client: Any, s3_bucket: str) -> No
         with pytest.raises(ObjectChangedError, match="replaced") as info:
             await store.read_range(0, 10)
         assert isinstance(info.value.__cause__, ClientError)
+
+
+async def test_if_match_pins_the_first_read_too(s3_client: Any, s3_bucket: str,
+                                                s3_proxy: S3Proxy) -> None:
+    url = f"s3://{s3_bucket}/obj.bin"
+    etag = put(s3_client, s3_bucket, "obj.bin", DATA)
+    async with open_store(url, via(s3_proxy, if_match=etag)) as store:
+        assert await store.read_tail(TAIL) == (DATA[-TAIL:], len(DATA))
+        assert await store.read_range(0, 10) == DATA[:10]
+    assert [r.headers.get("if-match") for r in s3_proxy.log] == [etag, etag]
+    put(s3_client, s3_bucket, "obj.bin", DATA[::-1])  # a new version: the pin fails at once
+    with pytest.raises(ObjectChangedError, match="if_match"):
+        async with open_store(url, {"if_match": etag}) as store:
+            await store.read_tail(TAIL)
+    for bad in ("", 3, b"etag"):
+        with pytest.raises(SchemaError, match="if_match"):
+            open_store(url, {"if_match": bad})
+    with pytest.raises(SchemaError, match="does not apply to writes"):
+        open_output(url, {"if_match": etag})
 
 
 async def test_missing_object_and_bucket(s3_client: Any, s3_bucket: str) -> None:

@@ -99,6 +99,7 @@ async def test_open_small_tail_is_one_request(multi_stripe: tuple[pathlib.Path, 
         assert reader.io_stats.requests == 1
         assert reader.num_rows == table.num_rows
         assert reader.schema == po.ORCFile(str(path)).schema
+        assert reader.etag is None  # an S3 reader's is its object's (tests/spark, test_s3)
 
 
 async def test_open_large_tail_is_two_requests(tmp_path: pathlib.Path) -> None:

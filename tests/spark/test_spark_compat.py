@@ -8,11 +8,16 @@ import asyncio
 import datetime
 import os
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.orc as po
+import pytest
+from helpers.s3proxy import S3Proxy
 
 import aorc
+import aorc.spark
+from aorc.errors import ObjectChangedError
 from aorc.format.types import TypeKind
 from aorc.spark import Split, _balanced, _stored
 from aorc.spark.compat import CATALYST_TYPE, NTZ, orc_schema, storage_schema, with_ntz
@@ -147,3 +152,29 @@ def test_unbounded_arrow_batch_bytes_gives_up_when_the_session_refuses() -> None
         with unbounded_arrow_batch_bytes(SimpleNamespace(conf=conf)):
             assert conf.values == ({ARROW_BATCH_BYTES: NO_BYTE_BOUND} if settable else {})
         assert conf.values == {}
+
+
+async def test_a_split_reads_the_version_it_was_planned_on(s3_client: Any, s3_bucket: str,
+                                                           s3_proxy: S3Proxy) -> None:
+    """On S3 a split carries the ETag its file had when planned: its task reads that version
+    (every request pinned with If-Match) or fails with ObjectChangedError, never a replaced
+    file's stripes under the old plan."""
+    def upload(table: pa.Table) -> str:
+        out = pa.BufferOutputStream()
+        po.write_table(table, out)
+        etag: str = s3_client.put_object(Bucket=s3_bucket, Key="t/f.orc",
+                                         Body=out.getvalue().to_pybytes())["ETag"]
+        return etag
+
+    table = pa.table({"id": pa.array(range(1000), pa.int64())})
+    etag = upload(table)
+    options = {"endpoint_url": s3_proxy.url}
+    schema, splits = await aorc.spark.plan_read(f"s3://{s3_bucket}/t/", storage_options=options)
+    assert [s.etag for s in splits] == [etag]
+    s3_proxy.log.clear()
+    got = [b async for b in aorc.spark.read_split(splits[0], None, schema, options)]
+    assert pa.Table.from_batches(got).column("id").to_pylist() == list(range(1000))
+    assert s3_proxy.log and all(r.headers.get("if-match") == etag for r in s3_proxy.log)
+    upload(pa.table({"id": pa.array(range(5000, 7000), pa.int64())}))  # replaced after planning
+    with pytest.raises(ObjectChangedError, match="replaced"):
+        [b async for b in aorc.spark.read_split(splits[0], None, schema, options)]
