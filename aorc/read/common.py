@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import collections
 import struct
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ from aorc.format.codec.compression import (
 )
 from aorc.format.stripe import StreamInfo
 from aorc.format.tail import FileTail, StripeInfo
+from aorc.format.types import OrcType
 from aorc.threads import pool_map
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "prefixed",
     "run_light",
     "stream_kind_name",
+    "stored_bytes",
     "stripes_text",
 ]
 
@@ -212,6 +215,16 @@ def group_stripes(stripes: Sequence[S], max_bytes: int) -> list[list[S]]:
             groups.append([stripe])
             size = stripe.length
     return groups
+
+
+def stored_bytes(streams: Mapping[tuple[int, int], StreamInfo],
+                 tops: Sequence[OrcType]) -> list[int]:
+    """The stored bytes of each column of ``tops`` with its descendants: an estimate of the
+    work of decoding it."""
+    stored: collections.Counter[int] = collections.Counter()
+    for (column, _), info in streams.items():
+        stored[column] += info.length
+    return [sum(stored[i] for i in range(t.column_id, t.max_column_id + 1)) for t in tops]
 
 
 # =========================================================================== streams

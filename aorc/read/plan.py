@@ -28,7 +28,6 @@ that a driver can run them on several threads; :meth:`StripeJob.run` runs them i
 
 from __future__ import annotations
 
-import collections
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,14 @@ from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import TypeKind
-from aorc.read.common import FetchedBytes, LazyStreams, group_stripes, guarded, stripes_text
+from aorc.read.common import (
+    FetchedBytes,
+    LazyStreams,
+    group_stripes,
+    guarded,
+    stored_bytes,
+    stripes_text,
+)
 from aorc.read.pushdown import ScanPlanner, ScanStats, StripeWork
 
 __all__ = [
@@ -261,11 +267,7 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        stored: collections.Counter[int] = collections.Counter()
-        for (column, _), info in streams.items():
-            stored[column] += info.length
-        weights = [sum(stored[i] for i in range(c.column_id, c.max_column_id + 1))
-                   for _, c in pairs]
+        weights = stored_bytes(streams, [c for _, c in pairs])
         return StripeJob(stripe.index, self.path, prepare, assemble, weights)
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,

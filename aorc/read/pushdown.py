@@ -23,7 +23,6 @@ read whole. Results are exact in every case: pruning only ever skips rows that c
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import math
 import threading
@@ -53,7 +52,7 @@ from aorc.format.statistics import ColumnStatistics, column_statistics_from_prot
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index, parse_row_index
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import OrcType, TypeKind, select_columns
-from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges
+from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges, stored_bytes
 from aorc.threads import pool_map
 
 __all__ = ["Fetched", "ScanPlanner", "ScanStats", "StripeWork"]
@@ -511,11 +510,8 @@ def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],
     most stored bytes started first (so that the last one to finish is a small one)."""
     if threads <= 1 or len(tops) <= 1:
         return [decode(t) for t in tops]
-    stored: collections.Counter[int] = collections.Counter()
-    for (column, _), info in streams.items():
-        stored[column] += info.length
-    order = sorted(range(len(tops)), key=lambda i: -sum(
-        stored[c] for c in range(tops[i].column_id, tops[i].max_column_id + 1)))
+    weights = stored_bytes(streams, tops)
+    order = sorted(range(len(tops)), key=lambda i: -weights[i])
     arrays = pool_map(decode, [tops[i] for i in order], threads)
     out: list[Any] = [None] * len(tops)
     for i, array in zip(order, arrays, strict=True):

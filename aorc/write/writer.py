@@ -366,6 +366,8 @@ class OrcWriter:
         return stripe.pieces()
 
 
+# =========================================================================== API
+
 def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
                 options: WriteOptions | None = None, *,
                 storage_options: Mapping[str, Any] | None = None,
