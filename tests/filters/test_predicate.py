@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from helpers.oracle import filters_oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -133,23 +134,6 @@ def _table(n: int, seed: int) -> pa.Table:
     })
 
 
-def _oracle(filters: list[list[tuple]]) -> pc.Expression:
-    """pyarrow's own semantics: filters_to_expression, plus is null / is not null."""
-    expr = None
-    for clause in filters:
-        conj = None
-        for name, op, *rest in clause:
-            value = rest[0] if rest else None
-            if op in ("is null", "is not null"):
-                e = pc.field(name).is_null() if op == "is null" else pc.field(name).is_valid()
-            else:
-                e = pq.filters_to_expression([[(name, op, value)]])
-            conj = e if conj is None else conj & e
-        expr = conj if expr is None else expr | conj
-    assert expr is not None
-    return expr
-
-
 ROW_CASES = [
     [("i16", "<", 2.5)], [("i16", "<=", 2.5)], [("i16", ">", -2.5)], [("i16", ">=", -2.5)],
     [("i16", "==", 3.0)], [("i16", "==", 3.5)], [("i16", "!=", 3.5)], [("i16", "<", 1e30)],
@@ -179,7 +163,7 @@ def test_row_mask_equals_pyarrow(filters: list) -> None:
     predicate = parse_filters(filters, schema)
     assert predicate is not None
     rows = table.append_column("row", pa.array(np.arange(table.num_rows)))
-    expected = rows.filter(_oracle(clauses)).column("row").to_pylist()
+    expected = rows.filter(filters_oracle(clauses)).column("row").to_pylist()
     batch = table.to_batches()[0]
     assert rows.filter(predicate.row_mask(batch)).column("row").to_pylist() == expected
     assert rows.filter(predicate.expression()).column("row").to_pylist() == expected

@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
-import pyarrow.parquet as pq
 import pytest
 from helpers.compare import assert_tables_equal
+from helpers.oracle import column_of, filters_oracle
 from helpers.random_tables import ALL_TYPES, random_table
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -50,35 +50,6 @@ async def _read(path: pathlib.Path | str, **kwargs: Any) -> tuple[pa.Table, aorc
     async with aorc.open_reader(path) as reader:
         table = await reader.read(**kwargs)
         return table, reader.scan_stats
-
-
-def column_of(table: pa.Table, name: str) -> pa.Array:
-    parts = name.split(".")
-    arr = table.column(parts[0]).combine_chunks()
-    for part in parts[1:]:
-        arr = pc.struct_field(arr, [arr.type.get_field_index(part)])
-    return arr
-
-
-def oracle(filters: list, types: dict[str, pa.DataType]) -> pc.Expression:
-    """pyarrow's semantics for the filters (pyarrow.parquet's converter per leaf)."""
-    clauses = filters if isinstance(filters[0], list) else [filters]
-    expr = None
-    for clause in clauses:
-        conj = None
-        for name, op, *rest in clause:
-            value = rest[0] if rest else None
-            path = tuple(name.split("."))
-            if op in ("is null", "is not null"):
-                e = pc.field(*path).is_null() if op == "is null" else pc.field(*path).is_valid()
-            elif op in ("in", "not in") and not isinstance(value, pa.Array):
-                e = pq.filters_to_expression([[(path, op, pa.array(value, types[name]))]])
-            else:
-                e = pq.filters_to_expression([[(path, op, value)]])
-            conj = e if conj is None else conj & e
-        expr = conj if expr is None else expr | conj
-    assert expr is not None
-    return expr
 
 
 # =========================================================================== files
@@ -188,7 +159,7 @@ def test_random_filters_match_pyarrow(random_files: list[tuple[str, pa.Table]],
                                      max_size=4, unique=True))
         columns.sort(key=full.column_names.index)
     got, _ = run(_read(path, filters=filters, columns=columns))
-    expected = full.filter(oracle(filters, _types(full)))
+    expected = full.filter(filters_oracle(filters, _types(full)))
     if columns is not None:
         expected = expected.select(columns)
     assert_tables_equal(got, expected, what=f"{path} {filters}")
@@ -215,7 +186,7 @@ def test_key_ranges_decode_mid_stream(keyed_files: list[tuple[str, pa.Table, int
                                      max_size=5, unique=True))
         columns.sort(key=full.column_names.index)
     got, stats = run(_read(path, filters=filters, columns=columns))
-    expected = full.filter(oracle(filters, {"key": pa.int64()}))
+    expected = full.filter(filters_oracle(filters, {"key": pa.int64()}))
     if columns is not None:
         expected = expected.select(columns)
     assert_tables_equal(got, expected, what=f"{path} {filters}")
@@ -259,7 +230,7 @@ def test_fallback_without_positions(keyed_files: list[tuple[str, pa.Table, int]]
     path, full, _ = keyed_files[2]
     filters = [[("key", ">=", 900), ("key", "<", 4000)], [("key", ">", 15000)]]
     got, stats = run(_read(path, filters=filters))
-    assert_tables_equal(got, full.filter(oracle(filters, {})))
+    assert_tables_equal(got, full.filter(filters_oracle(filters, {})))
     assert stats.row_groups_read < stats.row_groups_total
 
 
@@ -275,7 +246,7 @@ def test_iter_batches_with_filters(keyed_files: list[tuple[str, pa.Table, int]])
 
     out = run(batches())
     assert out and all(0 < b.num_rows <= 97 for b in out)
-    expected = full.filter(oracle(filters, {})).select(["key", "str"])  # as asked
+    expected = full.filter(filters_oracle(filters, {})).select(["key", "str"])  # as asked
     assert_tables_equal(pa.Table.from_batches(out), expected)
 
 
@@ -369,7 +340,7 @@ def test_conformance_files(corpus: pathlib.Path, name: str, filters: list) -> No
     reference = run(aorc.read_table(path))
     got, stats = run(_read(path, filters=filters))
     types = {n: column_of(reference, n).type for n in reference.column_names}
-    assert_tables_equal(got, reference.filter(oracle(filters, types)), what=name)
+    assert_tables_equal(got, reference.filter(filters_oracle(filters, types)), what=name)
     assert stats.rows_returned == got.num_rows
 
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import pytest
 from helpers.compare import assert_tables_equal
+from helpers.oracle import column_of, filters_oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,14 +62,6 @@ def spark_file(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     return path, run(aorc.read_table(path))
 
 
-def _column(table: pa.Table, name: str) -> pa.Array:
-    parts = name.split(".")
-    arr = table.column(parts[0]).combine_chunks()
-    for part in parts[1:]:
-        arr = pc.struct_field(arr, [arr.type.get_field_index(part)])
-    return arr
-
-
 def _literal(data: st.DataObject, arr: pa.Array) -> Any:
     values = arr.drop_null()
     value = values[data.draw(st.integers(0, len(values) - 1))]
@@ -83,7 +74,7 @@ def _filters(data: st.DataObject, table: pa.Table) -> list[list[tuple[str, str, 
         clause = []
         for _ in range(data.draw(st.integers(1, 2))):
             name = data.draw(st.sampled_from(FILTER_COLUMNS))
-            arr = _column(table, name)
+            arr = column_of(table, name)
             ops = ["==", "!=", "in", "not in", "is null"] + (list(ORDERED) if name != "b"
                                                             else [])
             op = data.draw(st.sampled_from(ops))
@@ -99,20 +90,6 @@ def _filters(data: st.DataObject, table: pa.Table) -> list[list[tuple[str, str, 
     return clauses
 
 
-def _oracle(filters: list) -> pc.Expression:
-    expr = None
-    for clause in filters:
-        conj = None
-        for name, op, value in clause:
-            path = tuple(name.split("."))
-            e = (pc.field(*path).is_null() if op == "is null"
-                 else pq.filters_to_expression([[(path, op, value)]]))
-            conj = e if conj is None else conj & e
-        expr = conj if expr is None else expr | conj
-    assert expr is not None
-    return expr
-
-
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
@@ -121,7 +98,7 @@ def test_random_filters_on_spark_files(spark_file: tuple[Path, pa.Table],
     path, full = spark_file
     filters = _filters(data, full)
     got = run(aorc.read_table(path, filters=filters))
-    assert_tables_equal(got, full.filter(_oracle(filters)), what=str(filters))
+    assert_tables_equal(got, full.filter(filters_oracle(filters)), what=str(filters))
 
 
 def test_id_ranges_prune_and_decode(spark_file: tuple[Path, pa.Table]) -> None:
@@ -134,7 +111,7 @@ def test_id_ranges_prune_and_decode(spark_file: tuple[Path, pa.Table]) -> None:
             return await reader.read(filters=filters), reader.scan_stats
 
     got, stats = run(read())
-    expected = full.filter(_oracle(filters))
+    expected = full.filter(filters_oracle(filters))
     assert got.to_pylist() == expected.to_pylist()
     assert stats.row_groups_read == 3
 
