@@ -5,6 +5,14 @@ process (a fresh interpreter: the parent's heap would hide or add growth), which
 peak resident memory (``VmHWM``) after each stripe. The growth after the last stripe must be
 that after the first few (no leak, no prefetch without bound, no allocator retention that adds
 up stripe after stripe), and a small multiple of one stripe's Arrow size.
+
+A peak is a maximum over the whole run: when the decode threads' buffers happen to coincide
+late in the file, the peak steps up once more, although nothing accumulates. Measured over 20
+runs each on 2 cores, the second half of the file added more than one stripe in 2 of 20 runs
+with pyarrow imported first (3 of 12 with another process spinning on a core), and never more
+than 0.4 stripes with aorc imported first. So each test streams the file in ``RUNS`` children:
+every run must stay within the bound on the total, and at least one run must show the second
+half flat (a leak, or retention that adds up, grows in every run: 3-5 stripes over the file).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import pyarrow.orc as po
 import pytest
 
 MiB = 1 << 20
+RUNS = 4  # children per test (see the module's docstring)
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 CHILD = r"""
@@ -97,22 +106,34 @@ def stream_in_child(path: pathlib.Path, *, pyarrow_first: bool = False, **env: s
     return peaks
 
 
+def stream_runs(path: pathlib.Path, stripes: int, *, pyarrow_first: bool = False
+                ) -> tuple[list[int], list[int], list[list[int]]]:
+    """Stream ``path`` in ``RUNS`` children: each run's growth over the second half of the
+    file, each run's total growth, and the peaks in MiB (to show on failure)."""
+    halves, totals, shown = [], [], []
+    for _ in range(RUNS):
+        peaks = stream_in_child(path, pyarrow_first=pyarrow_first)
+        assert len(peaks) == stripes
+        middle, last = peaks[len(peaks) // 2], peaks[-1]
+        halves.append(last - middle)
+        totals.append(last)
+        shown.append([p // MiB for p in peaks])
+    return halves, totals, shown
+
+
 def test_streaming_memory_does_not_grow_with_the_file(
         long_file: tuple[pathlib.Path, int, int]) -> None:
     path, stripes, stripe_bytes = long_file
     assert os.path.getsize(path) > 20 * 7 * MiB  # about 20 times the stripe size
-    peaks = stream_in_child(path)
-    assert len(peaks) == stripes
-    middle, last = peaks[len(peaks) // 2], peaks[-1]
-    shown = [p // MiB for p in peaks]
+    halves, totals, shown = stream_runs(path, stripes)
     # Over the second half of the file, less than one stripe's Arrow bytes more (the decode
     # window and malloc's heap fill up over the first few stripes; retention that adds up
     # stripe after stripe grew by 3-5 stripes over such a file).
-    assert last - middle < stripe_bytes, (stripe_bytes // MiB, shown)
+    assert min(halves) < stripe_bytes, (stripe_bytes // MiB, shown)
     # In all, a few stripes in flight (prefetch, decode, the batch handed out) plus what malloc
-    # keeps in its one reused heap (aorc/_allocator.py): measured +73 MiB for 14 MiB
-    # stripes (a 1 MiB mmap threshold kept +60 MiB at 20-50 % more CPU per read).
-    assert last <= 6 * stripe_bytes, (stripe_bytes // MiB, shown)
+    # keeps in its one reused heap (aorc/_allocator.py): measured +66-75 MiB for 14 MiB
+    # stripes in 32 runs, 4.6-5.2 stripes (without the tuning: 5.8-6.7 stripes).
+    assert max(totals) <= 6 * stripe_bytes, (stripe_bytes // MiB, shown)
 
 
 def test_streaming_memory_levels_off_when_pyarrow_is_imported_first(
@@ -120,9 +141,8 @@ def test_streaming_memory_levels_off_when_pyarrow_is_imported_first(
     # A thread pyarrow started before aorc tuned malloc keeps its own arena (aorc/_allocator.py):
     # resident memory levels off later and a little higher, but still levels off.
     path, stripes, stripe_bytes = long_file
-    peaks = stream_in_child(path, pyarrow_first=True)
-    assert len(peaks) == stripes
-    middle, last = peaks[len(peaks) // 2], peaks[-1]
-    shown = [p // MiB for p in peaks]
-    assert last - middle < stripe_bytes, (stripe_bytes // MiB, shown)
-    assert last <= 8 * stripe_bytes, (stripe_bytes // MiB, shown)
+    halves, totals, shown = stream_runs(path, stripes, pyarrow_first=True)
+    assert min(halves) < stripe_bytes, (stripe_bytes // MiB, shown)
+    # Measured 5.7-6.8 stripes in 20 runs on a quiet machine, up to 8.0 with another process
+    # spinning on one of the 2 cores.
+    assert max(totals) <= 10 * stripe_bytes, (stripe_bytes // MiB, shown)
