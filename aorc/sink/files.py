@@ -276,7 +276,7 @@ def stripe_point(files: Mapping[str, Any], routing: Routing, pos: int, end: int,
     g = routing.groups[pos:end]
     if not len(g):
         return None
-    order = np.argsort(g, kind="stable")
+    order = np.argsort(g, kind="stable")  # (groups are small codes: a radix sort)
     sg = g[order]
     starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
     counts = np.diff(np.r_[starts, len(sg)])

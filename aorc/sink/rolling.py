@@ -110,6 +110,7 @@ from aorc.sink.plan import (
     StreamState,
     check_offsets,
     file_name,
+    group_order,
     join_uri,
     make_limits,
     partition_segment,
@@ -580,7 +581,7 @@ class RollingSink:
                 offs: np.ndarray, pos: int, end: int) -> None:
         """Give rows ``pos:end`` to their files (a compact copy each) and count them."""
         row_fids = self._file_ids(stream, routing, pos, end)
-        order = np.argsort(row_fids, kind="stable")
+        order = group_order(row_fids)
         fids = row_fids[order]
         rows = order + pos
         starts = np.flatnonzero(np.r_[True, fids[1:] != fids[:-1]])
