@@ -1,9 +1,10 @@
 """Sink benchmark: RollingSink against a plain write of the same rows, side by side.
 
 The events table (:func:`bench_read.build_table`, 2M rows) gets a ``part`` column
-(``small_int % 4``) and is cut into batches of ``--batch`` rows, given in turn to ``--streams``
-streams (as a consumer of that many Kafka partitions would). ``RollingSink`` writes them to a
-local folder, partitioned by ``part`` (``streams x 4`` files, cut by nothing but the close).
+(``small_int / 250``, 4 values) and is cut into batches of ``--batch`` rows, given in turn to
+``--streams`` streams (as a consumer of that many Kafka partitions would). ``RollingSink``
+writes them to a local folder, partitioned by ``part``: ``streams x 4`` files, cut by nothing
+but the close unless ``--max-bytes`` is given (then stripes are encoded while rows arrive).
 The same table is written as one file by ``aorc.write_table`` and by
 ``pyarrow.orc.write_table`` (zstd level 1 everywhere, as pyarrow.orc's default). Each figure
 is the median of ``--repeat`` runs; the script prints the wall times, the ratios to
@@ -14,6 +15,7 @@ on the loop).
 Usage::
 
     python benchmarks/bench_sink.py [--rows N] [--streams S] [--batch B] [--repeat R]
+                                    [--max-bytes N]
 """
 
 from __future__ import annotations
@@ -41,11 +43,12 @@ import aorc  # noqa: E402
 from aorc.sink.rolling import RollingSink  # noqa: E402
 
 
-async def sink_once(table: pa.Table, out: Path, streams: int, batch: int) -> float:
+async def sink_once(table: pa.Table, out: Path, streams: int, batch: int,
+                    max_bytes: int | None = None) -> float:
     """Write ``table`` through a RollingSink; the event loop thread's CPU seconds."""
     shutil.rmtree(out, ignore_errors=True)
     loop_cpu = time.thread_time()
-    async with RollingSink(out, table.schema, partition_by=["part"], max_bytes=None,
+    async with RollingSink(out, table.schema, partition_by=["part"], max_bytes=max_bytes,
                            max_rows=None, max_age=None, compression="zstd",
                            compression_level=1) as sink:
         for i, b in enumerate(table.to_batches(max_chunksize=batch)):
@@ -61,10 +64,11 @@ async def main_async(args: argparse.Namespace) -> None:
     times: dict[str, list[float]] = {"sink": [], "aorc": [], "pyarrow": []}
     loop_cpu: list[float] = []
     try:
-        await sink_once(table, folder / "warm", args.streams, args.batch)
+        await sink_once(table, folder / "warm", args.streams, args.batch, args.max_bytes)
         for _ in range(args.repeat):
             start = time.perf_counter()
-            loop_cpu.append(await sink_once(table, folder / "sink", args.streams, args.batch))
+            loop_cpu.append(await sink_once(table, folder / "sink", args.streams, args.batch,
+                                            args.max_bytes))
             times["sink"].append(time.perf_counter() - start)
             start = time.perf_counter()
             await aorc.write_table(table, folder / "aorc.orc", compression="zstd",
@@ -94,6 +98,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streams", type=int, default=4)
     parser.add_argument("--batch", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--max-bytes", type=int, default=None,
+                        help="the sink's max_bytes (default: none, files are cut by the close "
+                             "only; the stripe target is then 64 MiB, else a sixteenth of it)")
     asyncio.run(main_async(parser.parse_args(argv)))
 
 

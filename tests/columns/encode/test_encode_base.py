@@ -13,6 +13,7 @@ from helpers.random_tables import ALL_TYPES, random_table
 from aorc.errors import SchemaError
 from aorc.format.columns import DecodeOptions, decode_stripe
 from aorc.format.columns.encode import EncodedColumn, EncodeOptions, encode_column
+from aorc.format.columns.encode.base import validity_mask
 from aorc.format.types import OrcType, TypeKind, from_arrow_schema, parse_type_string
 
 NS = 10**9
@@ -143,3 +144,15 @@ def test_extension_and_fixed_size_inputs() -> None:
     fixed = pa.array([[1, 2], [3, 4]], pa.list_(pa.int32(), 2))
     enc = encode_column(parse_type_string("array<int>"), fixed, [0], EncodeOptions())
     assert enc.stripe_stats.collectionStatistics.totalChildren == 4
+
+
+def test_validity_mask_of_slices_reads_only_the_slice() -> None:
+    # A stripe of a larger table is a slice of its columns; the mask is read from the slice's
+    # own bytes of the bitmap, at any bit offset.
+    rng = np.random.default_rng(7)
+    whole = pa.array(rng.integers(0, 9, 4_000), mask=rng.random(4_000) < 0.3)
+    for offset in [*range(17), 1_000, 3_991]:
+        for length in (1, 7, 8, 9, 64, 333):
+            piece = whole.slice(offset, length)
+            expected = pc.is_valid(piece).to_numpy(zero_copy_only=False)
+            assert np.array_equal(validity_mask(piece), expected), (offset, length)

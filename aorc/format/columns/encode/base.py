@@ -407,8 +407,13 @@ def validity_mask(arr: pa.Array) -> npt.NDArray[np.bool_]:
     buf = arr.buffers()[0]
     if buf is None:  # types without a validity bitmap (e.g. null type)
         return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), np.bool_)
-    bits = np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little")
-    return bits[arr.offset:arr.offset + len(arr)].astype(np.bool_)
+    # Only the bytes of this slice: a stripe of a larger table is a slice of its bitmap, and
+    # unpacking the whole bitmap made every stripe cost as much as the table.
+    first, skip = divmod(arr.offset, 8)
+    count = (skip + len(arr) + 7) // 8
+    bits = np.unpackbits(np.frombuffer(buf, np.uint8, count=count, offset=first),
+                         bitorder="little")
+    return bits[skip:skip + len(arr)].astype(np.bool_)
 
 
 # --------------------------------------------------------------------------- normalization
