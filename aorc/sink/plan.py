@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from aorc.errors import SchemaError
 from aorc.hive import HIVE_DEFAULT_PARTITION, escape_path_name, partition_segment
 from aorc.io.registry import join as join_uri
+from aorc.threads import pool_map
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -28,6 +29,7 @@ __all__ = [
     "Routing",
     "Limits",
     "group_order",
+    "take_rows",
     "OpenFile",
     "Partitioner",
     "Piece",
@@ -89,6 +91,16 @@ def group_order(codes: np.ndarray) -> np.ndarray:
     each group in row order."""
     count = int(codes.max()) + 1 if len(codes) else 0
     return np.argsort(small_codes(codes, count), kind="stable")
+
+
+def take_rows(batch: pa.RecordBatch, groups: Sequence[np.ndarray], threads: int
+              ) -> list[pa.RecordBatch]:
+    """A compact copy of ``batch``'s rows ``groups[k]`` for each k, its columns copied on up
+    to ``threads`` threads (Arrow's ``take`` of one column runs on one thread)."""
+    indices = [pa.array(g, pa.int64()) for g in groups]
+    columns = pool_map(lambda col: [col.take(i) for i in indices], batch.columns, threads)
+    return [pa.RecordBatch.from_arrays([c[k] for c in columns], schema=batch.schema)
+            for k in range(len(indices))]
 
 
 def row_sizes(batch: pa.RecordBatch) -> np.ndarray:

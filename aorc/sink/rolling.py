@@ -116,6 +116,7 @@ from aorc.sink.plan import (
     partition_segment,
     positive,
     roll_point,
+    take_rows,
 )
 
 __all__ = [
@@ -138,6 +139,9 @@ DEFAULT_MAX_AGE = 300.0
 SINK_PART_SIZE = 5 << 20
 #: Rows of one write are handled in chunks of at most this share of the memory budget.
 CHUNK_SHARE = 8
+#: Below this many cells (rows x columns) a write's rows are copied to their files on the
+#: event loop: handing them to a thread would cost more than the copy.
+LIGHT_CELLS = 64 * 1024
 
 CommitCallback = Callable[["SinkCommit"], Awaitable[None]]
 
@@ -540,7 +544,7 @@ class RollingSink:
                 continue
             full_at = stripe_point(stream.files, routing, pos, end, self._stripe_target)
             stop = end if full_at is None else full_at + 1
-            self._append(stream, batch, routing, offs, pos, stop)
+            await self._append(stream, batch, routing, offs, pos, stop)
             pos = stop
             if full_at is not None:
                 await self._flush_full(stream)
@@ -577,9 +581,13 @@ class RollingSink:
             ids[k] = f.id
         return ids[inverse.reshape(-1)]
 
-    def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
-                offs: np.ndarray, pos: int, end: int) -> None:
-        """Give rows ``pos:end`` to their files (a compact copy each) and count them."""
+    async def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
+                      offs: np.ndarray, pos: int, end: int) -> None:
+        """Give rows ``pos:end`` to their files (a compact copy each) and count them.
+
+        The copies are made off the event loop (on the shared pool, a column per task) unless
+        they are small; the sink's lock, held by :meth:`write`, keeps the streams as they are
+        meanwhile."""
         row_fids = self._file_ids(stream, routing, pos, end)
         order = group_order(row_fids)
         fids = row_fids[order]
@@ -590,6 +598,12 @@ class RollingSink:
         bounds = _time_bounds(routing.times, rows, starts)
         files = list(stream.files.values())
         columns = batch.select(self.file_schema.names)
+        groups = [rows[a:b] for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]
+        threads = self._options.threads
+        if (end - pos) * columns.num_columns < LIGHT_CELLS:
+            pieces = take_rows(columns, groups, 1)
+        else:
+            pieces = await asyncio.to_thread(take_rows, columns, groups, threads)
         if stream.opened_at is None:
             self._seq += 1
             stream.epoch = self._seq
@@ -604,7 +618,7 @@ class RollingSink:
             f.est_bytes += int(est[k])
             if bounds is not None:
                 f.tmin, f.tmax = min(f.tmin, int(bounds[0][k])), max(f.tmax, int(bounds[1][k]))
-            f.writer.add(columns.take(pa.array(rows[starts[k]:stops[k]])), int(est[k]))
+            f.writer.add(pieces[k], int(est[k]))
         stream.last_offset = int(offs[end - 1])
 
     def _open_file(self, stream: StreamState, f: OpenFile) -> OpenSinkFile:

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from aorc.sink.plan import Partitioner, group_order, small_codes
+from aorc.sink.plan import Partitioner, group_order, small_codes, take_rows
 
 
 @pytest.mark.parametrize(("count", "dtype"), [
@@ -35,3 +35,24 @@ def test_routing_groups_index_the_paths() -> None:
     assert routing.groups.dtype == np.uint16  # 300 folders
     assert [routing.paths[g] for g in routing.groups.tolist()] == [
         f"k=v{i % 300}" for i in range(1_000)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_take_rows_gives_compact_copies_of_each_group(threads: int) -> None:
+    rng = np.random.default_rng(threads)
+    n = 5_000
+    batch = pa.record_batch({
+        "i": pa.array(rng.integers(0, 100, n), mask=rng.random(n) < 0.1),
+        "s": pa.array([f"s{v}" for v in rng.integers(0, 50, n)]),
+        "l": pa.array([[int(v)] * int(v % 3) for v in rng.integers(0, 9, n)]),
+    })
+    codes = rng.integers(0, 3, n)
+    order = group_order(codes)
+    bounds = np.searchsorted(codes[order], np.arange(4))
+    groups = [order[bounds[k]:bounds[k + 1]] for k in range(3)]
+    pieces = take_rows(batch, groups, threads)
+    assert [p.num_rows for p in pieces] == [len(g) for g in groups]
+    for piece, rows in zip(pieces, groups, strict=True):
+        assert piece.schema == batch.schema
+        assert piece.equals(batch.take(pa.array(rows)))
+        assert piece.column(1).buffers()[2].address != batch.column(1).buffers()[2].address

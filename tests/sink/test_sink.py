@@ -31,6 +31,7 @@ from helpers.sink_stream import (
 from aorc import read_table
 from aorc.errors import AorcError, SchemaError
 from aorc.io.output import LocalOutput
+from aorc.sink import rolling
 from aorc.sink.rolling import RollingSink, SinkCommit, file_name, partition_segment
 
 MiB = 1 << 20
@@ -130,8 +131,12 @@ def hour_and_key(r: dict[str, Any]) -> str:
     {"max_rows": 450, "max_bytes": None, "max_event_span": datetime.timedelta(minutes=11)},
 ])
 @pytest.mark.parametrize("sizes", [[10_000], [1, 7, 333, 50]])
+@pytest.mark.parametrize("copies", ["loop", "threads"])
 async def test_cuts_match_reference_model(tmp_path: pathlib.Path, limits: dict[str, Any],
-                                          sizes: list[int]) -> None:
+                                          sizes: list[int], copies: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rows are copied to their files on the event loop below LIGHT_CELLS, else on threads.
+    monkeypatch.setattr(rolling, "LIGHT_CELLS", 1 << 62 if copies == "loop" else 0)
     table = table_of(6000, seed=3)
     async with RollingSink(tmp_path, table.schema, partition_by=["key"], event_time="ts",
                            drop_partition_columns=False, storage_options={"fsync": False},
@@ -151,8 +156,10 @@ async def test_replay_with_other_batches_rewrites_identical_files(
         tmp_path: pathlib.Path) -> None:
     table = table_of(5000, seed=4)
     options = dict(event_time="ts", max_rows=400, compression="zlib")
-    async with RollingSink(tmp_path / "a", table.schema, **options) as sink:
-        await write_in_batches(sink, table, [5000])
+    with pytest.MonkeyPatch.context() as patch:  # the rows copied on threads (LIGHT_CELLS)
+        patch.setattr(rolling, "LIGHT_CELLS", 0)
+        async with RollingSink(tmp_path / "a", table.schema, **options) as sink:
+            await write_in_batches(sink, table, [5000])
     async with RollingSink(tmp_path / "b", table.schema, **options) as sink:
         await write_in_batches(sink, table, [3, 1000, 17])
     a, b = local_files(tmp_path / "a"), local_files(tmp_path / "b")
