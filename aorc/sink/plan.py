@@ -29,6 +29,7 @@ __all__ = [
     "Routing",
     "Limits",
     "group_order",
+    "small_codes",
     "take_rows",
     "OpenFile",
     "Partitioner",
