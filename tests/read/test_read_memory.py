@@ -9,7 +9,7 @@ up stripe after stripe), and a small multiple of one stripe's Arrow size.
 A peak is a maximum over the whole run: when the decode threads' buffers happen to coincide
 late in the file, the peak steps up once more, although nothing accumulates. Measured over 20
 runs each on 2 cores, the second half of the file added more than one stripe in 2 of 20 runs
-with pyarrow imported first (3 of 12 with another process spinning on a core), and never more
+with pyarrow imported first (2 of 12 with another process spinning on a core), and never more
 than 0.4 stripes with aorc imported first. So each test streams the file in ``RUNS`` children:
 every run must stay within the bound on the total, and at least one run must show the second
 half flat (a leak, or retention that adds up, grows in every run: 3-5 stripes over the file).
