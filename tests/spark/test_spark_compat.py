@@ -19,8 +19,9 @@ import aorc
 import aorc.spark
 from aorc.errors import ObjectChangedError
 from aorc.format.types import TypeKind
-from aorc.spark import Split, _balanced, _stored
+from aorc.spark import Split, _balanced
 from aorc.spark.compat import CATALYST_TYPE, NTZ, orc_schema, storage_schema, with_ntz
+from aorc.spark.writer import _stored
 
 UTC = datetime.UTC
 SPARK_SCHEMA = pa.schema([  # as PySpark hands a DataFrame to mapInArrow
