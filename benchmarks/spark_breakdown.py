@@ -30,16 +30,14 @@ from cpu_time import cpu_spent
 import aorc.spark
 from aorc.spark import (
     SPARK_BATCH_ROWS,
-    _balanced,
     _run_async_iter,
-    pack_splits,
-    plan_read,
     read_split,
     spark_arrow_schema,
     task_threads,
 )
 from aorc.spark.compat import default_parallelism
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
+from aorc.spark.plan import balance_splits, pack_splits, plan_read
 
 __all__ = ["breakdown"]
 
@@ -56,7 +54,7 @@ class _Jobs:
               body: Callable[[list[Any], pa.Schema, int, str], Iterator[pa.RecordBatch]]) -> Any:
         schema, splits = asyncio.run(plan_read(self.path, columns))
         arrow = spark_arrow_schema(schema)
-        packs = pack_splits(_balanced(splits, self.cores), self.cores)
+        packs = pack_splits(balance_splits(splits, self.cores), self.cores)
         tasks = len(packs)
         threads = task_threads(self.cores, tasks)
         key = f"{self.path}:{columns}"

@@ -19,8 +19,8 @@ import aorc
 import aorc.spark
 from aorc.errors import ObjectChangedError
 from aorc.format.types import TypeKind
-from aorc.spark import Split, _balanced
 from aorc.spark.compat import CATALYST_TYPE, NTZ, orc_schema, storage_schema, with_ntz
+from aorc.spark.plan import Split, balance_splits
 from aorc.spark.writer import _stored
 
 UTC = datetime.UTC
@@ -79,17 +79,17 @@ def test_written_attributes_read_back_as_spark_types(tmp_path: Path) -> None:
 
 def test_balanced_splits_cut_wide_splits_for_every_core() -> None:
     splits = [Split("a", (0, 1, 2, 3)), Split("b", (0,))]
-    out = _balanced(splits, 4)
+    out = balance_splits(splits, 4)
     assert [(s.uri, s.stripes) for s in out] == [
         ("a", (0,)), ("a", (1,)), ("a", (2, 3)), ("b", (0,))]
-    assert _balanced([Split("c", (5,))], 8) == [Split("c", (5,))]
-    sized = _balanced([Split("d", (0, 1, 2), sizes=(10, 20, 30))], 2)
+    assert balance_splits([Split("c", (5,))], 8) == [Split("c", (5,))]
+    sized = balance_splits([Split("d", (0, 1, 2), sizes=(10, 20, 30))], 2)
     assert [(s.stripes, s.sizes, s.nbytes) for s in sized] == [((0,), (10,), 10),
                                                                 ((1, 2), (20, 30), 50)]
 
 
 def test_pack_splits_packs_small_reads_into_a_task_per_core() -> None:
-    from aorc.spark import DEFAULT_SPLIT_BYTES, OPEN_COST_BYTES, pack_splits
+    from aorc.spark.plan import DEFAULT_SPLIT_BYTES, OPEN_COST_BYTES, pack_splits
 
     mib = 1 << 20
 
