@@ -28,16 +28,16 @@ import pyarrow as pa
 from cpu_time import cpu_spent
 
 import aorc.spark
-from aorc.spark import (
-    SPARK_BATCH_ROWS,
-    _run_async_iter,
-    read_split,
-    spark_arrow_schema,
-    task_threads,
-)
 from aorc.spark.compat import default_parallelism
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
 from aorc.spark.plan import balance_splits, pack_splits, plan_read
+from aorc.spark.reader import (
+    SPARK_BATCH_ROWS,
+    read_split,
+    run_async_iter,
+    spark_arrow_schema,
+    task_threads,
+)
 
 __all__ = ["breakdown"]
 
@@ -75,7 +75,7 @@ def _decode_only(splits: list[Any], arrow: pa.Schema, threads: int, key: str
                  ) -> Iterator[pa.RecordBatch]:
     columns = arrow.names
     for split in splits:
-        for _ in _run_async_iter(read_split(split, columns, arrow, None, use_threads=threads)):
+        for _ in run_async_iter(read_split(split, columns, arrow, None, use_threads=threads)):
             pass
     return iter(())
 
@@ -88,7 +88,7 @@ def _handover_only(splits: list[Any], arrow: pa.Schema, threads: int, key: str
         "_aorc_bench_batches", {})
     for split in splits:
         if (key, split) not in kept:
-            kept[key, split] = list(_run_async_iter(read_split(
+            kept[key, split] = list(run_async_iter(read_split(
                 split, arrow.names, arrow, None, use_threads=threads)))
         yield from kept[key, split]
 

@@ -17,6 +17,7 @@ from helpers.s3proxy import S3Proxy
 
 import aorc
 import aorc.spark
+import aorc.spark.reader
 from aorc.errors import ObjectChangedError
 from aorc.format.types import TypeKind
 from aorc.spark.compat import CATALYST_TYPE, NTZ, orc_schema, storage_schema, with_ntz
@@ -114,7 +115,7 @@ def test_pack_splits_packs_small_reads_into_a_task_per_core() -> None:
 
 
 def test_task_threads_fill_the_cores_without_oversubscribing() -> None:
-    from aorc.spark import task_threads
+    from aorc.spark.reader import task_threads
 
     assert task_threads(2, 4) == 1  # Spark runs one task per core: one thread each
     assert task_threads(2, 2) == 1
@@ -173,9 +174,9 @@ async def test_a_split_reads_the_version_it_was_planned_on(s3_client: Any, s3_bu
     schema, splits = await aorc.spark.plan_read(f"s3://{s3_bucket}/t/", storage_options=options)
     assert [s.etag for s in splits] == [etag]
     s3_proxy.log.clear()
-    got = [b async for b in aorc.spark.read_split(splits[0], None, schema, options)]
+    got = [b async for b in aorc.spark.reader.read_split(splits[0], None, schema, options)]
     assert pa.Table.from_batches(got).column("id").to_pylist() == list(range(1000))
     assert s3_proxy.log and all(r.headers.get("if-match") == etag for r in s3_proxy.log)
     upload(pa.table({"id": pa.array(range(5000, 7000), pa.int64())}))  # replaced after planning
     with pytest.raises(ObjectChangedError, match="replaced"):
-        [b async for b in aorc.spark.read_split(splits[0], None, schema, options)]
+        [b async for b in aorc.spark.reader.read_split(splits[0], None, schema, options)]
