@@ -28,18 +28,16 @@ import pyarrow as pa
 from cpu_time import cpu_spent
 
 import aorc.spark
-from aorc.spark import (
+from aorc.spark.compat import default_parallelism
+from aorc.spark.compat import from_arrow_schema as to_spark_schema
+from aorc.spark.plan import balance_splits, pack_splits, plan_read
+from aorc.spark.reader import (
     SPARK_BATCH_ROWS,
-    _balanced,
-    _run_async_iter,
-    pack_splits,
-    plan_read,
     read_split,
+    run_async_iter,
     spark_arrow_schema,
     task_threads,
 )
-from aorc.spark.compat import default_parallelism
-from aorc.spark.compat import from_arrow_schema as to_spark_schema
 
 __all__ = ["breakdown"]
 
@@ -56,7 +54,7 @@ class _Jobs:
               body: Callable[[list[Any], pa.Schema, int, str], Iterator[pa.RecordBatch]]) -> Any:
         schema, splits = asyncio.run(plan_read(self.path, columns))
         arrow = spark_arrow_schema(schema)
-        packs = pack_splits(_balanced(splits, self.cores), self.cores)
+        packs = pack_splits(balance_splits(splits, self.cores), self.cores)
         tasks = len(packs)
         threads = task_threads(self.cores, tasks)
         key = f"{self.path}:{columns}"
@@ -77,7 +75,7 @@ def _decode_only(splits: list[Any], arrow: pa.Schema, threads: int, key: str
                  ) -> Iterator[pa.RecordBatch]:
     columns = arrow.names
     for split in splits:
-        for _ in _run_async_iter(read_split(split, columns, arrow, None, use_threads=threads)):
+        for _ in run_async_iter(read_split(split, columns, arrow, None, use_threads=threads)):
             pass
     return iter(())
 
@@ -90,7 +88,7 @@ def _handover_only(splits: list[Any], arrow: pa.Schema, threads: int, key: str
         "_aorc_bench_batches", {})
     for split in splits:
         if (key, split) not in kept:
-            kept[key, split] = list(_run_async_iter(read_split(
+            kept[key, split] = list(run_async_iter(read_split(
                 split, arrow.names, arrow, None, use_threads=threads)))
         yield from kept[key, split]
 

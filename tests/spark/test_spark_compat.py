@@ -17,10 +17,12 @@ from helpers.s3proxy import S3Proxy
 
 import aorc
 import aorc.spark
+import aorc.spark.reader
 from aorc.errors import ObjectChangedError
 from aorc.format.types import TypeKind
-from aorc.spark import Split, _balanced, _stored
 from aorc.spark.compat import CATALYST_TYPE, NTZ, orc_schema, storage_schema, with_ntz
+from aorc.spark.plan import Split, balance_splits
+from aorc.spark.writer import _stored
 
 UTC = datetime.UTC
 SPARK_SCHEMA = pa.schema([  # as PySpark hands a DataFrame to mapInArrow
@@ -78,17 +80,17 @@ def test_written_attributes_read_back_as_spark_types(tmp_path: Path) -> None:
 
 def test_balanced_splits_cut_wide_splits_for_every_core() -> None:
     splits = [Split("a", (0, 1, 2, 3)), Split("b", (0,))]
-    out = _balanced(splits, 4)
+    out = balance_splits(splits, 4)
     assert [(s.uri, s.stripes) for s in out] == [
         ("a", (0,)), ("a", (1,)), ("a", (2, 3)), ("b", (0,))]
-    assert _balanced([Split("c", (5,))], 8) == [Split("c", (5,))]
-    sized = _balanced([Split("d", (0, 1, 2), sizes=(10, 20, 30))], 2)
+    assert balance_splits([Split("c", (5,))], 8) == [Split("c", (5,))]
+    sized = balance_splits([Split("d", (0, 1, 2), sizes=(10, 20, 30))], 2)
     assert [(s.stripes, s.sizes, s.nbytes) for s in sized] == [((0,), (10,), 10),
                                                                 ((1, 2), (20, 30), 50)]
 
 
 def test_pack_splits_packs_small_reads_into_a_task_per_core() -> None:
-    from aorc.spark import DEFAULT_SPLIT_BYTES, OPEN_COST_BYTES, pack_splits
+    from aorc.spark.plan import DEFAULT_SPLIT_BYTES, OPEN_COST_BYTES, pack_splits
 
     mib = 1 << 20
 
@@ -113,7 +115,7 @@ def test_pack_splits_packs_small_reads_into_a_task_per_core() -> None:
 
 
 def test_task_threads_fill_the_cores_without_oversubscribing() -> None:
-    from aorc.spark import task_threads
+    from aorc.spark.reader import task_threads
 
     assert task_threads(2, 4) == 1  # Spark runs one task per core: one thread each
     assert task_threads(2, 2) == 1
@@ -172,9 +174,9 @@ async def test_a_split_reads_the_version_it_was_planned_on(s3_client: Any, s3_bu
     schema, splits = await aorc.spark.plan_read(f"s3://{s3_bucket}/t/", storage_options=options)
     assert [s.etag for s in splits] == [etag]
     s3_proxy.log.clear()
-    got = [b async for b in aorc.spark.read_split(splits[0], None, schema, options)]
+    got = [b async for b in aorc.spark.reader.read_split(splits[0], None, schema, options)]
     assert pa.Table.from_batches(got).column("id").to_pylist() == list(range(1000))
     assert s3_proxy.log and all(r.headers.get("if-match") == etag for r in s3_proxy.log)
     upload(pa.table({"id": pa.array(range(5000, 7000), pa.int64())}))  # replaced after planning
     with pytest.raises(ObjectChangedError, match="replaced"):
-        [b async for b in aorc.spark.read_split(splits[0], None, schema, options)]
+        [b async for b in aorc.spark.reader.read_split(splits[0], None, schema, options)]

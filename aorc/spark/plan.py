@@ -1,0 +1,343 @@
+"""Planning a Spark read, without Spark: which files, which stripes, which tasks.
+
+:func:`list_files` lists the files under files, folders and prefixes (Hive ``key=value``
+folders below a root become partition columns); :func:`plan_read` checks that the files
+share a schema, resolves filters on partition columns (skipping files), prunes stripes by
+their statistics and groups the rest into :class:`Split` s of about ``split_bytes``;
+:func:`pack_splits` packs splits into tasks as Spark packs files. :mod:`aorc.spark.reader`
+and :mod:`aorc.spark.source` run the plan in Spark tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.format.types import parse_type_string, select_columns
+from aorc.hive import HIVE_DEFAULT_PARTITION
+from aorc.io import registry
+from aorc.read.common import group_stripes
+from aorc.read.reader import OrcReader, open_reader
+from aorc.spark.compat import with_ntz
+
+__all__ = [
+    "DEFAULT_SPLIT_BYTES",
+    "Filters",
+    "OPEN_COST_BYTES",
+    "Split",
+    "balance_splits",
+    "dnf",
+    "list_files",
+    "pack_splits",
+    "plan_read",
+    "read_schema",
+]
+
+#: Stripes of one file are grouped into splits of about this many (compressed) bytes.
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+#: What opening a split costs, counted in bytes when splits are packed into tasks (Spark's
+#: ``spark.sql.files.openCostInBytes``).
+OPEN_COST_BYTES = 4 * 1024 * 1024
+
+Filters = Any  # pyarrow-style filters: list of tuples, or list of lists of tuples
+
+
+# =========================================================================== listing
+
+async def list_files(uris: str | Sequence[str],
+                     storage_options: Mapping[str, Any] | None = None
+                     ) -> list[tuple[str, str]]:
+    """The files under each URI (a file, a local folder, an ``s3://`` prefix), skipping
+    hidden names (``.x``, ``_x``), as (root, file) pairs.
+
+    Raises:
+        ObjectNotFoundError: a URI names nothing.
+    """
+    roots = [uris] if isinstance(uris, str) else list(uris)
+    out: list[tuple[str, str]] = []
+    for root in roots:
+        root = os.fspath(root)
+        files = await registry.list_files(root, storage_options)
+        out.extend((root, f.path) for f in files)
+    return out
+
+
+def _partition_values(root: str, uri: str) -> dict[str, str | None]:
+    base = root.rstrip("/") + "/"
+    relative = uri[len(base):] if uri.startswith(base) else ""
+    values: dict[str, str | None] = {}
+    for part in relative.replace(os.sep, "/").split("/")[:-1]:
+        key, sep, value = part.partition("=")
+        if sep and key:
+            text = urllib.parse.unquote(value)
+            values[urllib.parse.unquote(key)] = None if text == HIVE_DEFAULT_PARTITION else text
+    return values
+
+
+def _partition_columns(values: list[dict[str, str | None]]) -> list[tuple[str, pa.DataType]]:
+    """Hive partition columns shared by every file, typed int32/int64 or string."""
+    if not values or not values[0] or any(list(v) != list(values[0]) for v in values):
+        return []
+    columns = []
+    for key in values[0]:
+        texts = [v[key] for v in values if v[key] is not None]
+        try:
+            numbers = [int(t) for t in texts]  # type: ignore[arg-type]
+            small = all(-2**31 <= n < 2**31 for n in numbers)
+            columns.append((key, pa.int32() if small else pa.int64()))
+        except ValueError:
+            columns.append((key, pa.string()))
+    return columns
+
+
+# =========================================================================== planning
+
+@dataclass(frozen=True)
+class Split:
+    """One read task: some stripes of one file, and its partition values.
+
+    Attributes:
+        uri: the file.
+        stripes: indexes of the stripes to read (consecutive).
+        partition: Hive partition values of the file's folder.
+        filters: the filters left for this file once partition columns are resolved
+            (``None``: every row).
+        sizes: the stored bytes of each stripe (empty: not known).
+        etag: the file's ETag when it was planned (S3): the task reads that version or
+            fails with :class:`aorc.errors.ObjectChangedError`, never a replaced file's
+            stripes under this split's plan (``None``: other stores).
+    """
+
+    uri: str
+    stripes: tuple[int, ...]
+    partition: tuple[tuple[str, str | None], ...] = ()
+    filters: Any = None
+    sizes: tuple[int, ...] = ()
+    etag: str | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """The stored bytes of the stripes (0 when the sizes are not known)."""
+        return sum(self.sizes)
+
+
+def dnf(filters: Filters) -> list[list[tuple[Any, ...]]]:
+    """List filters as clauses (OR of ANDs of leaves); none (empty) for no filter."""
+    if not filters:
+        return []
+    first = filters[0]
+    if isinstance(first, (list, tuple)) and first and isinstance(first[0], str):
+        return [list(filters)]
+    return [list(c) for c in filters]
+
+
+def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any]) -> bool:
+    name, op = leaf[0], " ".join(str(leaf[1]).lower().split())
+    value = values[name]
+    arg: Any = leaf[2] if len(leaf) > 2 else None
+    if op == "is null":
+        return value is None
+    if op == "is not null":
+        return value is not None
+    if value is None:
+        return bool(op == "in" and None in arg or op == "not in" and None not in arg)
+    compare = {"==": value == arg, "=": value == arg, "!=": value != arg}
+    if op in compare:
+        return bool(compare[op])
+    if op in ("in", "not in"):
+        return (value in arg) == (op == "in")
+    return bool({"<": value < arg, "<=": value <= arg, ">": value > arg,
+                 ">=": value >= arg}[op])
+
+
+def _expression_without_partitions(expression: pc.Expression,
+                                   values: Mapping[str, Any]) -> pc.Expression:
+    """A pyarrow expression filter, checked to read no partition column (which the files
+    do not hold); it then applies to every file as it is."""
+    from aorc.filters.expression import split_expression
+
+    used = [n for n in split_expression(expression).names if n in values]
+    if used:
+        raise SchemaError(f"a pyarrow expression filter cannot use the partition columns "
+                          f"{used}; give list filters (column, op, value) for them")
+    return expression
+
+
+def _resolve_filters(filters: Filters, values: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Evaluate the leaves on partition columns: (can the file match, remaining filters)."""
+    if isinstance(filters, pc.Expression):
+        return True, _expression_without_partitions(filters, values)
+    clauses = dnf(filters)
+    if not clauses:
+        return True, None
+    left = []
+    for clause in clauses:
+        rest = []
+        matched = True
+        for leaf in clause:
+            if leaf[0] in values:
+                if not _leaf_on_partition(tuple(leaf), values):
+                    matched = False
+                    break
+            else:
+                rest.append(tuple(leaf))
+        if matched:
+            if not rest:
+                return True, None  # one clause holds for every row
+            left.append(rest)
+    return bool(left), left or None
+
+
+def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int
+                   ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Consecutive stripes not ruled out by their statistics, grouped by size: (indexes,
+    stored bytes) of each group."""
+    from aorc.filters.predicate import StatsContext, parse_filters
+
+    predicate = (parse_filters(filters, parse_type_string(reader.orc_type))
+                 if filters is not None else None)
+    context = StatsContext(hybrid_calendar=reader.calendar == "JULIAN_GREGORIAN",
+                           decimal_bloom_filters=reader.file_version != "UNSTABLE-PRE-2.0")
+    kept = []
+    for stripe in reader.stripes:
+        stats = stripe.statistics
+        if not stripe.num_rows:
+            continue
+        if predicate is not None and stats is not None:
+            def of(c: int, s: list[Any] = stats) -> Any:
+                return s[c] if c < len(s) else None
+            if not predicate.evaluate(of, context).may_be_true:
+                continue
+        kept.append(stripe)
+    return [(tuple(s.index for s in g), tuple(s.length for s in g))
+            for g in group_stripes(kept, split_bytes)]
+
+
+async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = None,
+                    filters: Filters = None, *,
+                    storage_options: Mapping[str, Any] | None = None,
+                    split_bytes: int = DEFAULT_SPLIT_BYTES) -> tuple[pa.Schema, list[Split]]:
+    """List the files, check that they share a schema, prune stripes (and files, by their
+    partition values) with ``filters`` and group stripes into splits.
+
+    Returns:
+        The Arrow schema of the rows (aorc's types, partition columns last) and the splits.
+
+    Raises:
+        SchemaError: files with different schemas, unknown columns, bad filters.
+    """
+    files = await list_files(uris, storage_options)
+    values = [_partition_values(root, uri) for root, uri in files]
+    part_columns = _partition_columns(values)
+    columns = _data_columns(columns, part_columns)
+    sem = asyncio.Semaphore(16)
+
+    async def plan_file(uri: str, typed: dict[str, Any]) -> tuple[pa.Schema, list[Split]]:
+        ok, rest = _resolve_filters(filters, typed)
+        async with sem, open_reader(uri, storage_options=storage_options) as reader:
+            schema = with_ntz(reader.schema, reader.orc_schema)
+            if not ok:
+                return schema, []
+            select_columns(parse_type_string(reader.orc_type), columns)
+            groups = _stripe_groups(reader, rest, split_bytes)
+            etag = reader.etag
+        part = tuple((k, typed[k]) for k, _ in part_columns)
+        return schema, [Split(uri, g, part, rest, sizes, etag) for g, sizes in groups]
+
+    typed_values = [_typed(v, part_columns) for v in values]
+    planned = await asyncio.gather(*(plan_file(uri, t) for (_, uri), t
+                                     in zip(files, typed_values, strict=True)))
+    schemas = {str(s) for s, _ in planned}
+    if len(schemas) > 1:
+        raise SchemaError(f"the files have different schemas: {sorted(schemas)[:2]}")
+    schema = _projected(planned[0][0], columns)
+    for name, t in part_columns:
+        schema = schema.append(pa.field(name, t))
+    return schema, [s for _, splits in planned for s in splits]
+
+
+async def read_schema(uris: str | Sequence[str], columns: Sequence[str] | None = None, *,
+                      storage_options: Mapping[str, Any] | None = None) -> pa.Schema:
+    """The schema :func:`plan_read` gives, from the listing and the first file only."""
+    files = await list_files(uris, storage_options)
+    part_columns = _partition_columns([_partition_values(r, u) for r, u in files])
+    columns = _data_columns(columns, part_columns)
+    async with open_reader(files[0][1], storage_options=storage_options) as reader:
+        schema = _projected(with_ntz(reader.schema, reader.orc_schema), columns)
+    for name, t in part_columns:
+        schema = schema.append(pa.field(name, t))
+    return schema
+
+
+def _data_columns(columns: Sequence[str] | None,
+                  part_columns: list[tuple[str, pa.DataType]]) -> list[str] | None:
+    """The asked columns that are in the files (not partition columns)."""
+    if columns is None:
+        return None
+    parts = {name for name, _ in part_columns}
+    return [c for c in columns if c not in parts]
+
+
+def _typed(values: Mapping[str, str | None], columns: list[tuple[str, pa.DataType]]
+           ) -> dict[str, Any]:
+    return {k: (None if values[k] is None else int(values[k])  # type: ignore[arg-type]
+                if pa.types.is_integer(t) else values[k]) for k, t in columns}
+
+
+def _projected(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
+    if columns is None:
+        return schema
+    if any("." in c for c in columns):
+        raise UnsupportedFeatureError("aorc.spark.read selects top-level columns only; "
+                                      "select nested fields in Spark")
+    return pa.schema([f for f in schema if f.name in set(columns)])
+
+
+# =========================================================================== packing
+
+def balance_splits(splits: list[Split], target: int) -> list[Split]:
+    """Cut splits of several stripes in two until there are ``target`` splits (or every
+    split is one stripe), so that every core has work."""
+    out = list(splits)
+    while len(out) < target:
+        widest = max(range(len(out)), key=lambda i: len(out[i].stripes), default=None)
+        if widest is None or len(out[widest].stripes) < 2:
+            break
+        split = out[widest]
+        half = len(split.stripes) // 2
+        out[widest:widest + 1] = [
+            dataclasses.replace(split, stripes=split.stripes[:half], sizes=split.sizes[:half]),
+            dataclasses.replace(split, stripes=split.stripes[half:], sizes=split.sizes[half:])]
+    return out
+
+
+def pack_splits(splits: list[Split], cores: int | None,
+                max_bytes: int = DEFAULT_SPLIT_BYTES) -> list[list[Split]]:
+    """The splits of each task, packed as Spark packs files into its own read tasks
+    (``FilePartition``): consecutive splits share a task up to ``min(max_bytes,
+    max(OPEN_COST_BYTES, total / cores))`` bytes, counting :data:`OPEN_COST_BYTES` per
+    split. So small reads make one task per core (each task costs the JVM and the Python
+    worker a fixed share), large ones tasks of about ``max_bytes``; splits keep their order.
+    ``cores`` unknown (``None``): this machine's CPUs."""
+    cores = cores or os.cpu_count() or 1
+    total = sum(s.nbytes + OPEN_COST_BYTES for s in splits)
+    target = min(max_bytes, max(OPEN_COST_BYTES, total // cores))
+    packs: list[list[Split]] = []
+    size = 0
+    for split in splits:
+        if not packs or size + split.nbytes > target:
+            packs.append([])
+            size = 0
+        packs[-1].append(split)
+        size += split.nbytes + OPEN_COST_BYTES
+    return packs
+
