@@ -48,7 +48,8 @@ from aorc.read.reader import (
     WriterInfo,
     open_reader,
 )
-from aorc.sink.rolling import RollingSink, SinkCommit, SinkFile
+from aorc.sink.results import SinkCommit, SinkFile
+from aorc.sink.rolling import RollingSink
 from aorc.write.dataset import write_dataset
 from aorc.write.writer import OrcWriter, open_writer, write_table
 

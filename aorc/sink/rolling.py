@@ -80,7 +80,6 @@ import datetime
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -118,6 +117,7 @@ from aorc.sink.plan import (
     roll_point,
     take_rows,
 )
+from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -142,82 +142,6 @@ CHUNK_SHARE = 8
 #: Below this many cells (rows x columns) a write's rows are copied to their files on the
 #: event loop: handing them to a thread would cost more than the copy.
 LIGHT_CELLS = 64 * 1024
-
-CommitCallback = Callable[["SinkCommit"], Awaitable[None]]
-
-
-# =========================================================================== results
-
-@dataclass(frozen=True)
-class SinkFile:
-    """One complete file written by the sink.
-
-    Attributes:
-        uri: where it is (``s3://...`` or a local path).
-        partition_path: its Hive partition folder below the prefix (``""`` if none).
-        topic: the stream's topic.
-        partition: the stream's partition.
-        first_offset: offset of its first row.
-        last_offset: offset of its last row.
-        num_rows: rows in the file.
-        num_bytes: the file's size.
-    """
-
-    uri: str
-    partition_path: str
-    topic: str
-    partition: int
-    first_offset: int
-    last_offset: int
-    num_rows: int
-    num_bytes: int
-
-
-@dataclass(frozen=True)
-class SinkCommit:
-    """What ``on_commit`` receives after a cut's files are complete on the store.
-
-    Attributes:
-        topic: the stream's topic.
-        partition: the stream's partition.
-        offset: every record of the stream up to this offset is in complete files (a Kafka
-            consumer commits ``offset + 1``).
-        files: the files completed by this cut, with the positions each covers.
-        reason: why the cut happened: ``"rows"``, ``"bytes"``, ``"event_time"``, ``"age"``,
-            ``"memory"``, ``"flush"`` or ``"close"``.
-    """
-
-    topic: str
-    partition: int
-    offset: int
-    files: tuple[SinkFile, ...]
-    reason: str
-
-
-@dataclass
-class SinkStats:
-    """Counters of a :class:`RollingSink`.
-
-    Attributes:
-        rows_written: rows in complete files.
-        files_written: complete files.
-        bytes_written: bytes of complete files.
-        commits: ``on_commit`` calls that returned.
-        cuts: cuts by reason.
-        peak_memory: the largest :attr:`RollingSink.memory_in_use` seen.
-        peak_open_files: the most files open at once.
-        rows_skipped: replayed rows dropped by ``on_old_offsets="skip"``.
-    """
-
-    rows_written: int = 0
-    files_written: int = 0
-    bytes_written: int = 0
-    commits: int = 0
-    cuts: dict[str, int] = field(default_factory=dict)
-    peak_memory: int = 0
-    peak_open_files: int = 0
-    rows_skipped: int = 0
-
 
 # =========================================================================== the sink
 
