@@ -94,20 +94,20 @@ from aorc.options import WriteOptions
 from aorc.sink.files import (
     IN_FLIGHT_COPIES,
     OpenSinkFile,
+    abort_files,
     default_stripe_target,
     stripe_point,
 )
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
     HIVE_DEFAULT_PARTITION,
-    INT64_MAX,
-    INT64_MIN,
     PIECE_OVERHEAD,
     OpenFile,
     Partitioner,
     Routing,
     StreamState,
     check_offsets,
+    file_ids,
     file_name,
     group_order,
     join_uri,
@@ -116,6 +116,7 @@ from aorc.sink.plan import (
     positive,
     roll_point,
     take_rows,
+    time_bounds,
 )
 from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
 
@@ -331,7 +332,7 @@ class RollingSink:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for stream in self._streams.values():
-            await _abort_files(list(stream.files.values()))
+            await abort_files(list(stream.files.values()))
             stream.files.clear()
         self._encoder.shutdown(wait=False)
 
@@ -360,7 +361,7 @@ class RollingSink:
                 stream = self._streams.pop(key, None)
                 if stream is None:
                     continue
-                await _abort_files(list(stream.files.values()))
+                await abort_files(list(stream.files.values()))
                 stream.files.clear()
                 if stream.chain is not None:
                     stream.chain.cancel()
@@ -492,19 +493,6 @@ class RollingSink:
                     self._cut(stream, "bytes")  # (no-op if the reserve cut it already)
                     return
 
-    def _file_ids(self, stream: StreamState, routing: Routing, pos: int,
-                  end: int) -> np.ndarray:
-        """The id (in the stream's epoch) of each row's file, opening files as needed."""
-        groups, inverse = np.unique(routing.groups[pos:end], return_inverse=True)
-        ids = np.empty(len(groups), dtype=np.int64)
-        for k, group in enumerate(groups.tolist()):
-            path = routing.paths[group]
-            f = stream.files.get(path)
-            if f is None:
-                f = stream.files[path] = OpenFile(path, len(stream.files))
-            ids[k] = f.id
-        return ids[inverse.reshape(-1)]
-
     async def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
                       offs: np.ndarray, pos: int, end: int) -> None:
         """Give rows ``pos:end`` to their files (a compact copy each) and count them.
@@ -512,14 +500,14 @@ class RollingSink:
         The copies are made off the event loop (on the shared pool, a column per task) unless
         they are small; the sink's lock, held by :meth:`write`, keeps the streams as they are
         meanwhile."""
-        row_fids = self._file_ids(stream, routing, pos, end)
+        row_fids = file_ids(stream, routing, pos, end)
         order = group_order(row_fids)
         fids = row_fids[order]
         rows = order + pos
         starts = np.flatnonzero(np.r_[True, fids[1:] != fids[:-1]])
         stops = np.r_[starts[1:], len(fids)]
         est = np.add.reduceat(routing.sizes[rows], starts)
-        bounds = _time_bounds(routing.times, rows, starts)
+        bounds = time_bounds(routing.times, rows, starts)
         files = list(stream.files.values())
         columns = batch.select(self.file_schema.names)
         groups = [rows[a:b] for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]
@@ -646,7 +634,7 @@ class RollingSink:
                 await previous
             await _all([self._complete_file(w) for w in writers])
         except BaseException:
-            await _abort_files(files)
+            await abort_files(files)
             raise
         finally:
             self._closing.difference_update(writers)
@@ -705,23 +693,3 @@ async def _all(coros: list[Awaitable[None]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-
-
-async def _abort_files(files: Sequence[OpenFile]) -> None:
-    """Abort the files' writes (nothing partial is left), whatever happens to the caller."""
-    writers = [f.writer for f in files if f.writer is not None]
-    if writers:
-        await asyncio.shield(asyncio.gather(*(w.abort() for w in writers),
-                                            return_exceptions=True))
-
-
-def _time_bounds(times: np.ndarray | None, rows: np.ndarray,
-                 starts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Smallest and largest event time (nulls ignored) of each run of ``rows``."""
-    if times is None:
-        return None
-    t = times[rows]
-    valid = t != INT64_MIN
-    lo = np.minimum.reduceat(np.where(valid, t, INT64_MAX), starts)
-    hi = np.maximum.reduceat(np.where(valid, t, INT64_MIN), starts)
-    return lo, hi
