@@ -40,7 +40,7 @@ from aorc.read.partitioning import (
     normalize_filters,
     parse_partition_path,
     partition_table,
-    term_expression,
+    surviving_rows,
 )
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader, open_reader
@@ -319,7 +319,7 @@ class Dataset:
         alive: list[set[int] | None] = []
         for conj in clauses:
             terms = [t for t in conj if t[0] in parts]
-            alive.append(_surviving(table, terms) if terms else None)
+            alive.append(surviving_rows(table, terms) if terms else None)
         out: list[tuple[DatasetFile, Clauses | None]] = []
         for i, f in enumerate(self.files):
             left: Clauses = []
@@ -526,21 +526,6 @@ def _has_path(field_: pa.Field, rest: str) -> bool:
             return False
         t = t.field(part).type
     return True
-
-
-def _surviving(table: pa.Table | None, terms: list[tuple[str, str, Any]]) -> set[int]:
-    """Indexes of the rows (files) of the partition table that satisfy every term."""
-    if table is None:
-        return set()
-    expr = term_expression(*terms[0])
-    for term in terms[1:]:
-        expr = expr & term_expression(*term)
-    indexed = table.append_column("__aorc_index", pa.array(range(table.num_rows), pa.int64()))
-    try:
-        kept = indexed.filter(expr).column("__aorc_index")
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise SchemaError(f"filters on partition columns: {exc}") from exc
-    return set(kept.to_pylist())
 
 
 # =========================================================================== opening
