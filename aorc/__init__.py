@@ -37,7 +37,8 @@ from aorc.errors import (
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset, DatasetFile, open_dataset, read_dataset, read_table
+from aorc.read.dataset import Dataset, open_dataset, read_dataset, read_table
+from aorc.read.discovery import DatasetFile
 from aorc.read.reader import (
     ColumnEncodingInfo,
     OrcReader,
