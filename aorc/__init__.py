@@ -37,7 +37,8 @@ from aorc.errors import (
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset, DatasetFile, open_dataset, read_dataset, read_table
+from aorc.read.dataset import Dataset, open_dataset, read_dataset, read_table
+from aorc.read.discovery import DatasetFile
 from aorc.read.reader import (
     ColumnEncodingInfo,
     OrcReader,
@@ -48,7 +49,8 @@ from aorc.read.reader import (
     WriterInfo,
     open_reader,
 )
-from aorc.sink.rolling import RollingSink, SinkCommit, SinkFile
+from aorc.sink.results import SinkCommit, SinkFile
+from aorc.sink.rolling import RollingSink
 from aorc.write.dataset import write_dataset
 from aorc.write.writer import OrcWriter, open_writer, write_table
 

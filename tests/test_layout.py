@@ -4,7 +4,7 @@
   own modules may import its private submodules.
 - Only :mod:`aorc.io` knows URL schemes and concrete stores: no other module imports a store
   module or branches on a scheme prefix.
-- No module is much over 800 lines.
+- No module is over 800 lines.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "aorc"
-MAX_LINES = 850  # "no module over ~800 lines"
+MAX_LINES = 800  # "no module over ~800 lines"
 #: Store modules that only aorc.io itself may import; everything else goes through aorc.io.
 STORE_MODULES = {"aorc.io.s3", "aorc.io.s3_config", "aorc.io.s3_clients", "aorc.io.local",
                  "aorc.io.memory"}

@@ -1,8 +1,7 @@
 """Datasets: a folder, an object-store prefix or a list of ORC files read as one table.
 
-:func:`open_dataset` lists the source (one paginated listing, sizes included, hidden names
-such as ``_SUCCESS`` or ``.crc`` skipped), parses Hive partition folders
-(:mod:`aorc.read.partitioning`) and unifies the files' schemas by name
+:func:`open_dataset` lists the source and types its Hive partition folders
+(:mod:`aorc.read.discovery`), then unifies the files' schemas by name
 (:mod:`aorc.read.evolution`); opening a file is its one tail read, kept for the reads that
 follow. A read prunes partitions before any of their files is opened, pushes the data filters
 down into every surviving file (stripes, row groups, bloom filters), reads at most
@@ -18,30 +17,27 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pyarrow as pa
 
-from aorc.errors import AorcError, CorruptFileError, ObjectNotFoundError, SchemaError
-from aorc.format.columns.base import with_timestamp_unit
-from aorc.format.columns.timestamps import check_timestamp_unit
-from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
-from aorc.format.types import to_arrow_schema
+from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel as _gather_nonempty
-from aorc.read.common import INLINE_BYTES, run_light
-from aorc.read.evolution import conform, merge_schemas, positional_names
-from aorc.read.partitioning import (
-    Clauses,
-    infer_partition_schema,
-    normalize_filters,
-    parse_partition_path,
-    partition_table,
-    term_expression,
+from aorc.read.discovery import (
+    DatasetFile,
+    DatasetOptions,
+    DatasetSource,
+    OpenedTail,
+    check_options,
+    is_dataset_source,
+    list_dataset,
+    open_tail,
 )
+from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.read.partitioning import Clauses, normalize_filters, surviving_rows
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader, open_reader
 from aorc.threads import pool_size
@@ -61,43 +57,7 @@ async def _gather(coros: list[Any]) -> list[Any]:
     """:func:`aorc.io.base.gather_or_cancel`, also for no coroutines."""
     return await _gather_nonempty(coros) if coros else []
 
-#: What :func:`open_dataset` accepts.
-DatasetSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-
-#: One-shot reads (:func:`read_dataset`) fetch files up to this size whole, in one request.
-SMALL_FILE_BYTES = 4 << 20
 _DONE = object()
-
-
-@dataclass(frozen=True)
-class DatasetFile:
-    """One file of a dataset.
-
-    Attributes:
-        path: its path or URL.
-        size: its size in bytes, from the listing.
-        partition: its partition values (typed as the partition columns), by column name.
-    """
-
-    path: str
-    size: int
-    partition: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Tail:
-    tail: FileTail
-    data: bytes
-    schema: pa.Schema
-
-
-@dataclass
-class _Options:
-    storage_options: Mapping[str, Any] | None
-    max_open_files: int
-    exclude_invalid_files: bool
-    timestamp_unit: str
-    given_schema: pa.Schema | None
 
 
 @dataclass
@@ -119,8 +79,8 @@ class Dataset:
     """
 
     def __init__(self, files: list[DatasetFile], partition_schema: pa.Schema,
-                 data_schema: pa.Schema, options: _Options, io_stats: IOStats,
-                 tails: dict[str, _Tail]) -> None:
+                 data_schema: pa.Schema, options: DatasetOptions, io_stats: IOStats,
+                 tails: dict[str, OpenedTail]) -> None:
         self.files = files
         self.partition_schema = partition_schema
         self._data_schema = data_schema
@@ -253,7 +213,7 @@ class Dataset:
         file left out)."""
         async with self._semaphore:
             try:
-                tail = await _open_tail(f.path, self._options, self._io, f.size)
+                tail = await open_tail(f.path, self._options, self._io, f.size)
             except CorruptFileError:
                 if not self._options.exclude_invalid_files:
                     raise
@@ -279,7 +239,7 @@ class Dataset:
         """A file's schema from its tail alone (``None``: an invalid file left out)."""
         async with self._semaphore:
             try:
-                tail = await _open_tail(f.path, self._options, self._io)
+                tail = await open_tail(f.path, self._options, self._io)
             except CorruptFileError:
                 if not self._options.exclude_invalid_files:
                     raise
@@ -319,7 +279,7 @@ class Dataset:
         alive: list[set[int] | None] = []
         for conj in clauses:
             terms = [t for t in conj if t[0] in parts]
-            alive.append(_surviving(table, terms) if terms else None)
+            alive.append(surviving_rows(table, terms) if terms else None)
         out: list[tuple[DatasetFile, Clauses | None]] = []
         for i, f in enumerate(self.files):
             left: Clauses = []
@@ -339,10 +299,10 @@ class Dataset:
         return out
 
     # ------------------------------------------------------------------ one file
-    async def _tail(self, f: DatasetFile) -> _Tail:
+    async def _tail(self, f: DatasetFile) -> OpenedTail:
         cached = self._tails.get(f.path)
         if cached is None:
-            cached = await _open_tail(f.path, self._options, self._io)
+            cached = await open_tail(f.path, self._options, self._io)
             self._tails[f.path] = cached
         return cached
 
@@ -528,117 +488,17 @@ def _has_path(field_: pa.Field, rest: str) -> bool:
     return True
 
 
-def _surviving(table: pa.Table | None, terms: list[tuple[str, str, Any]]) -> set[int]:
-    """Indexes of the rows (files) of the partition table that satisfy every term."""
-    if table is None:
-        return set()
-    expr = term_expression(*terms[0])
-    for term in terms[1:]:
-        expr = expr & term_expression(*term)
-    indexed = table.append_column("__aorc_index", pa.array(range(table.num_rows), pa.int64()))
-    try:
-        kept = indexed.filter(expr).column("__aorc_index")
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise SchemaError(f"filters on partition columns: {exc}") from exc
-    return set(kept.to_pylist())
-
-
 # =========================================================================== opening
-
-async def _open_tail(path: str, options: _Options, io: IOStats, size: int = 0) -> _Tail:
-    """Read and parse a file's tail (one request unless its metadata is longer); a file
-    of at most SMALL_FILE_BYTES (``size``, from the listing) is read whole, so reading its
-    rows needs no further request."""
-    store = registry.open_input(path, options.storage_options)
-    first = size if TAIL_READ_SIZE < size <= SMALL_FILE_BYTES else TAIL_READ_SIZE
-    try:
-        data, size = await store.read_tail(first)
-        tail = await run_light(len(data) <= INLINE_BYTES, _parse, path, data, size)
-        if isinstance(tail, NeedBytes):
-            data, size = await store.read_tail(tail.n)
-            tail = await asyncio.to_thread(_parse, path, data, size)
-            if isinstance(tail, NeedBytes):
-                raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
-                                       f"{len(data)} were read")
-        schema = to_arrow_schema(tail.schema)
-        if options.timestamp_unit != "ns":
-            schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
-                                for f in schema])
-    finally:
-        io.requests += store.stats.requests
-        io.bytes += store.stats.bytes
-        await store.close()
-    return _Tail(tail, data, schema)
-
-
-def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
-    try:
-        return parse_tail(data, size, source=path)
-    except AorcError as exc:
-        if path in str(exc):
-            raise
-        raise type(exc)(f"{path}: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - any stray failure means a damaged tail
-        raise CorruptFileError(f"{path}: not a readable ORC file ({type(exc).__name__}: "
-                               f"{exc})") from exc
-
-
-async def _discover(source: DatasetSource, options: _Options, io: IOStats
-                    ) -> list[tuple[str, registry.FileInfo]]:
-    roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    if not roots:
-        raise SchemaError("open_dataset: the list of sources is empty")
-    found = await _gather([registry.list_files(r, options.storage_options, io)
-                                    for r in roots])
-    out: list[tuple[str, registry.FileInfo]] = []
-    for root, files in zip(roots, found, strict=True):
-        text = os.fspath(root)
-        out.extend((text, info) for info in files)
-    return out
-
-
-def _relative(root: str, path: str) -> str:
-    base = root.rstrip("/" + os.sep)
-    if not path.startswith(base) or len(path) == len(base):
-        return os.path.basename(path)
-    return path[len(base) + 1:].replace(os.sep, "/")
-
-
-def _check_options(partitioning: Any, timestamp_unit: str, max_open_files: int,
-                   schema: pa.Schema | None) -> pa.Schema | None:
-    check_timestamp_unit(timestamp_unit)
-    if isinstance(max_open_files, bool) or not isinstance(max_open_files, int) \
-            or max_open_files < 1:
-        raise SchemaError(f"max_open_files must be a positive integer, got {max_open_files!r}")
-    if schema is not None and not isinstance(schema, pa.Schema):
-        raise SchemaError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
-    if partitioning is None or partitioning == "hive":
-        return None
-    if isinstance(partitioning, pa.Schema):
-        return partitioning
-    raise SchemaError(f"partitioning must be 'hive', None or a pyarrow.Schema, got "
-                      f"{partitioning!r}")
-
 
 async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema | None,
                 timestamp_unit: str, storage_options: Mapping[str, Any] | None,
                 max_open_files: int, exclude_invalid_files: bool,
                 eager: bool = False) -> Dataset:
-    given_parts = _check_options(partitioning, timestamp_unit, max_open_files, schema)
-    options = _Options(storage_options, max_open_files, exclude_invalid_files, timestamp_unit,
-                       schema)
+    given_parts = check_options(partitioning, timestamp_unit, max_open_files, schema)
+    options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
+                             timestamp_unit, schema)
     io = IOStats()
-    listed = await _discover(source, options, io)
-    paths = [info.path for _, info in listed]
-    raw = ([parse_partition_path(_relative(root, info.path)) for root, info in listed]
-           if partitioning is not None else [{} for _ in listed])
-    if schema is not None and given_parts is None and partitioning is not None:
-        given_parts = pa.schema([f for f in schema if raw and f.name in raw[0]])
-    part_schema = infer_partition_schema(raw, paths, given_parts)
-    typed = partition_table(raw, part_schema, paths).to_pylist() if len(part_schema) \
-        else [{} for _ in raw]
-    files = [DatasetFile(info.path, info.size, values)
-             for (_, info), values in zip(listed, typed, strict=True)]
+    files, part_schema = await list_dataset(source, partitioning, given_parts, options, io)
     data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
                    if schema is not None else None)
     dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io, {})
@@ -743,16 +603,6 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
     if schema is not None:
         return await dataset.read(columns, filters)
     return await dataset.read_unresolved(columns, filters, schema_from)
-
-
-async def is_dataset_source(source: object) -> bool:
-    """Whether ``source`` names a dataset rather than one file: a list or tuple, a local
-    folder, or a URL ending with ``/``."""
-    if isinstance(source, (list, tuple)):
-        return True
-    if not isinstance(source, (str, os.PathLike)):
-        return False
-    return await registry.is_folder(source)
 
 
 async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] | None = None,

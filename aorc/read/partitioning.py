@@ -28,6 +28,7 @@ __all__ = [
     "normalize_filters",
     "parse_partition_path",
     "partition_table",
+    "surviving_rows",
     "term_expression",
 ]
 
@@ -186,3 +187,18 @@ def term_expression(column: str, op: str, value: Any) -> pc.Expression:
                "<=": field.__le__, ">": field.__gt__, ">=": field.__ge__}[op]
     result: pc.Expression = compare(pc.scalar(value))
     return result
+
+
+def surviving_rows(table: pa.Table | None, terms: list[tuple[str, str, Any]]) -> set[int]:
+    """Indexes of the rows (files) of the partition table that satisfy every term."""
+    if table is None:
+        return set()
+    expr = term_expression(*terms[0])
+    for term in terms[1:]:
+        expr = expr & term_expression(*term)
+    indexed = table.append_column("__aorc_index", pa.array(range(table.num_rows), pa.int64()))
+    try:
+        kept = indexed.filter(expr).column("__aorc_index")
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaError(f"filters on partition columns: {exc}") from exc
+    return set(kept.to_pylist())

@@ -16,7 +16,7 @@ destination holds (S3: the bytes not yet in a part and the parts being uploaded)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -27,7 +27,7 @@ from aorc.format.columns.encode import EncodeOptions
 from aorc.format.types import OrcType
 from aorc.io import open_output, registry
 from aorc.io.output import Output
-from aorc.sink.plan import Routing, held_bytes
+from aorc.sink.plan import OpenFile, Routing, held_bytes
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import encode_stripe
 
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_STRIPE_FACTOR",
     "MIN_STRIPE_TARGET",
     "OpenSinkFile",
+    "abort_files",
     "default_stripe_target",
     "stripe_point",
     "tail_allowance",
@@ -266,6 +267,14 @@ class OpenSinkFile:
         self.rows_bytes = 0
         if self._out is not None:
             await self._out.abort()
+
+
+async def abort_files(files: Sequence[OpenFile]) -> None:
+    """Abort the files' writes (nothing partial is left), whatever happens to the caller."""
+    writers = [f.writer for f in files if f.writer is not None]
+    if writers:
+        await asyncio.shield(asyncio.gather(*(w.abort() for w in writers),
+                                            return_exceptions=True))
 
 
 def stripe_point(files: Mapping[str, Any], routing: Routing, pos: int, end: int,

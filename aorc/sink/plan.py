@@ -1,5 +1,5 @@
 """Planning for :mod:`aorc.sink` (pure, no I/O): partition folders, file names, per-row
-size estimates and where a stream must be cut.
+size estimates, which open file each row goes to and where a stream must be cut.
 
 Cut decisions (:func:`roll_point`) depend only on the rows of the stream since its last cut
 and on the open files' counters, so a replay of the same records cuts at the same records.
@@ -26,17 +26,16 @@ from aorc.threads import pool_map
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
     "HIVE_DEFAULT_PARTITION",
-    "Routing",
     "Limits",
-    "group_order",
-    "small_codes",
-    "take_rows",
     "OpenFile",
     "Partitioner",
     "Piece",
+    "Routing",
     "StreamState",
     "check_offsets",
+    "file_ids",
     "file_name",
+    "group_order",
     "held_bytes",
     "join_uri",
     "make_limits",
@@ -44,6 +43,9 @@ __all__ = [
     "positive",
     "roll_point",
     "row_sizes",
+    "small_codes",
+    "take_rows",
+    "time_bounds",
 ]
 
 #: Partition folders of ``event_time``: one per UTC hour.
@@ -319,6 +321,31 @@ def _span_point(span: int, times: np.ndarray, starts: np.ndarray,
             row = int(order[bounds[k] + wide[0]])
             best = row if best is None else min(best, row)
     return best
+
+
+def file_ids(stream: StreamState, routing: Routing, pos: int, end: int) -> np.ndarray:
+    """The id (in the stream's epoch) of each row's file, opening files as needed."""
+    groups, inverse = np.unique(routing.groups[pos:end], return_inverse=True)
+    ids = np.empty(len(groups), dtype=np.int64)
+    for k, group in enumerate(groups.tolist()):
+        path = routing.paths[group]
+        f = stream.files.get(path)
+        if f is None:
+            f = stream.files[path] = OpenFile(path, len(stream.files))
+        ids[k] = f.id
+    return ids[inverse.reshape(-1)]
+
+
+def time_bounds(times: np.ndarray | None, rows: np.ndarray,
+                starts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Smallest and largest event time (nulls ignored) of each run of ``rows``."""
+    if times is None:
+        return None
+    t = times[rows]
+    valid = t != INT64_MIN
+    lo = np.minimum.reduceat(np.where(valid, t, INT64_MAX), starts)
+    hi = np.maximum.reduceat(np.where(valid, t, INT64_MIN), starts)
+    return lo, hi
 
 
 # =========================================================================== helpers

@@ -80,7 +80,6 @@ import datetime
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -95,20 +94,20 @@ from aorc.options import WriteOptions
 from aorc.sink.files import (
     IN_FLIGHT_COPIES,
     OpenSinkFile,
+    abort_files,
     default_stripe_target,
     stripe_point,
 )
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
     HIVE_DEFAULT_PARTITION,
-    INT64_MAX,
-    INT64_MIN,
     PIECE_OVERHEAD,
     OpenFile,
     Partitioner,
     Routing,
     StreamState,
     check_offsets,
+    file_ids,
     file_name,
     group_order,
     join_uri,
@@ -117,7 +116,9 @@ from aorc.sink.plan import (
     positive,
     roll_point,
     take_rows,
+    time_bounds,
 )
+from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -142,82 +143,6 @@ CHUNK_SHARE = 8
 #: Below this many cells (rows x columns) a write's rows are copied to their files on the
 #: event loop: handing them to a thread would cost more than the copy.
 LIGHT_CELLS = 64 * 1024
-
-CommitCallback = Callable[["SinkCommit"], Awaitable[None]]
-
-
-# =========================================================================== results
-
-@dataclass(frozen=True)
-class SinkFile:
-    """One complete file written by the sink.
-
-    Attributes:
-        uri: where it is (``s3://...`` or a local path).
-        partition_path: its Hive partition folder below the prefix (``""`` if none).
-        topic: the stream's topic.
-        partition: the stream's partition.
-        first_offset: offset of its first row.
-        last_offset: offset of its last row.
-        num_rows: rows in the file.
-        num_bytes: the file's size.
-    """
-
-    uri: str
-    partition_path: str
-    topic: str
-    partition: int
-    first_offset: int
-    last_offset: int
-    num_rows: int
-    num_bytes: int
-
-
-@dataclass(frozen=True)
-class SinkCommit:
-    """What ``on_commit`` receives after a cut's files are complete on the store.
-
-    Attributes:
-        topic: the stream's topic.
-        partition: the stream's partition.
-        offset: every record of the stream up to this offset is in complete files (a Kafka
-            consumer commits ``offset + 1``).
-        files: the files completed by this cut, with the positions each covers.
-        reason: why the cut happened: ``"rows"``, ``"bytes"``, ``"event_time"``, ``"age"``,
-            ``"memory"``, ``"flush"`` or ``"close"``.
-    """
-
-    topic: str
-    partition: int
-    offset: int
-    files: tuple[SinkFile, ...]
-    reason: str
-
-
-@dataclass
-class SinkStats:
-    """Counters of a :class:`RollingSink`.
-
-    Attributes:
-        rows_written: rows in complete files.
-        files_written: complete files.
-        bytes_written: bytes of complete files.
-        commits: ``on_commit`` calls that returned.
-        cuts: cuts by reason.
-        peak_memory: the largest :attr:`RollingSink.memory_in_use` seen.
-        peak_open_files: the most files open at once.
-        rows_skipped: replayed rows dropped by ``on_old_offsets="skip"``.
-    """
-
-    rows_written: int = 0
-    files_written: int = 0
-    bytes_written: int = 0
-    commits: int = 0
-    cuts: dict[str, int] = field(default_factory=dict)
-    peak_memory: int = 0
-    peak_open_files: int = 0
-    rows_skipped: int = 0
-
 
 # =========================================================================== the sink
 
@@ -407,7 +332,7 @@ class RollingSink:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for stream in self._streams.values():
-            await _abort_files(list(stream.files.values()))
+            await abort_files(list(stream.files.values()))
             stream.files.clear()
         self._encoder.shutdown(wait=False)
 
@@ -436,7 +361,7 @@ class RollingSink:
                 stream = self._streams.pop(key, None)
                 if stream is None:
                     continue
-                await _abort_files(list(stream.files.values()))
+                await abort_files(list(stream.files.values()))
                 stream.files.clear()
                 if stream.chain is not None:
                     stream.chain.cancel()
@@ -568,19 +493,6 @@ class RollingSink:
                     self._cut(stream, "bytes")  # (no-op if the reserve cut it already)
                     return
 
-    def _file_ids(self, stream: StreamState, routing: Routing, pos: int,
-                  end: int) -> np.ndarray:
-        """The id (in the stream's epoch) of each row's file, opening files as needed."""
-        groups, inverse = np.unique(routing.groups[pos:end], return_inverse=True)
-        ids = np.empty(len(groups), dtype=np.int64)
-        for k, group in enumerate(groups.tolist()):
-            path = routing.paths[group]
-            f = stream.files.get(path)
-            if f is None:
-                f = stream.files[path] = OpenFile(path, len(stream.files))
-            ids[k] = f.id
-        return ids[inverse.reshape(-1)]
-
     async def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
                       offs: np.ndarray, pos: int, end: int) -> None:
         """Give rows ``pos:end`` to their files (a compact copy each) and count them.
@@ -588,14 +500,14 @@ class RollingSink:
         The copies are made off the event loop (on the shared pool, a column per task) unless
         they are small; the sink's lock, held by :meth:`write`, keeps the streams as they are
         meanwhile."""
-        row_fids = self._file_ids(stream, routing, pos, end)
+        row_fids = file_ids(stream, routing, pos, end)
         order = group_order(row_fids)
         fids = row_fids[order]
         rows = order + pos
         starts = np.flatnonzero(np.r_[True, fids[1:] != fids[:-1]])
         stops = np.r_[starts[1:], len(fids)]
         est = np.add.reduceat(routing.sizes[rows], starts)
-        bounds = _time_bounds(routing.times, rows, starts)
+        bounds = time_bounds(routing.times, rows, starts)
         files = list(stream.files.values())
         columns = batch.select(self.file_schema.names)
         groups = [rows[a:b] for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]
@@ -722,7 +634,7 @@ class RollingSink:
                 await previous
             await _all([self._complete_file(w) for w in writers])
         except BaseException:
-            await _abort_files(files)
+            await abort_files(files)
             raise
         finally:
             self._closing.difference_update(writers)
@@ -781,23 +693,3 @@ async def _all(coros: list[Awaitable[None]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-
-
-async def _abort_files(files: Sequence[OpenFile]) -> None:
-    """Abort the files' writes (nothing partial is left), whatever happens to the caller."""
-    writers = [f.writer for f in files if f.writer is not None]
-    if writers:
-        await asyncio.shield(asyncio.gather(*(w.abort() for w in writers),
-                                            return_exceptions=True))
-
-
-def _time_bounds(times: np.ndarray | None, rows: np.ndarray,
-                 starts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Smallest and largest event time (nulls ignored) of each run of ``rows``."""
-    if times is None:
-        return None
-    t = times[rows]
-    valid = t != INT64_MIN
-    lo = np.minimum.reduceat(np.where(valid, t, INT64_MAX), starts)
-    hi = np.maximum.reduceat(np.where(valid, t, INT64_MIN), starts)
-    return lo, hi
