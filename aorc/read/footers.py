@@ -10,12 +10,15 @@ footer fails with :class:`~aorc.errors.ObjectChangedError` before it is decoded,
 :meth:`FooterCache.pin` empties the cache if the store's ETag is ever another one.
 
 It keeps the footers as stored (compressed protobuf bytes), not their parsed layouts: the
-bytes' size is exact (``sys.getsizeof``) where a parsed footer's is not (protobuf's arena and
-a :class:`~aorc.format.stripe.StreamInfo` object of ~150 bytes per stream, several times
-the stored size), so a budget keeps many more stripes; parsing one again costs tens of
-microseconds for a few columns, far less than the round trip it saves. Only footers that
-parsed are put here (a damaged one is fetched and fails again, naming its stripe, at every
-read). The least recently used are dropped first. Thread-safe: plans push on worker threads.
+bytes' size is exact (``sys.getsizeof``) where a parsed footer's is not (protobuf's own
+memory is invisible to Python), and small: a parsed layout (the ``pb.StripeFooter`` and a
+:class:`~aorc.format.stripe.StreamInfo` per stream) takes 20-60 times the stored bytes
+(Python's part alone: 1.6 KB for the 84-byte footer of 4 zstd columns, 67 KB for 1.1 KB of
+200 columns), so a budget keeps that many times more stripes. Parsing again costs 17 us
+(4 columns) to 0.7 ms (200 columns) per stripe, against the 20 ms or more of the round trip
+it saves. Only footers that parsed are put here (a damaged one is fetched again and fails
+again, naming its stripe, at every read). The least recently used are dropped first.
+Thread-safe: plans push on worker threads.
 """
 
 from __future__ import annotations
