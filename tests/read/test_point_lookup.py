@@ -373,8 +373,15 @@ async def test_warm_point_lookup_on_s3(s3_client: Any, s3_bucket: str, s3_proxy:
         nbytes = reader.io_stats.bytes - before.bytes
     assert got.equals(t.filter(pc.equal(t["id"], key)))
     assert counted.rounds == 2
-    assert len(s3_proxy.records("GetObject")) == requests == len(counted.requests)
+    gets = s3_proxy.records("GetObject")
+    assert len(gets) == requests == len(counted.requests)
     assert nbytes == sum(n for _, _, n in counted.requests)
+    headers = [{k.lower(): v for k, v in r.headers.items()} for r in gets]
+    assert all(h.get("if-match") == reader.etag for h in headers)  # pinned to the version
+    sent = sorted((int(a), int(b) - int(a) + 1) for a, b in (
+        h["range"].removeprefix("bytes=").split("-") for h in headers))
+    assert sent == sorted((o, n) for _, o, n in counted.requests)
+    assert not {footer_range(s) for s in reader.stripes} & set(sent)
 
 
 async def test_warm_lookup_of_a_replaced_object_fails(
