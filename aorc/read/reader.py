@@ -426,13 +426,14 @@ class OrcReader:
         raw: bytes | memoryview | None = known.get(index)
         if raw is None:
             raw = self._footers.pop(index, None)
-        if raw is None:  # fetch it with the next stripes' footers, for the next calls
+        if raw is None:  # fetch it with the next stripes' footers, for the next calls (those
+            # fetched ahead before and not asked for are dropped: at most FOOTERS_AHEAD kept)
             every = self._tail.stripes
             ahead = [i for i in range(index, min(len(every), index + 1 + _plan.FOOTERS_AHEAD))
-                     if i == index or (i not in self._footers and i not in known)]
+                     if i == index or i not in known]
             got = await self._read_ranges([(every[i].footer_offset, every[i].footer_length)
                                            for i in ahead], coalesce=False)
-            self._footers.update(zip(ahead, got, strict=True))
+            self._footers = dict(zip(ahead, got, strict=True))
             raw = self._footers.pop(index)
         footer, layout = await asyncio.to_thread(parse_layout, self.path, self._tail, stripe,
                                                  raw)

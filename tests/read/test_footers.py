@@ -22,6 +22,7 @@ from aorc.errors import CorruptFileError
 from aorc.format.tail import FileTail, parse_tail
 from aorc.io.memory import MemoryStore
 from aorc.read.footers import ENTRY_OVERHEAD, FooterCache
+from aorc.read.plan import FOOTERS_AHEAD
 
 
 class CountingStore(MemoryStore):
@@ -166,6 +167,9 @@ async def test_the_cache_stays_within_its_budget_on_a_file_of_many_stripes(
             await reader.read_stripe_footer(i)
             assert cache.nbytes <= budget
         assert len(cache) < reader.num_stripes
+        for i in range(0, reader.num_stripes, 5):  # the footers fetched ahead: a few at most
+            await reader.read_stripe_footer(i)
+            assert len(reader._footers) <= FOOTERS_AHEAD
     assert got.equals(t.select(["c"]))
     assert lookup.to_pydict() == {"a": [12_345]}
 
