@@ -14,7 +14,8 @@ group of consecutive stripes (about :data:`GROUP_BYTES`) needs, this driver fetc
 decodes the group's stripes on the decode thread pool (:mod:`aorc.threads`) while the
 next group is being fetched, so at most two groups' bytes are held at once, and at most
 ``use_threads`` stripes are decoded at once. Bytes that lie in the tail read at open time
-cost no request (a small file is read in one).
+cost no request (a small file is read in one). The stripe footers a read parses are kept for
+the reader's next reads (:mod:`aorc.read.footers`, at most :data:`FOOTER_CACHE_BYTES`).
 
 Errors raised while reading a stripe name the file and the stripe; stray exceptions of
 decoders (IndexError, struct.error, ...) are turned into CorruptFileError as a last resort.
