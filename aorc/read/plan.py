@@ -20,7 +20,10 @@ surviving row groups' bytes for a filtered read). A group spanning at most
 ``whole_read_bytes`` is read whole, in one round, as is one whose columns are all wanted
 (when unfiltered). When the index streams of a filtered group's stripes span at most
 ``whole_read_bytes`` in all, they come whole with the footers, in one round (so that a
-point lookup takes three round trips with the file's tail).
+point lookup takes three round trips with the file's tail). Footers that parsed are kept in
+the plan's :class:`~aorc.read.footers.FooterCache` (the reader's, shared by its reads): a
+group whose footers are all there skips the footer round and asks only for the index
+streams it needs (a warm point lookup: two round trips, no tail).
 
 A stripe's decoding is split in parts, one per top-level column (:class:`StripeJob`), so
 that a driver can run them on several threads; :meth:`StripeJob.run` runs them in turn.
@@ -44,6 +47,7 @@ from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stre
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import TypeKind
 from aorc.read.common import (
+    INLINE_BYTES,
     FetchedBytes,
     LazyStreams,
     group_stripes,
@@ -51,6 +55,7 @@ from aorc.read.common import (
     stored_bytes,
     stripes_text,
 )
+from aorc.read.footers import FooterCache
 from aorc.read.pushdown import ScanPlanner, ScanStats, StripeWork
 
 __all__ = [
@@ -175,6 +180,8 @@ class ReadPlan:
         whole_read_bytes: see :data:`WHOLE_READ_BYTES`.
         threads: the threads one stripe's decoding may use (long streams are decompressed
             in pieces when more than 1).
+        footers: the stripe footers known already, to which the footers this plan parses
+            are added (a reader's, shared by its reads); ``None``: a new one, for this plan.
 
     Raises:
         SchemaError: for a stripe index out of range.
@@ -184,7 +191,8 @@ class ReadPlan:
                  stripes: Sequence[int] | None = None, predicate: Predicate | None = None,
                  opts: DecodeOptions | None = None, stats: ScanStats | None = None,
                  path: str = "", group_bytes: int = GROUP_BYTES,
-                 whole_read_bytes: int = WHOLE_READ_BYTES, threads: int = 1) -> None:
+                 whole_read_bytes: int = WHOLE_READ_BYTES, threads: int = 1,
+                 footers: FooterCache | None = None) -> None:
         self.tail = tail
         self.threads = threads
         self.selected = selected
@@ -197,6 +205,8 @@ class ReadPlan:
         self.scan = (None if predicate is None else
                      ScanPlanner(tail, selected, predicate, self.opts, self.stats,
                                  threads=threads))
+        self.footers = footers if footers is not None else FooterCache()
+        #: Footers fetched ahead for the next groups, not parsed yet.
         self.raw_footers: dict[int, bytes | memoryview] = {}
 
     def _chosen(self, stripes: Sequence[int] | None) -> list[StripeInfo]:
@@ -320,6 +330,7 @@ class GroupPlan:
     _state: list[_Stripe] = field(default_factory=list)
     _stage: str = "start"
     _need: NeedsData | None = None
+    _raw: dict[int, bytes | memoryview] = field(default_factory=dict)  # the group's footers
 
     def __post_init__(self) -> None:
         self._state = [_Stripe(s) for s in self.stripes]
@@ -344,6 +355,13 @@ class GroupPlan:
         return self._need
 
     @property
+    def light_start(self) -> bool:
+        """Whether the first :meth:`needs` is light: it parses the known footers it finds
+        (all of them: it goes on to the next round), run it on a worker thread if not."""
+        known = self.plan.footers
+        return self.whole or sum(known.size(s.index) for s in self.stripes) <= INLINE_BYTES
+
+    @property
     def light_push(self) -> bool:
         """Whether the next :meth:`push` only stores its bytes (the data round: nothing
         left to parse)."""
@@ -356,9 +374,11 @@ class GroupPlan:
         if self._stage == "footers" and not self.whole:
             plan = self.plan
             footers = {(s.footer_offset, s.footer_length): s.index for s in plan.tail.stripes}
+            mine = {s.index for s in self.stripes}
             for (offset, length), raw in pieces:
                 if (offset, length) in footers:
-                    plan.raw_footers[footers[offset, length]] = raw
+                    index = footers[offset, length]
+                    (self._raw if index in mine else plan.raw_footers)[index] = raw
                 else:  # a stripe's index streams, asked for with the footers
                     self.fetched.add([(offset, raw)])
         else:
@@ -408,7 +428,10 @@ class GroupPlan:
             if self.whole:
                 start, end = self.stripes[0].offset, self.stripes[-1].end
                 return [(start, end - start)], True
-            return self._footer_ranges() + self._index_regions(), False
+            footers = self._footer_ranges()
+            if not footers:  # all known: the index streams needed (or the data) next
+                return [], True
+            return footers + self._index_regions(), False
         if self._stage == "footers":
             self._stage = "index"
             self._layouts()
@@ -425,15 +448,23 @@ class GroupPlan:
         return None, True
 
     def _footer_ranges(self) -> list[tuple[int, int]]:
-        """Footers of the group's stripes not yet fetched (for an unfiltered read, with
-        those of up to FOOTERS_AHEAD next stripes); empty when all are there."""
+        """Footers of the group's stripes not known yet (for an unfiltered read, with those
+        of up to FOOTERS_AHEAD next stripes); empty when all are known. Takes the known
+        ones, fetched ahead or kept by the cache."""
         plan, every = self.plan, self.plan.tail.stripes
-        wanted = [s.index for s in self.stripes if s.index not in plan.raw_footers]
+        for s in self.stripes:
+            raw = plan.raw_footers.pop(s.index, None)
+            if raw is None:
+                raw = plan.footers.get(s.index)
+            if raw is not None:
+                self._raw[s.index] = raw
+        wanted = [s.index for s in self.stripes if s.index not in self._raw]
         if not wanted:
             return []
         if plan.scan is None:
             last = min(len(every), max(wanted) + 1 + FOOTERS_AHEAD)
-            wanted += [i for i in range(max(wanted) + 1, last) if i not in plan.raw_footers]
+            wanted += [i for i in range(max(wanted) + 1, last)
+                       if i not in plan.raw_footers and i not in plan.footers]
         return [(every[i].footer_offset, every[i].footer_length) for i in wanted]
 
     def _index_regions(self) -> list[tuple[int, int]]:
@@ -450,17 +481,22 @@ class GroupPlan:
     def _raw_footer(self, stripe: StripeInfo) -> bytes | memoryview:
         if self.whole:
             return self.fetched.get(stripe.footer_offset, stripe.footer_length)
-        return self.plan.raw_footers.pop(stripe.index)
+        return self._raw.pop(stripe.index)
 
     def _layouts(self) -> None:
-        """Parse each stripe's footer; errors stay with their stripe."""
+        """Parse each stripe's footer, keeping those that parse; errors stay with their
+        stripe (and the footer is forgotten)."""
         plan = self.plan
         for item in self._state:
+            index = item.info.index
+            raw = self._raw_footer(item.info)
             try:
-                item.layout = parse_layout(plan.path, plan.tail, item.info,
-                                           self._raw_footer(item.info))
+                item.layout = parse_layout(plan.path, plan.tail, item.info, raw)
             except AorcError as exc:
                 item.error = exc
+                plan.footers.discard(index)
+            else:
+                plan.footers.put(index, raw)
 
     def _wanted(self, stream: StreamInfo) -> bool:
         """A data stream of a selected column."""

@@ -14,7 +14,8 @@ group of consecutive stripes (about :data:`GROUP_BYTES`) needs, this driver fetc
 decodes the group's stripes on the decode thread pool (:mod:`aorc.threads`) while the
 next group is being fetched, so at most two groups' bytes are held at once, and at most
 ``use_threads`` stripes are decoded at once. Bytes that lie in the tail read at open time
-cost no request (a small file is read in one).
+cost no request (a small file is read in one). The stripe footers a read parses are kept for
+the reader's next reads (:mod:`aorc.read.footers`, at most :data:`FOOTER_CACHE_BYTES`).
 
 Errors raised while reading a stripe name the file and the stripe; stray exceptions of
 decoders (IndexError, struct.error, ...) are turned into CorruptFileError as a last resort.
@@ -57,8 +58,10 @@ from aorc.format.types import (
 )
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
+from aorc.read import footers as _footers
 from aorc.read import plan as _plan
 from aorc.read.common import INLINE_BYTES, add_context, guarded, run_light, stream_kind_name
+from aorc.read.footers import FooterCache
 from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
 from aorc.read.pushdown import ScanStats
 from aorc.threads import shared_pool, thread_count
@@ -83,6 +86,9 @@ GROUP_BYTES = _plan.GROUP_BYTES
 #: A group of stripes spanning at most this many bytes is read whole, in one request, even
 #: when only some columns are wanted (a round trip costs more than that many bytes).
 WHOLE_READ_BYTES = _plan.WHOLE_READ_BYTES
+#: The bytes of stripe footers a reader keeps for its next reads (read at open): see
+#: :mod:`aorc.read.footers`.
+FOOTER_CACHE_BYTES = _footers.FOOTER_CACHE_BYTES
 #: A stripe's column decoders are shared among this many bundles per thread (see
 #: :func:`aorc.read.plan.bundle_parts`): few hand-overs, and room to even out estimates.
 PART_BUNDLES = 2
@@ -204,6 +210,7 @@ class OrcReader:
         self._owns_store = owns_store
         self._tasks: set[asyncio.Task[Any]] = set()
         self._footers: dict[int, bytes | memoryview] = {}  # read_stripe_footer's, ahead
+        self._footer_cache = FooterCache(FOOTER_CACHE_BYTES)  # parsed once, for every read
         self._closed = False
         self.path = store.path
         self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit)
@@ -416,17 +423,22 @@ class OrcReader:
             raise SchemaError(f"{self.path}: no stripe {index} (the file has "
                               f"{len(self._tail.stripes)})")
         stripe = self._tail.stripes[index]
-        raw = self._footers.pop(index, None)
-        if raw is None:  # fetch it with the next stripes' footers, for the next calls
+        known = self._known_footers()
+        raw: bytes | memoryview | None = known.get(index)
+        if raw is None:
+            raw = self._footers.pop(index, None)
+        if raw is None:  # fetch it with the next stripes' footers, for the next calls (those
+            # fetched ahead before and not asked for are dropped: at most FOOTERS_AHEAD kept)
             every = self._tail.stripes
             ahead = [i for i in range(index, min(len(every), index + 1 + _plan.FOOTERS_AHEAD))
-                     if i == index or i not in self._footers]
+                     if i == index or i not in known]
             got = await self._read_ranges([(every[i].footer_offset, every[i].footer_length)
                                            for i in ahead], coalesce=False)
-            self._footers.update(zip(ahead, got, strict=True))
+            self._footers = dict(zip(ahead, got, strict=True))
             raw = self._footers.pop(index)
         footer, layout = await asyncio.to_thread(parse_layout, self.path, self._tail, stripe,
                                                  raw)
+        known.put(index, raw)
         return StripeFooterInfo(
             index=index,
             streams=tuple(StreamDescription(s.column, stream_kind_name(s.kind), s.offset,
@@ -515,7 +527,12 @@ class OrcReader:
         return ReadPlan(self._tail, selected, stripes=stripes, predicate=predicate,
                         opts=self._decode_options, stats=self._scan_stats, path=self.path,
                         group_bytes=GROUP_BYTES, whole_read_bytes=WHOLE_READ_BYTES,
-                        threads=threads)
+                        threads=threads, footers=self._known_footers())
+
+    def _known_footers(self) -> FooterCache:
+        """The footers kept, those of the version the store is pinned to (its ETag)."""
+        self._footer_cache.pin(self.etag)
+        return self._footer_cache
 
     async def _batches(self, plan: ReadPlan, batch_size: int | None, threads: int, *,
                        overlap: bool) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -595,7 +612,7 @@ class OrcReader:
         """Fetch what a group needs, round after round, and push it to the group."""
         self._check_open()
         try:
-            need = group.needs()
+            need = await run_light(group.light_start, group.needs)
             while need is not None:
                 data = await self._read_ranges(need.ranges, coalesce=need.coalesce)
                 light = group.light_push or sum(map(len, data)) <= INLINE_BYTES

@@ -18,6 +18,8 @@ from aorc.filters.predicate import parse_filters
 from aorc.format.stripe import parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, parse_tail
 from aorc.format.types import select_columns
+from aorc.read.common import merge_ranges
+from aorc.read.footers import FooterCache
 from aorc.read.plan import GroupPlan, NeedsData, ReadPlan, bundle_parts
 
 ROWS = 60_000
@@ -124,6 +126,29 @@ def test_column_read_asks_for_footers_then_only_the_selected_streams(
     assert set(first[1].ranges) == {r for r in value if r[1]}
     # Later groups find their footers fetched ahead: one round, the data.
     assert [len(g) for g in rounds[1:]] == [1] * (len(rounds) - 1)
+
+
+def test_known_footers_skip_the_footer_round(sample: tuple[bytes, pa.Table]) -> None:
+    """Plans sharing a FooterCache (a reader's): the second asks for no footer, and a
+    filtered one for the index streams it needs, not the whole index region."""
+    data, table = sample
+    tail = tail_of(data)
+    cache = FooterCache()
+    read_all(make_plan(data, ["value"], whole_read_bytes=0, footers=cache), data)
+    assert len(cache) == len(tail.stripes)
+    plan = make_plan(data, ["text"], [("key", "==", 12_345)], whole_read_bytes=0,
+                     footers=cache)
+    got, rounds = read_all(plan, data)
+    assert got.equals(table.filter(pc.equal(table["key"], 12_345)).select(["text"]))
+    (needs,) = rounds  # one stripe survives
+    assert len(needs) == 2 and all(n.coalesce for n in needs)  # index streams, data
+    footers = {(s.footer_offset, s.footer_length) for s in tail.stripes}
+    assert not footers & {r for n in needs for r in n.ranges}
+    (stripe,) = [s for s in tail.stripes if inside(needs[0].ranges[0], (s.offset, s.length))]
+    streams = streams_of(data, tail, stripe.index)
+    kinds = INDEX_KINDS["ROW_INDEX"], INDEX_KINDS["BLOOM_FILTER_UTF8"]
+    wanted = {streams[1, k] for k in kinds} | {streams[3, INDEX_KINDS["ROW_INDEX"]]}
+    assert merge_ranges(needs[0].ranges) == merge_ranges(list(wanted))
 
 
 def test_stripes_selects_stripes(sample: tuple[bytes, pa.Table]) -> None:

@@ -1,7 +1,9 @@
 """Point lookups: three sequential round trips (tail; footer and index streams of the
 surviving stripe; its surviving row group), only the bytes they need, on a store that counts
-requests and on S3 (moto's server). Rounds are counted by causality, not by the clock: a
-request belongs to the round after the latest one that had completed when it was issued."""
+requests and on S3 (moto's server); a second lookup on the same reader (warm: the stripe's
+footer is kept) takes two, the index streams its filter needs and the row group. Rounds are
+counted by causality, not by the clock: a request belongs to the round after the latest one
+that had completed when it was issued."""
 
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ import pytest
 from helpers.s3proxy import S3Proxy
 
 import aorc
+from aorc.errors import ObjectChangedError
 from aorc.io import S3Store, StoreOptions
 from aorc.io.memory import MemoryStore
 from aorc.io.s3_config import DEFAULT_S3_CONCURRENCY, S3Config
+from aorc.read.common import merge_ranges
 
 ROWS = 400_000
 KEY = 271_828
@@ -244,3 +248,154 @@ async def test_wide_point_lookup_on_s3_is_one_wave(
     assert got.equals(t.filter(pc.equal(t["id"], KEY)))
     check_wide_lookup(store.requests, store.rounds)
     assert len(s3_proxy.records("GetObject")) == len(store.requests)
+
+
+# =========================================================================== warm lookups
+
+def stripe_of(reader: aorc.OrcReader, row: int) -> Any:
+    """The stripe holding row ``row`` (``id`` is the row number)."""
+    start = 0
+    for s in reader.stripes:
+        if start <= row < start + s.num_rows:
+            return s, start
+        start += s.num_rows
+    raise AssertionError(row)
+
+
+def other_key(reader: aorc.OrcReader) -> int:
+    """A key in KEY's stripe but in another row group."""
+    stripe, start = stripe_of(reader, KEY)
+    key = KEY + 2 * reader.row_index_stride
+    assert key < start + stripe.num_rows
+    return key
+
+
+def footer_range(stripe: Any) -> tuple[int, int]:
+    return stripe.offset + stripe.index_length + stripe.data_length, stripe.footer_length
+
+
+@pytest.mark.parametrize(("op", "columns", "kinds"), [
+    ("==", ["id"], {(1, "ROW_INDEX"), (1, "BLOOM_FILTER_UTF8")}),
+    ("==", ["id", "small"], {(1, "ROW_INDEX"), (1, "BLOOM_FILTER_UTF8"), (4, "ROW_INDEX")}),
+    (">=", ["id"], {(1, "ROW_INDEX")}),  # a range: no bloom filter
+])
+async def test_warm_lookup_fetches_only_the_index_streams_it_needs(
+        lookup_file: tuple[bytes, pa.Table], op: str, columns: list[str],
+        kinds: set[tuple[int, str]]) -> None:
+    """The second lookup on a reader sends no footer request and no whole index region:
+    the index streams its filter needs (row indexes of the filter and read columns, the
+    bloom filter for ``==``), then the row group."""
+    data, t = lookup_file
+    store = RoundStore(data)
+    async with aorc.open_reader(store) as reader:
+        first = await reader.read(filters=[("id", "==", KEY)])
+        key = other_key(reader)
+        store._start_recording()
+        filters = [("id", op, key)] if op == "==" else [("id", ">=", key),
+                                                        ("id", "<", key + 3)]
+        got = await reader.read(columns, filters=filters)
+        stripe, _ = stripe_of(reader, KEY)
+        footer = await stripe_footer(data, stripe.index)
+    assert first.equals(t.filter(pc.equal(t["id"], KEY)))
+    mask = pc.equal(t["id"], key) if op == "==" else pc.and_(
+        pc.greater_equal(t["id"], key), pc.less(t["id"], key + 3))
+    assert got.equals(t.filter(mask).select(columns))
+    assert got.num_rows == (1 if op == "==" else 3)
+    assert store.rounds == 2  # the index streams, the row group: no tail, no footer
+    footers = {footer_range(s) for s in reader.stripes}
+    assert not footers & {(o, n) for _, o, n in store.requests}
+    index = [(o, n) for r, o, n in store.requests if r == 1]
+    wanted = [(s.offset, s.length) for s in footer.streams if (s.column, s.kind) in kinds]
+    assert merge_ranges(index) == merge_ranges(wanted)
+    assert sum(n for _, n in index) == sum(n for _, n in wanted) < stripe.index_length
+    data_area = (stripe.offset + stripe.index_length, stripe.data_length)
+    assert all(data_area[0] <= o and o + n <= sum(data_area)
+               for r, o, n in store.requests if r == 2)
+
+
+async def test_warm_lookup_in_a_stripe_not_read_yet_fetches_its_footer(
+        lookup_file: tuple[bytes, pa.Table]) -> None:
+    """Only the footers of stripes read before are known: another stripe's lookup fetches
+    its footer (and index region) first, without the tail."""
+    data, t = lookup_file
+    store = RoundStore(data)
+    async with aorc.open_reader(store) as reader:
+        await reader.read(filters=[("id", "==", KEY)])
+        stripe, start = stripe_of(reader, KEY)
+        key = start - 5  # the previous stripe (the last is small: read whole)
+        store._start_recording()
+        got = await reader.read(filters=[("id", "==", key)])
+        other, _ = stripe_of(reader, key)
+    assert got.equals(t.filter(pc.equal(t["id"], key)))
+    assert store.rounds == 2  # footer and index region, the row group
+    assert footer_range(other) in {(o, n) for r, o, n in store.requests if r == 1}
+
+
+async def test_lookup_after_the_version_changes_fetches_the_footer_again(
+        lookup_file: tuple[bytes, pa.Table]) -> None:
+    """Footers are kept for the ETag the store is pinned to: another one drops them."""
+    data, t = lookup_file
+    store = RoundStore(data)
+    store.etag = '"v1"'  # type: ignore[attr-defined]
+    async with aorc.open_reader(store) as reader:
+        assert reader.etag == '"v1"'
+        await reader.read(filters=[("id", "==", KEY)])
+        stripe, _ = stripe_of(reader, KEY)
+        store._start_recording()
+        await reader.read(filters=[("id", "==", other_key(reader))])
+        assert footer_range(stripe) not in {(o, n) for _, o, n in store.requests}
+        store.etag = '"v2"'  # type: ignore[attr-defined]
+        store._start_recording()
+        got = await reader.read(filters=[("id", "==", KEY)])
+        assert footer_range(stripe) in {(o, n) for _, o, n in store.requests}
+    assert got.equals(t.filter(pc.equal(t["id"], KEY)))
+
+
+async def test_warm_point_lookup_on_s3(s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy,
+                                       lookup_file: tuple[bytes, pa.Table]) -> None:
+    """Over S3 the warm lookup sends the requests the counting store saw."""
+    data, t = lookup_file
+    s3_client.put_object(Bucket=s3_bucket, Key="warm.orc", Body=data)
+    counted = RoundStore(data)
+    async with aorc.open_reader(counted) as reader:
+        await reader.read(filters=[("id", "==", KEY)])
+        key = other_key(reader)
+        counted._start_recording()
+        await reader.read(filters=[("id", "==", key)])
+    options = {"endpoint_url": s3_proxy.url}
+    async with aorc.open_reader(f"s3://{s3_bucket}/warm.orc",
+                                storage_options=options) as reader:
+        await reader.read(filters=[("id", "==", KEY)])
+        s3_proxy.reset()
+        before = reader.io_stats.snapshot()
+        got = await reader.read(filters=[("id", "==", key)])
+        requests = reader.io_stats.requests - before.requests
+        nbytes = reader.io_stats.bytes - before.bytes
+    assert got.equals(t.filter(pc.equal(t["id"], key)))
+    assert counted.rounds == 2
+    gets = s3_proxy.records("GetObject")
+    assert len(gets) == requests == len(counted.requests)
+    assert nbytes == sum(n for _, _, n in counted.requests)
+    headers = [{k.lower(): v for k, v in r.headers.items()} for r in gets]
+    assert all(h.get("if-match") == reader.etag for h in headers)  # pinned to the version
+    sent = sorted((int(a), int(b) - int(a) + 1) for a, b in (
+        h["range"].removeprefix("bytes=").split("-") for h in headers))
+    assert sent == sorted((o, n) for _, o, n in counted.requests)
+    assert not {footer_range(s) for s in reader.stripes} & set(sent)
+
+
+async def test_warm_lookup_of_a_replaced_object_fails(
+        s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy,
+        lookup_file: tuple[bytes, pa.Table], uuid_bloom_file: tuple[bytes, pa.Table]) -> None:
+    """The kept footer is never used with another version's bytes: the object replaced
+    between two lookups, the second fails (every request is pinned to the first ETag)."""
+    data, _ = lookup_file
+    s3_client.put_object(Bucket=s3_bucket, Key="replaced.orc", Body=data)
+    options = {"endpoint_url": s3_proxy.url}
+    async with aorc.open_reader(f"s3://{s3_bucket}/replaced.orc",
+                                storage_options=options) as reader:
+        await reader.read(filters=[("id", "==", KEY)])
+        key = other_key(reader)
+        s3_client.put_object(Bucket=s3_bucket, Key="replaced.orc", Body=uuid_bloom_file[0])
+        with pytest.raises(ObjectChangedError):
+            await reader.read(filters=[("id", "==", key)])
