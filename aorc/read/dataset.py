@@ -218,9 +218,7 @@ class Dataset:
                 if not self._options.exclude_invalid_files:
                     raise
                 return None
-            store = registry.open_input(f.path, self._options.storage_options)
-            reader = OrcReader(store, tail.tail, tail.data, owns_store=True,
-                               timestamp_unit=self._options.timestamp_unit)
+            reader = self._file_reader(f, tail)
             try:
                 wanted = pa.schema([x for x in tail.schema
                                     if columns is None or x.name in columns])
@@ -308,10 +306,14 @@ class Dataset:
 
     async def _reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema]:
         tail = await self._tail(f)
-        store = registry.open_input(f.path, self._options.storage_options)
-        reader = OrcReader(store, tail.tail, tail.data, owns_store=True,
-                           timestamp_unit=self._options.timestamp_unit)
-        return reader, tail.schema
+        return self._file_reader(f, tail), tail.schema
+
+    def _file_reader(self, f: DatasetFile, tail: OpenedTail) -> OrcReader:
+        """A reader of ``f`` on its opened tail, every request pinned to the version the
+        tail came from (a file replaced since fails with ObjectChangedError)."""
+        store = registry.open_input(f.path, tail.storage_options(self._options.storage_options))
+        return OrcReader(store, tail.tail, tail.data, owns_store=True,
+                         timestamp_unit=self._options.timestamp_unit)
 
     def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: _Plan
                       ) -> tuple[list[str], Clauses | None, bool, dict[str, str]]:

@@ -70,11 +70,22 @@ class OpenedTail:
         tail: the parsed tail.
         data: the bytes read from the file's end (the whole file when it is small).
         schema: the file's Arrow schema (timestamps in the dataset's unit).
+        etag: the object's version the tail was read from (S3's ETag; ``None`` for other
+            stores): later reads of the file must be pinned to it (``if_match``), so that a
+            file replaced meanwhile fails with :class:`~aorc.errors.ObjectChangedError`
+            instead of being decoded under this tail.
     """
 
     tail: FileTail
     data: bytes
     schema: pa.Schema
+    etag: str | None = None
+
+    def storage_options(self, options: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """``options`` for a later read of the file: pinned to :attr:`etag` when known."""
+        if self.etag is None:
+            return options
+        return {**(options or {}), "if_match": self.etag}
 
 
 @dataclass
@@ -165,11 +176,12 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
         if options.timestamp_unit != "ns":
             schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
                                 for f in schema])
+        etag = getattr(store, "etag", None)
     finally:
         io.requests += store.stats.requests
         io.bytes += store.stats.bytes
         await store.close()
-    return OpenedTail(tail, data, schema)
+    return OpenedTail(tail, data, schema, etag if isinstance(etag, str) else None)
 
 
 def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
