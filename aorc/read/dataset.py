@@ -47,9 +47,9 @@ __all__ = [
     "DatasetFile",
     "DatasetSource",
     "is_dataset_source",
-    "read_table",
     "open_dataset",
     "read_dataset",
+    "read_table",
 ]
 
 
