@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError
 from aorc.io import IOStats, Source, registry
-from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.io.base import gather_or_cancel
 from aorc.read.discovery import (
     DatasetFile,
     DatasetOptions,
@@ -52,10 +52,6 @@ __all__ = [
     "read_table",
 ]
 
-
-async def _gather(coros: list[Any]) -> list[Any]:
-    """:func:`aorc.io.base.gather_or_cancel`, also for no coroutines."""
-    return await _gather_nonempty(coros) if coros else []
 
 _DONE = object()
 
@@ -134,7 +130,7 @@ class Dataset:
         """
         plan = self._plan(columns, filters)
         threads = self._file_threads(len(plan.files))
-        tables = await _gather(
+        tables = await gather_or_cancel(
             [self._read_file(f, clauses, plan, threads) for f, clauses in plan.files])
         tables = [t for t in tables if t.num_rows]
         if not tables:
@@ -171,7 +167,7 @@ class Dataset:
             table = await self._read_file(f, clauses, plan)
             return int(table.num_rows)
 
-        return sum(await _gather([count(f, c) for f, c in plan.files]))
+        return sum(await gather_or_cancel([count(f, c) for f, c in plan.files]))
 
     async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
                               schema_from: str = "read") -> pa.Table:
@@ -189,9 +185,9 @@ class Dataset:
         pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
                   else [])
         threads = self._file_threads(len(survivors))
-        results = await _gather([self._read_raw(f, c, columns, threads)
-                                 for f, c in survivors]
-                                + [self._schema_only(f) for f in pruned])
+        results: list[Any] = await gather_or_cancel(
+            [self._read_raw(f, c, columns, threads) for f, c in survivors]
+            + [self._schema_only(f) for f in pruned])
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
@@ -527,7 +523,7 @@ async def _resolve_schema(dataset: Dataset, files: list[DatasetFile]) -> None:
                 return None
         return f.path, tail.schema
 
-    found = [s for s in await _gather([one(f) for f in files]) if s is not None]
+    found = [s for s in await gather_or_cancel([one(f) for f in files]) if s is not None]
     if not found:
         raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
     merged = merge_schemas(found)
