@@ -179,7 +179,7 @@ class Dataset:
         clauses = normalize_filters(filters)
         survivors = self._prune(clauses) if clauses else [(f, None) for f in self.files]
         if not survivors:
-            await _resolve_schema(self, self.files)
+            await self._resolve_schema(self.files)
             return await self.read(columns, filters)
         kept = {f.path for f, _ in survivors}
         pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
@@ -201,6 +201,29 @@ class Dataset:
         tables = [self._finish(t, f, {}, plan) for f, _, t in found]
         tables = [t for t in tables if t.num_rows]
         return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
+
+    async def _resolve_schema(self, files: list[DatasetFile]) -> list[DatasetFile]:
+        """Open ``files`` (their tails are kept) and unify their schemas into the dataset's;
+        returns the files that opened (all of them unless invalid files are excluded)."""
+
+        async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
+            async with self._semaphore:
+                try:
+                    tail = await self._tail(f)
+                except CorruptFileError:
+                    if not self._options.exclude_invalid_files:
+                        raise
+                    return None
+            return f.path, tail.schema
+
+        opened = await gather_or_cancel([one(f) for f in files])
+        found = [s for s in opened if s is not None]
+        if not found:
+            raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+        merged = merge_schemas(found)
+        self._data_schema = pa.schema([f for f in merged
+                                       if f.name not in self.partition_schema.names])
+        return [f for f, s in zip(files, opened, strict=True) if s is not None]
 
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
                         columns: Sequence[str] | None, threads: bool | int = True
@@ -504,31 +527,8 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
         return dataset
     if eager:
         return dataset
-    await _resolve_schema(dataset, files)
-    dataset.files = [f for f in files if f.path in dataset._tails]
+    dataset.files = await dataset._resolve_schema(files)
     return dataset
-
-
-async def _resolve_schema(dataset: Dataset, files: list[DatasetFile]) -> None:
-    """Open ``files`` (their tails are kept) and unify their schemas into the dataset's."""
-    options = dataset._options
-
-    async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
-        async with dataset._semaphore:
-            try:
-                tail = await dataset._tail(f)
-            except CorruptFileError:
-                if not options.exclude_invalid_files:
-                    raise
-                return None
-        return f.path, tail.schema
-
-    found = [s for s in await gather_or_cancel([one(f) for f in files]) if s is not None]
-    if not found:
-        raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
-    merged = merge_schemas(found)
-    dataset._data_schema = pa.schema([f for f in merged
-                                      if f.name not in dataset.partition_schema.names])
 
 
 async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
