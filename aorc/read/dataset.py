@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 
@@ -54,6 +54,7 @@ __all__ = [
 
 
 _DONE = object()
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -208,13 +209,8 @@ class Dataset:
 
         async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
             async with self._semaphore:
-                try:
-                    tail = await self._tail(f)
-                except CorruptFileError:
-                    if not self._options.exclude_invalid_files:
-                        raise
-                    return None
-            return f.path, tail.schema
+                tail = await self._unless_invalid(self._tail(f))
+            return None if tail is None else (f.path, tail.schema)
 
         opened = await gather_or_cancel([one(f) for f in files])
         found = [s for s in opened if s is not None]
@@ -231,11 +227,8 @@ class Dataset:
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
         async with self._semaphore:
-            try:
-                tail = await open_tail(f.path, self._options, self._io, f.size)
-            except CorruptFileError:
-                if not self._options.exclude_invalid_files:
-                    raise
+            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io, f.size))
+            if tail is None:
                 return None
             reader = self._file_reader(f, tail)
             try:
@@ -255,13 +248,8 @@ class Dataset:
     async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
         """A file's schema from its tail alone (``None``: an invalid file left out)."""
         async with self._semaphore:
-            try:
-                tail = await open_tail(f.path, self._options, self._io)
-            except CorruptFileError:
-                if not self._options.exclude_invalid_files:
-                    raise
-                return None
-        return f.path, tail.schema
+            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io))
+        return None if tail is None else (f.path, tail.schema)
 
     # ------------------------------------------------------------------ planning
     def _plan(self, columns: Sequence[str] | None, filters: Any) -> _Plan:
@@ -365,8 +353,13 @@ class Dataset:
 
     async def _valid_reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema] | None:
         """A reader of ``f``; ``None`` for an invalid file when invalid files are excluded."""
+        return await self._unless_invalid(self._reader(f))
+
+    async def _unless_invalid(self, opening: Awaitable[_T]) -> _T | None:
+        """``await opening``; ``None`` instead of a :class:`CorruptFileError` (a file that
+        is not ORC) when invalid files are excluded."""
         try:
-            return await self._reader(f)
+            return await opening
         except CorruptFileError:
             if not self._options.exclude_invalid_files:
                 raise
