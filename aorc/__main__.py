@@ -2,4 +2,6 @@
 
 from aorc.cli.main import main
 
+__all__: list[str] = []
+
 raise SystemExit(main())

@@ -17,3 +17,5 @@ Layering (checked by import-linter in CI): this package imports nothing from
 :mod:`aorc.io`, :mod:`aorc.read`, :mod:`aorc.write`, :mod:`aorc.filters`, :mod:`aorc.sink`,
 :mod:`aorc.spark` or :mod:`aorc.cli`.
 """
+
+__all__: list[str] = []

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from aorc.errors import CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.tail import FileTail, StripeInfo, decompress, parse_message, unknown_enum_value
+from aorc.format.tail import FileTail, StripeInfo, parse_compressed, unknown_enum_value
 
 __all__ = [
     "DATA_KINDS",
@@ -86,8 +86,7 @@ def parse_stripe_footer(data: bytes | memoryview, tail: FileTail,
             column of the schema.
     """
     where = f"{_where(tail, stripe)}: stripe footer"
-    raw = decompress(data, tail.compression, tail.block_size, where)
-    footer = parse_message(pb.StripeFooter, raw, where)
+    footer = parse_compressed(pb.StripeFooter, data, tail.compression, tail.block_size, where)
     zone = footer.writerTimezone
     if isinstance(zone, bytes):  # not UTF-8 (protobuf hands it out as bytes): repair as Java
         footer.writerTimezone = zone.decode("utf-8", errors="replace")
@@ -212,9 +211,8 @@ def parse_row_index(data: bytes | memoryview, tail: FileTail, *,
     Raises:
         CorruptFileError: when the stream does not decompress or parse.
     """
-    context = f"{tail.where()}: {where}"
-    raw = decompress(data, tail.compression, tail.block_size, context)
-    return parse_message(pb.RowIndex, raw, context)
+    return parse_compressed(pb.RowIndex, data, tail.compression, tail.block_size,
+                            f"{tail.where()}: {where}")
 
 
 def parse_bloom_filter_index(data: bytes | memoryview, tail: FileTail, *,
@@ -224,6 +222,5 @@ def parse_bloom_filter_index(data: bytes | memoryview, tail: FileTail, *,
     Raises:
         CorruptFileError: when the stream does not decompress or parse.
     """
-    context = f"{tail.where()}: {where}"
-    raw = decompress(data, tail.compression, tail.block_size, context)
-    return parse_message(pb.BloomFilterIndex, raw, context)
+    return parse_compressed(pb.BloomFilterIndex, data, tail.compression, tail.block_size,
+                            f"{tail.where()}: {where}")

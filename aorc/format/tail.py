@@ -41,6 +41,7 @@ __all__ = [
     "NeedBytes",
     "StripeInfo",
     "decompress",
+    "parse_compressed",
     "parse_message",
     "parse_tail",
     "unknown_enum_value",
@@ -239,9 +240,8 @@ class FileTail:
         """
         if not self._metadata_bytes:
             return None
-        raw = decompress(self._metadata_bytes, self.compression, self.block_size,
-                         f"{self.where()}: metadata")
-        return parse_message(pb.Metadata, raw, f"{self.where()}: metadata")
+        return parse_compressed(pb.Metadata, self._metadata_bytes, self.compression,
+                                self.block_size, f"{self.where()}: metadata")
 
     @cached_property
     def column_statistics(self) -> list[ColumnStatistics]:
@@ -310,6 +310,17 @@ def parse_message(cls: type[_M], data: bytes | memoryview, where: str) -> _M:
     return msg
 
 
+def parse_compressed(cls: type[_M], data: bytes | memoryview, kind: CompressionKind,
+                     block_size: int, where: str) -> _M:
+    """Decompress a metadata structure (:func:`decompress`) and parse it as ``cls``
+    (:func:`parse_message`), with ``where`` in errors.
+
+    Raises:
+        CorruptFileError: when it does not decompress or parse.
+    """
+    return parse_message(cls, decompress(data, kind, block_size, where), where)
+
+
 def _text(value: str | bytes) -> str:
     """A protobuf string field (python-protobuf gives bytes for invalid UTF-8)."""
     if isinstance(value, bytes):
@@ -375,9 +386,8 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
     if needed > len(view):
         return NeedBytes(needed)
     footer_end = len(view) - 1 - ps_len
-    footer_raw = decompress(view[footer_end - footer_len:footer_end], kind, block_size,
-                            f"{where}: footer")
-    footer = parse_message(pb.Footer, footer_raw, f"{where}: footer")
+    footer = parse_compressed(pb.Footer, view[footer_end - footer_len:footer_end], kind,
+                              block_size, f"{where}: footer")
     meta_end = footer_end - footer_len
     metadata = bytes(view[meta_end - meta_len:meta_end])
     stripes_end = file_length - needed - ps.stripeStatisticsLength

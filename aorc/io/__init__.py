@@ -56,10 +56,10 @@ __all__ = [
     "make_parents",
     "open_input",
     "open_output",
-    "register_scheme",
-    "registry",
     "open_store",
     "plan_ranges",
+    "register_scheme",
+    "registry",
     "source_name",
 ]
 

@@ -128,7 +128,10 @@ async def gather_or_cancel(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
 
     Unlike :func:`asyncio.gather`, the first failure cancels the others (and waits for them)
     before it is raised, so no request outlives the call and no exception goes unretrieved.
+    No coroutines give an empty list.
     """
+    if not coros:
+        return []
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)

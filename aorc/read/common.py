@@ -32,17 +32,17 @@ from aorc.threads import pool_map
 __all__ = [
     "DECODE_FAILURES",
     "INLINE_BYTES",
+    "PARALLEL_DECOMPRESS_BYTES",
     "FetchedBytes",
     "LazyStreams",
-    "PARALLEL_DECOMPRESS_BYTES",
     "add_context",
     "group_stripes",
     "guarded",
     "merge_ranges",
     "prefixed",
     "run_light",
-    "stream_kind_name",
     "stored_bytes",
+    "stream_kind_name",
     "stripes_text",
 ]
 

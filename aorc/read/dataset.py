@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 
 from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError
 from aorc.io import IOStats, Source, registry
-from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.io.base import gather_or_cancel
 from aorc.read.discovery import (
     DatasetFile,
     DatasetOptions,
@@ -47,17 +47,14 @@ __all__ = [
     "DatasetFile",
     "DatasetSource",
     "is_dataset_source",
-    "read_table",
     "open_dataset",
     "read_dataset",
+    "read_table",
 ]
 
 
-async def _gather(coros: list[Any]) -> list[Any]:
-    """:func:`aorc.io.base.gather_or_cancel`, also for no coroutines."""
-    return await _gather_nonempty(coros) if coros else []
-
 _DONE = object()
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -134,7 +131,7 @@ class Dataset:
         """
         plan = self._plan(columns, filters)
         threads = self._file_threads(len(plan.files))
-        tables = await _gather(
+        tables = await gather_or_cancel(
             [self._read_file(f, clauses, plan, threads) for f, clauses in plan.files])
         tables = [t for t in tables if t.num_rows]
         if not tables:
@@ -171,7 +168,7 @@ class Dataset:
             table = await self._read_file(f, clauses, plan)
             return int(table.num_rows)
 
-        return sum(await _gather([count(f, c) for f, c in plan.files]))
+        return sum(await gather_or_cancel([count(f, c) for f, c in plan.files]))
 
     async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
                               schema_from: str = "read") -> pa.Table:
@@ -183,15 +180,15 @@ class Dataset:
         clauses = normalize_filters(filters)
         survivors = self._prune(clauses) if clauses else [(f, None) for f in self.files]
         if not survivors:
-            await _resolve_schema(self, self.files)
+            await self._resolve_schema(self.files)
             return await self.read(columns, filters)
         kept = {f.path for f, _ in survivors}
         pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
                   else [])
         threads = self._file_threads(len(survivors))
-        results = await _gather([self._read_raw(f, c, columns, threads)
-                                 for f, c in survivors]
-                                + [self._schema_only(f) for f in pruned])
+        results: list[Any] = await gather_or_cancel(
+            [self._read_raw(f, c, columns, threads) for f, c in survivors]
+            + [self._schema_only(f) for f in pruned])
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
@@ -206,17 +203,32 @@ class Dataset:
         tables = [t for t in tables if t.num_rows]
         return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
 
+    async def _resolve_schema(self, files: list[DatasetFile]) -> list[DatasetFile]:
+        """Open ``files`` (their tails are kept) and unify their schemas into the dataset's;
+        returns the files that opened (all of them unless invalid files are excluded)."""
+
+        async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
+            async with self._semaphore:
+                tail = await self._unless_invalid(self._tail(f))
+            return None if tail is None else (f.path, tail.schema)
+
+        opened = await gather_or_cancel([one(f) for f in files])
+        found = [s for s in opened if s is not None]
+        if not found:
+            raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+        merged = merge_schemas(found)
+        self._data_schema = pa.schema([f for f in merged
+                                       if f.name not in self.partition_schema.names])
+        return [f for f, s in zip(files, opened, strict=True) if s is not None]
+
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
                         columns: Sequence[str] | None, threads: bool | int = True
                         ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
         async with self._semaphore:
-            try:
-                tail = await open_tail(f.path, self._options, self._io, f.size)
-            except CorruptFileError:
-                if not self._options.exclude_invalid_files:
-                    raise
+            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io, f.size))
+            if tail is None:
                 return None
             reader = self._file_reader(f, tail)
             try:
@@ -236,13 +248,8 @@ class Dataset:
     async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
         """A file's schema from its tail alone (``None``: an invalid file left out)."""
         async with self._semaphore:
-            try:
-                tail = await open_tail(f.path, self._options, self._io)
-            except CorruptFileError:
-                if not self._options.exclude_invalid_files:
-                    raise
-                return None
-        return f.path, tail.schema
+            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io))
+        return None if tail is None else (f.path, tail.schema)
 
     # ------------------------------------------------------------------ planning
     def _plan(self, columns: Sequence[str] | None, filters: Any) -> _Plan:
@@ -346,8 +353,13 @@ class Dataset:
 
     async def _valid_reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema] | None:
         """A reader of ``f``; ``None`` for an invalid file when invalid files are excluded."""
+        return await self._unless_invalid(self._reader(f))
+
+    async def _unless_invalid(self, opening: Awaitable[_T]) -> _T | None:
+        """``await opening``; ``None`` instead of a :class:`CorruptFileError` (a file that
+        is not ORC) when invalid files are excluded."""
         try:
-            return await self._reader(f)
+            return await opening
         except CorruptFileError:
             if not self._options.exclude_invalid_files:
                 raise
@@ -508,31 +520,8 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
         return dataset
     if eager:
         return dataset
-    await _resolve_schema(dataset, files)
-    dataset.files = [f for f in files if f.path in dataset._tails]
+    dataset.files = await dataset._resolve_schema(files)
     return dataset
-
-
-async def _resolve_schema(dataset: Dataset, files: list[DatasetFile]) -> None:
-    """Open ``files`` (their tails are kept) and unify their schemas into the dataset's."""
-    options = dataset._options
-
-    async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
-        async with dataset._semaphore:
-            try:
-                tail = await dataset._tail(f)
-            except CorruptFileError:
-                if not options.exclude_invalid_files:
-                    raise
-                return None
-        return f.path, tail.schema
-
-    found = [s for s in await _gather([one(f) for f in files]) if s is not None]
-    if not found:
-        raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
-    merged = merge_schemas(found)
-    dataset._data_schema = pa.schema([f for f in merged
-                                      if f.name not in dataset.partition_schema.names])
 
 
 async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",

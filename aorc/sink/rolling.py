@@ -684,7 +684,12 @@ class RollingSink:
 
 
 async def _all(coros: list[Awaitable[None]]) -> None:
-    """Run ``coros`` concurrently; on the first failure cancel the others and raise."""
+    """Run ``coros`` concurrently; on the first failure cancel the others and raise.
+
+    Not :func:`aorc.io.base.gather_or_cancel`, on purpose: of the failures it sees, that one
+    raises the earliest in request order (deterministic errors for reads), possibly a later
+    failure or one a sibling raised while being cancelled; a cut reports the failure that
+    came first, its root cause."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
         await asyncio.gather(*tasks)

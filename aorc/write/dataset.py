@@ -24,16 +24,11 @@ from aorc.format.arrow import as_record_batches
 from aorc.format.types import from_arrow_schema
 from aorc.hive import partition_segment
 from aorc.io import registry
-from aorc.io.base import gather_or_cancel as _gather_nonempty
+from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
 from aorc.write.writer import open_writer
 
 __all__ = ["EXISTING_DATA_BEHAVIORS", "write_dataset"]
-
-
-async def _gather(coros: list[Any]) -> list[Any]:
-    """:func:`aorc.io.base.gather_or_cancel`, also for no coroutines."""
-    return await _gather_nonempty(coros) if coros else []
 
 #: Accepted values of ``existing_data_behavior``.
 EXISTING_DATA_BEHAVIORS = ("overwrite_or_ignore", "error", "delete_matching")
@@ -80,8 +75,8 @@ async def _delete_others(folders: set[str], written: set[str],
             found = await registry.list_files(folder, storage_options)
         except ObjectNotFoundError:
             continue
-        await _gather([registry.delete(f.path, storage_options) for f in found
-                                if f.path not in written])
+        await gather_or_cancel([registry.delete(f.path, storage_options) for f in found
+                                         if f.path not in written])
 
 
 async def _write_one(table: pa.Table, uri: str, storage_options: Mapping[str, Any] | None,
@@ -200,7 +195,7 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     limit = asyncio.Semaphore(max_concurrency)
     done: list[str] = []
     try:
-        written = await _gather([
+        written = await gather_or_cancel([
             _write_one(rows, uri, storage_options, opts, limit, done)
             for rows, uri in jobs if rows.num_rows or not partition_cols])
     except BaseException as exc:

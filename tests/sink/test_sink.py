@@ -229,6 +229,27 @@ async def test_commit_comes_after_the_files_are_complete(tmp_path: pathlib.Path)
     assert {c.reason for c in commits} == {"rows", "close"}
 
 
+async def test_a_cut_reports_its_first_failure_not_a_later_one() -> None:
+    """The files of a cut are finished together; the error raised is the one that came
+    first, not one a sibling raised while it was being cancelled (which
+    ``aorc.io.base.gather_or_cancel`` would report, being earlier in request order)."""
+    never = asyncio.Event()
+
+    async def fails_when_cancelled() -> None:
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("raised while cancelled") from None
+
+    async def fails() -> None:
+        await asyncio.sleep(0)
+        raise ValueError("the first failure")
+
+    with pytest.raises(ValueError, match="the first failure"):
+        await rolling._all([fails_when_cancelled(), fails()])
+    await rolling._all([])  # a cut with no files
+
+
 async def test_failing_commit_breaks_the_sink(tmp_path: pathlib.Path) -> None:
     table = table_of(3000)
 

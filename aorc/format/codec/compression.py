@@ -45,27 +45,27 @@ from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
 from aorc.format.codec import _lzo
 
 __all__ = [
+    "CODECS",
     "DEFAULT_BLOCK_SIZE",
     "HEADER_SIZE",
     "MAX_BLOCK_SIZE",
-    "CompressionKind",
-    "CODECS",
     "Codec",
+    "CompressionKind",
+    "SizeMismatch",
     "chunk_offsets",
     "codec_named",
     "codec_of",
     "complete_length",
-    "writable_names",
     "compress_stream",
     "compressed_position",
     "decompress_from",
-    "decompress_stream",
     "decompress_into",
+    "decompress_stream",
     "decompressed_chunks",
     "default_level",
     "recorded_size",
     "split_chunks",
-    "SizeMismatch",
+    "writable_names",
 ]
 
 HEADER_SIZE = 3

@@ -24,9 +24,9 @@ from aorc.format.columns.encode.base import (
 from aorc.format.columns.encode.statistics import merge_statistics
 
 __all__ = [
+    "EncodeOptions",
     "EncodedColumn",
     "EncodedStream",
-    "EncodeOptions",
     "encode_column",
     "merge_statistics",
 ]

@@ -39,11 +39,11 @@ from aorc.format.types import (
 )
 
 __all__ = [
+    "EncodeLevel",
+    "EncodeOptions",
     "EncodedColumn",
     "EncodedStream",
-    "EncodeLevel",
     "ValueParts",
-    "EncodeOptions",
     "encode_column",
     "exact_group_sums",
     "group_bounds",
