@@ -90,12 +90,18 @@ def group_rows(stripes: list[tuple[int, int]], data: bytes) -> list[int]:
     return rows
 
 
-async def wait_for(proxy: S3Proxy, operation: str, timeout: float = 20.0) -> None:
+def seen(proxy: S3Proxy, operation: str) -> asyncio.Event:
+    """An event set (on the running loop) when the proxy receives its first ``operation``
+    request: wait for it instead of polling against a deadline."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not proxy.records(operation):
-        assert loop.time() < deadline, f"no {operation} request within {timeout} s"
-        await asyncio.sleep(0.01)
+    event = asyncio.Event()
+
+    def notice(request: Any) -> None:  # in the proxy's thread; answers nothing
+        if request.operation == operation:
+            loop.call_soon_threadsafe(event.set)
+
+    proxy.rules.append(notice)
+    return event
 
 
 async def test_round_trip_of_a_multipart_file_written_by_aorc(
@@ -181,13 +187,16 @@ async def test_projected_read_fetches_little_more_than_its_columns(
 async def test_exception_inside_open_writer_leaves_nothing(
         s3_client: Any, s3_bucket: str, s3_proxy: S3Proxy) -> None:
     t = table(100_000)
+    upload_part = seen(s3_proxy, "UploadPart")
     with pytest.raises(RuntimeError, match="boom"):
         async with open_writer(f"s3://{s3_bucket}/out.orc", t.schema, stripe_size=MiB,
                                storage_options={"endpoint_url": s3_proxy.url,
                                                 "part_size": PART}) as writer:
             for i in range(10):
                 await writer.write(table(100_000, seed=i))
-            await wait_for(s3_proxy, "UploadPart")  # a multipart upload is under way
+            # A multipart upload is under way (however long the machine takes: pytest-timeout
+            # bounds the wait).
+            await upload_part.wait()
             raise RuntimeError("boom")
     nothing_left(s3_client, s3_bucket)
     assert s3_proxy.records("AbortMultipartUpload")
@@ -207,7 +216,9 @@ async def test_cancelled_writer_leaves_nothing(s3_client: Any, s3_bucket: str,
                     started.set()
 
     task = asyncio.create_task(produce())
-    await asyncio.wait_for(started.wait(), 30)
+    waiting = asyncio.ensure_future(started.wait())  # however long the machine takes
+    await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    assert started.is_set() and not task.done()  # writing, with a part uploaded
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -7,7 +7,6 @@ checked in test_compression.py.
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 
@@ -142,10 +141,10 @@ def lzo() -> Any:
 
 def _samples() -> list[bytes]:
     rng = random.Random(5)
-    out = [b"", b"a", b"ab" * 3, os.urandom(100), bytes(70_000)]
+    out = [b"", b"a", b"ab" * 3, rng.randbytes(100), bytes(70_000)]
     for n in (17, 300, 5000, 70_000, 200_000):
         out.append(bytes(rng.choice(b"abcdefgh\x00") for _ in range(n)))
-        words = [os.urandom(rng.randint(1, 12)) for _ in range(40)]
+        words = [rng.randbytes(rng.randint(1, 12)) for _ in range(40)]
         out.append(b"".join(rng.choices(words, k=n // 6))[:n])
     return out
 

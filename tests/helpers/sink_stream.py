@@ -29,7 +29,6 @@ import datetime
 import re
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -402,40 +401,45 @@ class MillionRun:
         return [f"s3://{self.bucket}/{k}" for k in self.keys]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+#: The moto server's process: it binds a free port itself (port 0, so no other process can
+#: take the port between its choice and its use), prints it, and serves until its standard
+#: input closes.
+_MOTO_CHILD = """
+import logging, sys
+from moto.server import ThreadedMotoServer
+logging.getLogger("werkzeug").setLevel(logging.ERROR)
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+print(server.get_host_and_port()[1], flush=True)
+sys.stdin.read()
+server.stop()
+"""
 
 
 @contextlib.contextmanager
 def moto_subprocess() -> Iterator[str]:
     """A moto S3 server in a process of its own (its state is not the shared in-process
-    moto state that other tests reset); yields its endpoint."""
+    moto state that other tests reset); yields its endpoint once it listens, however long
+    the machine takes to start it (pytest-timeout bounds the wait)."""
     import subprocess
-    import urllib.request
 
-    port = _free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from moto.server import main; main()", "-H", "127.0.0.1",
-         "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, "-c", _MOTO_CHILD], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
     try:
-        for _ in range(300):
-            try:
-                with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            raise RuntimeError("the moto server did not start")
-        yield endpoint
+        line = process.stdout.readline()  # the port, once the server listens on it
+        if not line.strip().isdigit():
+            raise RuntimeError(f"the moto server did not start (exit code {process.poll()}, "
+                               f"said {line!r})")
+        yield f"http://127.0.0.1:{int(line)}"
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        process.stdin.close()  # the server stops
+        try:
+            process.wait(timeout=60)  # (a hang guard: it stops at once)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
 
 
 @pytest.fixture(scope="session")

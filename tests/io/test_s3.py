@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import warnings
 from typing import Any
 
 import aiohttp
 import pytest
 from botocore.exceptions import ClientError
-from helpers.s3proxy import Fault, S3Proxy, fail_first
+from helpers.s3proxy import Fault, Hold, S3Proxy, fail_first
 
 from aorc.errors import (
     AccessDeniedError,
@@ -219,10 +220,28 @@ async def test_ranges_are_coalesced_pinned_and_parallel(s3_client: Any, s3_bucke
     expected_requests = plan_ranges(ranges, max_merge_distance=1000,
                                     max_request_size=40_000).requests
     assert len(expected_requests) == 3
-    s3_proxy.latency = 0.1
+    # The proxy holds the ranged requests until two of them have arrived: they are then
+    # in flight together whatever the machine's speed (a latency let a client stalled
+    # between its sends find the first request answered). A client that sends one at a
+    # time never releases the hold: the 120 s bound (a hang guard) turns that into a failure.
+    paired = threading.Event()
+    held: list[str] = []
+
+    def pair_up(request: Any) -> Hold | None:  # in the proxy's thread
+        if request.operation != "GetObject":
+            return None
+        held.append(request.headers.get("range", ""))
+        if len(held) == 2:
+            paired.set()
+        return Hold(paired)
+
     async with open_store(f"s3://{s3_bucket}/big.bin", options) as store:
         await store.read_tail(TAIL)
-        got = await store.read_ranges(ranges)
+        s3_proxy.rules.append(pair_up)
+        try:
+            got = await asyncio.wait_for(store.read_ranges(ranges), 120)
+        finally:
+            paired.set()
         assert got == [DATA[o:o + n] for o, n in ranges]
         assert store.stats.requests == 4
     reads = s3_proxy.log[1:]

@@ -185,8 +185,23 @@ async def test_abort_leaves_nothing(s3_client: Any, s3_bucket: str, s3_proxy: S3
 async def test_cancelled_writer_then_abort(s3_client: Any, s3_bucket: str,
                                            s3_proxy: S3Proxy) -> None:
     """A task cancelled while waiting for upload slots; abort (as the writer does on
-    cancellation) removes the upload, even though part uploads were in flight."""
-    s3_proxy.rules.append(lambda r: Delay(0.5) if r.operation == "UploadPart" else None)
+    cancellation) removes the upload, even though part uploads were in flight. The first
+    part's request is held by the proxy until the end, so it is in flight when the task is
+    cancelled whatever the machine's speed."""
+    gate = threading.Event()
+    held: list[Record] = []
+    loop = asyncio.get_running_loop()
+    reached = asyncio.Event()
+
+    def hold_first_part(r: Any) -> Hold | None:  # in the proxy's thread
+        if r.operation != "UploadPart":
+            return None
+        if not held:
+            held.append(s3_proxy.log[-1])  # logged before the rules are asked
+            loop.call_soon_threadsafe(reached.set)
+        return Hold(gate)
+
+    s3_proxy.rules.append(hold_first_part)
     sink = sink_for(s3_proxy, s3_bucket, max_concurrency=1)
 
     async def produce() -> None:
@@ -198,11 +213,19 @@ async def test_cancelled_writer_then_abort(s3_client: Any, s3_bucket: str,
             raise
 
     task = asyncio.create_task(produce())
-    while not s3_proxy.records("UploadPart"):
-        await asyncio.sleep(0.01)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    try:
+        waiting = asyncio.ensure_future(reached.wait())
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        assert reached.is_set() and not task.done()  # part 1 is held: the writer waits
+        assert len(sink._inflight) == 1 and not any(t.done() for t in sink._inflight)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        gate.set()
+    while not held[0].end:  # the held request goes on to moto (and finds no upload)
+        await asyncio.sleep(0.01)  # polls a condition: the outcome does not depend on it
+    assert len(s3_proxy.records("UploadPart")) == 1  # no part was sent after the cancel
     nothing_left(s3_client, s3_bucket)
 
 

@@ -317,23 +317,33 @@ async def test_stripe_footer_streams_tile_the_stripe(
 # --------------------------------------------------------------------------- pipelining
 
 class RecordingStore(MemoryStore):
-    """A memory store that logs every request and can pause each one after the first."""
+    """A memory store that logs every request and, with ``hold``, holds each one after the
+    first until :attr:`release` is set (a request in flight for as long as the test wants,
+    whatever the machine's speed)."""
 
-    def __init__(self, data: bytes, delay: float = 0.0) -> None:
+    def __init__(self, data: bytes, hold: bool = False) -> None:
         super().__init__(data, path="<recording>")
         self.log: list[tuple[int, int]] = []
-        self.delay = delay
+        self.hold = hold
+        self.release = asyncio.Event()
         self.in_flight = 0
 
     async def _fetch(self, offset: int, length: int) -> bytes:
         self.log.append((offset, length))
         self.in_flight += 1
         try:
-            if self.delay and len(self.log) > 1:
-                await asyncio.sleep(self.delay)
+            if self.hold and len(self.log) > 1:
+                await self.release.wait()
             return await super()._fetch(offset, length)
         finally:
             self.in_flight -= 1
+
+
+async def settle(reader: aorc.OrcReader) -> None:
+    """Wait until every background task of ``reader`` (prefetches, and any they start) has
+    ended: whatever it fetches ahead without being asked is in the store's log then."""
+    while pending := [t for t in reader._tasks if not t.done()]:
+        await asyncio.wait(pending)
 
 
 @pytest.mark.parametrize("columns", [None, ["i", "b"]])
@@ -348,7 +358,7 @@ async def test_prefetch_is_bounded(multi_stripe: tuple[pathlib.Path, pa.Table],
         stripes = reader.stripes
         async with contextlib.aclosing(reader.iter_batches(columns, 10**9)) as batches:
             first = await anext(batches)
-            await asyncio.sleep(0.05)  # let any prefetch run
+            await settle(reader)  # let any prefetch run to its end
             assert first.num_rows == stripes[0].num_rows
             touched = {i for o, n in store.log for i, s in enumerate(stripes)
                        if o < s.offset + s.index_length + s.data_length
@@ -363,7 +373,7 @@ async def test_early_break_cancels_prefetch(multi_stripe: tuple[pathlib.Path, pa
     monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 1)
     monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
     path, _ = multi_stripe
-    store = RecordingStore(path.read_bytes(), delay=10.0)
+    store = RecordingStore(path.read_bytes(), hold=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         async with aorc.open_reader(store) as reader:
@@ -379,13 +389,13 @@ async def test_closing_the_iterator_cancels_prefetch(
     monkeypatch.setattr(aorc.read.reader, "GROUP_BYTES", 1)
     monkeypatch.setattr(aorc.read.reader, "WHOLE_READ_BYTES", 0)
     path, _ = multi_stripe
-    store = RecordingStore(path.read_bytes(), delay=10.0)
+    store = RecordingStore(path.read_bytes(), hold=True)
     async with aorc.open_reader(store) as reader:
         async with contextlib.aclosing(reader.iter_batches()) as batches:
             await anext(batches)
             assert store.in_flight == 1  # the next stripe is being fetched
         assert store.in_flight == 0  # closing the iterator cancelled it; the reader is open
-        store.delay = 0.0
+        store.release.set()
         assert (await reader.read(["i"], stripes=[0])).num_rows == reader.stripes[0].num_rows
     await store.close()
 
