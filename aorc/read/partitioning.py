@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
+from aorc.filters.ops import Op, op_named
 from aorc.hive import HIVE_DEFAULT_PARTITION
 
 __all__ = [
@@ -55,8 +56,6 @@ PARTITION_TIMESTAMP = pa.timestamp("us")
 #: Filters in disjunctive normal form: OR of ANDs of ``(column, op, value)``.
 Clauses = list[list[tuple[str, str, Any]]]
 
-_OPS = frozenset({"==", "=", "!=", "<", "<=", ">", ">=", "in", "not in", "is null",
-                  "is not null"})
 
 # Spark's grammars (PartitioningUtils.inferPartitionColumnValue): Integer.parseInt and
 # Long.parseLong, new BigDecimal(...), Double.parseDouble (which trims, and takes NaN,
@@ -288,7 +287,12 @@ def _fits(text: str, t: pa.DataType) -> bool:
 
 
 def normalize_filters(filters: Any) -> Clauses | None:
-    """Filters in pyarrow's list form as a list of conjunctions (``None`` for no filter).
+    """Filters in pyarrow's list form as a list of conjunctions (``None`` for no filter), as
+    datasets and ``aorc.spark`` take them: a list whose first item is a term ``(column, op[,
+    value])`` is one conjunction (pyarrow's rule, so terms may be lists, as JSON gives them),
+    else each item is a conjunction. Ops are spelled as :mod:`aorc.filters.ops` spells them
+    (case and spaces aside) and given in their canonical spelling; null tests get the value
+    ``None``.
 
     Raises:
         SchemaError: malformed filters.
@@ -298,23 +302,26 @@ def normalize_filters(filters: Any) -> Clauses | None:
     if not isinstance(filters, (list, tuple)) or not filters:
         raise SchemaError("filters must be a non-empty list of (column, op, value) tuples or "
                           f"a list of such lists, got {filters!r}")
-    nested = all(isinstance(f, list) for f in filters)
-    groups = list(filters) if nested else [list(filters)]
+    first = filters[0]
+    flat = isinstance(first, (list, tuple)) and bool(first) and isinstance(first[0], str)
     out: Clauses = []
-    for group in groups:
-        if not group:
-            raise SchemaError("filters: an empty conjunction")
-        terms = []
-        for term in group:
-            if (not isinstance(term, (tuple, list)) or len(term) not in (2, 3)
-                    or not isinstance(term[0], str) or not isinstance(term[1], str)):
-                raise SchemaError(f"filters: expected (column, op, value), got {term!r}")
-            op = term[1].lower()
-            if op not in _OPS:
-                raise SchemaError(f"filters: unknown operator {term[1]!r}")
-            terms.append((term[0], op, term[2] if len(term) == 3 else None))
-        out.append(terms)
+    for group in [filters] if flat else filters:
+        if not isinstance(group, (list, tuple)) or not group:
+            raise SchemaError(f"filters: {group!r} is not a non-empty conjunction")
+        out.append([_term(term) for term in group])
     return out
+
+
+def _term(term: Any) -> tuple[str, str, Any]:
+    if (not isinstance(term, (tuple, list)) or len(term) not in (2, 3)
+            or not isinstance(term[0], str) or not isinstance(term[1], str)):
+        raise SchemaError(f"filters: expected (column, op, value), got {term!r}")
+    op = op_named(" ".join(term[1].lower().split()))
+    if op is None:
+        raise SchemaError(f"filters: unknown operator {term[1]!r}")
+    if len(term) == 2 and op not in (Op.IS_NULL, Op.NOT_NULL):
+        raise SchemaError(f"filters: {term!r}: {op.value!r} needs a value")
+    return (term[0], op.value, term[2] if len(term) == 3 else None)
 
 
 def term_expression(column: str, op: str, value: Any) -> pc.Expression:

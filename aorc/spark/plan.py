@@ -27,6 +27,7 @@ from aorc.io import registry
 from aorc.read.common import group_stripes
 from aorc.read.partitioning import (
     infer_partition_schema,
+    normalize_filters,
     partition_table,
     partition_value,
     partition_values,
@@ -40,7 +41,6 @@ __all__ = [
     "OPEN_COST_BYTES",
     "Split",
     "balance_splits",
-    "dnf",
     "list_files",
     "pack_splits",
     "partition_columns",
@@ -143,28 +143,18 @@ class Split:
         return sum(self.sizes)
 
 
-def dnf(filters: Filters) -> list[list[tuple[Any, ...]]]:
-    """List filters as clauses (OR of ANDs of leaves); none (empty) for no filter."""
-    if not filters:
-        return []
-    first = filters[0]
-    if isinstance(first, (list, tuple)) and first and isinstance(first[0], str):
-        return [list(filters)]
-    return [list(c) for c in filters]
-
-
 def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any],
                        t: pa.DataType) -> bool:
-    name, op = leaf[0], " ".join(str(leaf[1]).lower().split())
+    name, op = leaf[0], str(leaf[1])  # normalised: (column, canonical op, value)
     value = values[name]
-    arg: Any = _filter_value(leaf[2], t) if len(leaf) > 2 else None
+    arg = _filter_value(leaf[2], t)
     if op == "is null":
         return value is None
     if op == "is not null":
         return value is not None
     if value is None:
         return bool(op == "in" and None in arg or op == "not in" and None not in arg)
-    compare = {"==": value == arg, "=": value == arg, "!=": value != arg}
+    compare = {"==": value == arg, "!=": value != arg}
     if op in compare:
         return bool(compare[op])
     if op in ("in", "not in"):
@@ -207,7 +197,7 @@ def _resolve_filters(filters: Filters, values: Mapping[str, Any],
     """Evaluate the leaves on partition columns: (can the file match, remaining filters)."""
     if isinstance(filters, pc.Expression):
         return True, _expression_without_partitions(filters, values)
-    clauses = dnf(filters)
+    clauses = normalize_filters(filters or None) or []
     if not clauses:
         return True, None
     left = []

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from aorc.errors import SchemaError
 from aorc.filters.ops import Op, spark_op
+from aorc.read.partitioning import normalize_filters
 from aorc.spark.compat import (
     default_parallelism,
     executor_path,
@@ -35,7 +36,6 @@ from aorc.spark.plan import (
     Filters,
     Split,
     balance_splits,
-    dnf,
     pack_splits,
     plan_read,
     read_schema,
@@ -53,7 +53,7 @@ def _and(filters: Filters, leaves: list[tuple[Any, ...]]) -> Filters:
     """``filters`` AND ``leaves``."""
     if not leaves:
         return filters
-    clauses = dnf(filters) or [[]]
+    clauses = normalize_filters(filters or None) or [[]]
     return [[*c, *leaves] for c in clauses]
 
 
@@ -103,9 +103,8 @@ class _SourceSettings:
                     storage[str(key)[8:]] = value
         columns = [c.strip() for c in items["columns"].split(",")] if "columns" in items \
             else None
-        filters = json.loads(items["filters"]) if "filters" in items else None
-        if filters:
-            filters = [[tuple(x) for x in c] for c in dnf(filters)]
+        filters = normalize_filters(json.loads(items["filters"]) or None) \
+            if "filters" in items else None
         return cls(paths, columns, filters, storage,
                    int(items.get("splitbytes", DEFAULT_SPLIT_BYTES)), time_zone)
 

@@ -13,9 +13,11 @@ import os
 import pyarrow as pa
 import pytest
 
+from aorc.errors import SchemaError
 from aorc.read.partitioning import (
     PARTITION_TIMESTAMP,
     infer_partition_schema,
+    normalize_filters,
     partition_table,
     partition_value,
     partition_values,
@@ -102,3 +104,17 @@ def test_partition_values_below_a_root() -> None:
     assert partition_values(root, "s3://b/data/plain/k%2F1=v/f.orc") == {"k/1": "v"}
     local = os.path.join("/tmp", "root")
     assert partition_values(local, os.path.join(local, "k=1", "f.orc")) == {"k": "1"}
+
+
+def test_normalize_filters_is_pyarrows_list_form() -> None:
+    """One normaliser for datasets and aorc.spark: pyarrow's rule tells one conjunction
+    from a list of them, so JSON's list terms are terms; ops in their canonical spelling."""
+    assert normalize_filters(None) is None
+    assert normalize_filters([["a", "==", 1]]) == [[("a", "==", 1)]]
+    assert normalize_filters([("a", "=", 1), ("b", "IS NULL")]) == [
+        [("a", "==", 1), ("b", "is null", None)]]
+    assert normalize_filters([[("a", "not  in", [1])], [["b", "<", 2]]]) == [
+        [("a", "not in", [1])], [("b", "<", 2)]]
+    for bad in ([], "a", [("a", "~", 1)], [("a", "==")], [[]], [[("a", "==", 1)], "b"]):
+        with pytest.raises(SchemaError):
+            normalize_filters(bad)
