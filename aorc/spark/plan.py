@@ -1,7 +1,8 @@
 """Planning a Spark read, without Spark: which files, which stripes, which tasks.
 
-:func:`list_files` lists the files under files, folders and prefixes (Hive ``key=value``
-folders below a root become partition columns); :func:`plan_read` checks that the files
+:func:`list_files` lists the files under files, folders and prefixes; Hive ``key=value``
+folders below a root become partition columns (:func:`partition_columns`, typed by
+:mod:`aorc.read.partitioning` as datasets type them); :func:`plan_read` checks that the files
 share a schema, resolves filters on partition columns (skipping files), prunes stripes by
 their statistics and groups the rest into :class:`Split` s of about ``split_bytes``;
 :func:`pack_splits` packs splits into tasks as Spark packs files. :mod:`aorc.spark.reader`
