@@ -34,7 +34,7 @@ from aorc.read.partitioning import (
     partition_values,
 )
 from aorc.read.reader import OrcReader, open_reader
-from aorc.spark.compat import tzinfo, with_ntz
+from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
@@ -82,8 +82,8 @@ def partition_columns(files: Sequence[tuple[str, str]], time_zone: str | None = 
                       ) -> tuple[pa.Schema, list[dict[str, Any]]]:
     """The Hive partition columns of (root, file) pairs and each file's typed values, as
     datasets infer them (:mod:`aorc.read.partitioning`, Spark's rules); timestamps are the
-    folders' wall clocks in ``time_zone`` (Spark's session time zone, an Arrow time zone:
-    see :func:`aorc.spark.compat.session_zone`), typed ``timestamp("us", time_zone)`` as
+    folders' wall clocks in ``time_zone`` (Spark's session time zone, as
+    :func:`aorc.spark.compat.session_zone` reads it), typed ``timestamp("us", zone)`` as
     Spark's TimestampType (``None``: left as wall clocks, ``timestamp("us")``).
 
     Raises:
@@ -99,7 +99,7 @@ def partition_columns(files: Sequence[tuple[str, str]], time_zone: str | None = 
         return schema, typed
     for i, field in enumerate(schema):
         if pa.types.is_timestamp(field.type):
-            t = pa.timestamp("us", time_zone)
+            t = pa.timestamp("us", session_zone(time_zone))
             schema = schema.set(i, field.with_type(t))
             for row in typed:
                 row[field.name] = _in_zone(row[field.name], t)
@@ -166,18 +166,19 @@ def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any],
 
 def _filter_value(arg: Any, t: pa.DataType) -> Any:
     """A filter's value for a partition column of type ``t``: texts (JSON filters) are
-    parsed as the folders are, so ``("dt", "==", "2024-01-01")`` matches a date column."""
+    parsed as the folders are, so ``("dt", "==", "2024-01-01")`` matches a date column, and
+    wall clocks (naive datetimes, texts) on a timestamp column are read in its zone."""
     if isinstance(arg, (list, tuple, set, frozenset)):
         return [_filter_value(a, t) for a in arg]
-    if not isinstance(arg, str) or pa.types.is_string(t):
-        return arg
-    try:
-        value = partition_value(arg, t)
-    except ValueError:
-        return arg
-    if isinstance(value, datetime.datetime) and pa.types.is_timestamp(t) and t.tz:
-        return _in_zone(value, t)
-    return value
+    if isinstance(arg, str) and not pa.types.is_string(t):
+        try:
+            arg = partition_value(arg, t)
+        except ValueError:
+            return arg
+    if (isinstance(arg, datetime.datetime) and arg.tzinfo is None
+            and pa.types.is_timestamp(t) and t.tz):
+        return _in_zone(arg, t)
+    return arg
 
 
 def _expression_without_partitions(expression: pc.Expression,

@@ -11,10 +11,12 @@ import asyncio
 import contextlib
 import datetime
 import decimal
+import pathlib
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.orc as po
 import pytest
 
 import aorc
@@ -117,3 +119,23 @@ def test_partition_columns_typed_alike(written: str) -> None:
     spark_schema = asyncio.run(aorc.spark.read_schema(written, time_zone=None))
     dataset = asyncio.run(aorc.open_dataset(written))
     assert pa.schema([spark_schema.field(n) for n in PARTS]) == dataset.partition_schema
+
+
+def test_plan_reads_timestamp_folders_in_the_session_zone(tmp_path: pathlib.Path) -> None:
+    """Planning only (no Spark): timestamp folders become instants in the given zone, and
+    filter values on them (texts, naive datetimes) are wall clocks in that zone too."""
+    for folder in ("ts=2024-03-10 02%3A30%3A00", "ts=2024-01-01 10%3A00%3A00"):
+        (tmp_path / folder).mkdir()
+        po.write_table(pa.table({"x": [1]}), str(tmp_path / folder / "f.orc"))
+    root = str(tmp_path)
+    schema, splits = asyncio.run(aorc.spark.plan_read(root, time_zone="America/New_York"))
+    assert schema.field("ts").type == pa.timestamp("us", "America/New_York")
+    instants = sorted(dict(s.partition)["ts"].astimezone(datetime.UTC) for s in splits)
+    assert [i.replace(tzinfo=None) for i in instants] == [
+        datetime.datetime(2024, 1, 1, 15), datetime.datetime(2024, 3, 10, 7, 30)]  # the gap
+    for value in ("2024-03-01 00:00:00", datetime.datetime(2024, 3, 1)):
+        _, kept = asyncio.run(aorc.spark.plan_read(root, filters=[("ts", ">=", value)],
+                                                   time_zone="America/New_York"))
+        assert [s.uri for s in kept] == [s.uri for s in splits if "2024-03-10" in s.uri]
+    fixed, _ = asyncio.run(aorc.spark.plan_read(root, time_zone="GMT-5"))
+    assert fixed.field("ts").type == pa.timestamp("us", "-05:00")
