@@ -106,7 +106,8 @@ def expected(events: list[pa.Table]) -> list[tuple[Any, ...]]:
     """The same aggregation computed with pyarrow from the events themselves."""
     table = pa.concat_tables(events)
     table = table.filter(pc.greater_equal(table.column("amount"), MIN_AMOUNT))
-    table = table.append_column("dt", pc.strftime(table.column("ts"), format="%Y-%m-%d"))
+    day = pc.strftime(table.column("ts"), format="%Y-%m-%d")  # the folders' UTC day
+    table = table.append_column("dt", pc.cast(day, pa.date32()))
     table = table.append_column("hour", pc.cast(pc.hour(table.column("ts")), pa.int32()))
     grouped = table.group_by(["dt", "hour", "country"]).aggregate(
         [("amount", "count"), ("amount", "sum")])
@@ -169,7 +170,7 @@ def main(argv: Sequence[str] | None = None, spark: Any = None) -> list[tuple[Any
         rows = analyse(spark, PREFIX, storage_options)
         print(f"{'dt':<11}{'hour':>5} {'country':<8}{'orders':>7}{'revenue':>12}")
         for dt, hour, country, orders, revenue in rows:
-            print(f"{dt:<11}{hour:>5} {country:<8}{orders:>7}{revenue:>12.2f}")
+            print(f"{dt!s:<11}{hour:>5} {country:<8}{orders:>7}{revenue:>12.2f}")
         return rows
     finally:
         if own_spark and spark is not None:

@@ -26,7 +26,7 @@ from aorc.format.types import to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.read.common import INLINE_BYTES, run_light
-from aorc.read.partitioning import infer_partition_schema, parse_partition_path, partition_table
+from aorc.read.partitioning import infer_partition_schema, partition_table, partition_values
 
 __all__ = [
     "SMALL_FILE_BYTES",
@@ -144,7 +144,7 @@ async def list_dataset(source: DatasetSource, partitioning: Any,
     schema = options.given_schema
     listed = await _discover(source, options, io)
     paths = [info.path for _, info in listed]
-    raw = ([parse_partition_path(_relative(root, info.path)) for root, info in listed]
+    raw = ([partition_values(root, info.path) for root, info in listed]
            if partitioning is not None else [{} for _ in listed])
     if schema is not None and given_parts is None and partitioning is not None:
         given_parts = pa.schema([f for f in schema if raw and f.name in raw[0]])
@@ -209,9 +209,3 @@ async def _discover(source: DatasetSource, options: DatasetOptions, io: IOStats
         out.extend((text, info) for info in files)
     return out
 
-
-def _relative(root: str, path: str) -> str:
-    base = root.rstrip("/" + os.sep)
-    if not path.startswith(base) or len(path) == len(base):
-        return os.path.basename(path)
-    return path[len(base) + 1:].replace(os.sep, "/")

@@ -34,7 +34,10 @@ UTC, as Spark's ORC reader does with a UTC JVM), nanoseconds truncated to micros
 columns Spark marked ``timestamp_ntz`` as ``TimestampNTZType``; :func:`write` types
 timestamps as Spark's ORC writer does (see :mod:`aorc.spark.compat`);
 ``char``/``varchar`` as strings; unions are not supported. Folders named ``key=value`` below
-the listed root (Hive style) become columns: integers when every value is one, else strings.
+the listed root (Hive style) become columns typed as ``spark.read.orc`` types them, by the
+datasets' code (:mod:`aorc.read.partitioning`): int, bigint, decimal(p,0), double, timestamp
+(the folder's wall clock in the session time zone), date, else string, widened as Spark
+widens a column's values.
 
 Modules, by concept: :mod:`aorc.spark.plan` (listing, partition columns, filters, splits and
 their packing into tasks; no Spark), :mod:`aorc.spark.reader` (:func:`read` and its tasks),

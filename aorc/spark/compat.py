@@ -26,10 +26,13 @@ classic sessions and Spark Connect), found by looking for features, not at versi
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import inspect
 import json
 import os
+import re
+import zoneinfo
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,8 +57,11 @@ __all__ = [
     "is_connect",
     "orc_schema",
     "require_data_sources",
+    "session_time_zone",
+    "session_zone",
     "storage_schema",
     "to_arrow_schema",
+    "tzinfo",
     "unbounded_arrow_batch_bytes",
     "with_ntz",
 ]
@@ -118,6 +124,46 @@ def default_parallelism(spark: Any) -> int:
     # range() without a partition count is cut into the server's default parallelism
     row = spark.range(0, 1 << 16).select(F.max(F.spark_partition_id())).first()
     return max(1, int(row[0]) + 1)
+
+
+def session_time_zone(spark: Any) -> str:
+    """The session's time zone (``spark.sql.session.timeZone``) as an Arrow time zone, also
+    over Spark Connect: the zone of Hive timestamp partition folders."""
+    return session_zone(str(spark.conf.get("spark.sql.session.timeZone", "UTC")))
+
+
+_OFFSET = re.compile(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?")
+
+
+def session_zone(name: str) -> str:
+    """A Spark session time zone (a region such as ``Europe/Paris``, ``UTC``, ``Z`` or an
+    offset such as ``+08:00`` / ``GMT+8``) as an Arrow time zone (region or ``+HH:MM``).
+
+    Raises:
+        UnsupportedFeatureError: a zone neither Python's ``zoneinfo`` nor this knows.
+    """
+    if name in ("Z", "UTC", "GMT", "UT"):
+        return "UTC"
+    match = _OFFSET.fullmatch(name)
+    if match:
+        sign, hours, minutes, seconds = match.groups()
+        if seconds and int(seconds):
+            raise UnsupportedFeatureError(f"time zone {name!r}: offsets with seconds")
+        return f"{sign}{int(hours):02d}:{minutes or '00'}"
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise UnsupportedFeatureError(f"unknown session time zone {name!r}") from exc
+    return name
+
+
+def tzinfo(zone: str) -> datetime.tzinfo:
+    """The Python time zone of an Arrow time zone that :func:`session_zone` gave."""
+    if zone[:1] in "+-":
+        hours, minutes = zone[1:].split(":")
+        offset = datetime.timedelta(hours=int(hours), minutes=int(minutes))
+        return datetime.timezone(-offset if zone[0] == "-" else offset)
+    return datetime.UTC if zone == "UTC" else zoneinfo.ZoneInfo(zone)
 
 
 def executor_path(spark: Any) -> None:

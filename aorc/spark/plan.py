@@ -1,7 +1,8 @@
 """Planning a Spark read, without Spark: which files, which stripes, which tasks.
 
-:func:`list_files` lists the files under files, folders and prefixes (Hive ``key=value``
-folders below a root become partition columns); :func:`plan_read` checks that the files
+:func:`list_files` lists the files under files, folders and prefixes; Hive ``key=value``
+folders below a root become partition columns (:func:`partition_columns`, typed by
+:mod:`aorc.read.partitioning` as datasets type them); :func:`plan_read` checks that the files
 share a schema, resolves filters on partition columns (skipping files), prunes stripes by
 their statistics and groups the rest into :class:`Split` s of about ``split_bytes``;
 :func:`pack_splits` packs splits into tasks as Spark packs files. :mod:`aorc.spark.reader`
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
 import os
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +24,17 @@ import pyarrow.compute as pc
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.format.types import parse_type_string, select_columns
-from aorc.hive import HIVE_DEFAULT_PARTITION
 from aorc.io import registry
 from aorc.read.common import group_stripes
+from aorc.read.partitioning import (
+    infer_partition_schema,
+    normalize_filters,
+    partition_table,
+    partition_value,
+    partition_values,
+)
 from aorc.read.reader import OrcReader, open_reader
-from aorc.spark.compat import with_ntz
+from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
@@ -35,9 +42,9 @@ __all__ = [
     "OPEN_COST_BYTES",
     "Split",
     "balance_splits",
-    "dnf",
     "list_files",
     "pack_splits",
+    "partition_columns",
     "plan_read",
     "read_schema",
 ]
@@ -71,32 +78,39 @@ async def list_files(uris: str | Sequence[str],
     return out
 
 
-def _partition_values(root: str, uri: str) -> dict[str, str | None]:
-    base = root.rstrip("/") + "/"
-    relative = uri[len(base):] if uri.startswith(base) else ""
-    values: dict[str, str | None] = {}
-    for part in relative.replace(os.sep, "/").split("/")[:-1]:
-        key, sep, value = part.partition("=")
-        if sep and key:
-            text = urllib.parse.unquote(value)
-            values[urllib.parse.unquote(key)] = None if text == HIVE_DEFAULT_PARTITION else text
-    return values
+def partition_columns(files: Sequence[tuple[str, str]], time_zone: str | None = None
+                      ) -> tuple[pa.Schema, list[dict[str, Any]]]:
+    """The Hive partition columns of (root, file) pairs and each file's typed values, as
+    datasets infer them (:mod:`aorc.read.partitioning`, Spark's rules); timestamps are the
+    folders' wall clocks in ``time_zone`` (Spark's session time zone, as
+    :func:`aorc.spark.compat.session_zone` reads it), typed ``timestamp("us", zone)`` as
+    Spark's TimestampType (``None``: left as wall clocks, ``timestamp("us")``).
+
+    Raises:
+        SchemaError: files at different partition depths or keys.
+    """
+    raw = [partition_values(root, uri) for root, uri in files]
+    paths = [uri for _, uri in files]
+    schema = infer_partition_schema(raw, paths)
+    if not len(schema):
+        return schema, [{} for _ in raw]
+    typed = partition_table(raw, schema, paths).to_pylist()
+    if time_zone is None:
+        return schema, typed
+    for i, field in enumerate(schema):
+        if pa.types.is_timestamp(field.type):
+            t = pa.timestamp("us", session_zone(time_zone))
+            schema = schema.set(i, field.with_type(t))
+            for row in typed:
+                row[field.name] = _in_zone(row[field.name], t)
+    return schema, typed
 
 
-def _partition_columns(values: list[dict[str, str | None]]) -> list[tuple[str, pa.DataType]]:
-    """Hive partition columns shared by every file, typed int32/int64 or string."""
-    if not values or not values[0] or any(list(v) != list(values[0]) for v in values):
-        return []
-    columns = []
-    for key in values[0]:
-        texts = [v[key] for v in values if v[key] is not None]
-        try:
-            numbers = [int(t) for t in texts]  # type: ignore[arg-type]
-            small = all(-2**31 <= n < 2**31 for n in numbers)
-            columns.append((key, pa.int32() if small else pa.int64()))
-        except ValueError:
-            columns.append((key, pa.string()))
-    return columns
+def _in_zone(wall: datetime.datetime | None, t: pa.DataType) -> datetime.datetime | None:
+    """A wall clock in the zone of timestamp type ``t``, as an aware datetime: the instant
+    Spark's session zone gives it (java.time: the earlier of repeated times, skipped times
+    moved on by the gap, as ``fold=0`` does)."""
+    return None if wall is None else wall.replace(tzinfo=tzinfo(t.tz))
 
 
 # =========================================================================== planning
@@ -130,33 +144,41 @@ class Split:
         return sum(self.sizes)
 
 
-def dnf(filters: Filters) -> list[list[tuple[Any, ...]]]:
-    """List filters as clauses (OR of ANDs of leaves); none (empty) for no filter."""
-    if not filters:
-        return []
-    first = filters[0]
-    if isinstance(first, (list, tuple)) and first and isinstance(first[0], str):
-        return [list(filters)]
-    return [list(c) for c in filters]
-
-
-def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any]) -> bool:
-    name, op = leaf[0], " ".join(str(leaf[1]).lower().split())
+def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any],
+                       t: pa.DataType) -> bool:
+    name, op = leaf[0], str(leaf[1])  # normalised: (column, canonical op, value)
     value = values[name]
-    arg: Any = leaf[2] if len(leaf) > 2 else None
+    arg = _filter_value(leaf[2], t)
     if op == "is null":
         return value is None
     if op == "is not null":
         return value is not None
     if value is None:
         return bool(op == "in" and None in arg or op == "not in" and None not in arg)
-    compare = {"==": value == arg, "=": value == arg, "!=": value != arg}
+    compare = {"==": value == arg, "!=": value != arg}
     if op in compare:
         return bool(compare[op])
     if op in ("in", "not in"):
         return (value in arg) == (op == "in")
     return bool({"<": value < arg, "<=": value <= arg, ">": value > arg,
                  ">=": value >= arg}[op])
+
+
+def _filter_value(arg: Any, t: pa.DataType) -> Any:
+    """A filter's value for a partition column of type ``t``: texts (JSON filters) are
+    parsed as the folders are, so ``("dt", "==", "2024-01-01")`` matches a date column, and
+    wall clocks (naive datetimes, texts) on a timestamp column are read in its zone."""
+    if isinstance(arg, (list, tuple, set, frozenset)):
+        return [_filter_value(a, t) for a in arg]
+    if isinstance(arg, str) and not pa.types.is_string(t):
+        try:
+            arg = partition_value(arg, t)
+        except ValueError:
+            return arg
+    if (isinstance(arg, datetime.datetime) and arg.tzinfo is None
+            and pa.types.is_timestamp(t) and t.tz):
+        return _in_zone(arg, t)
+    return arg
 
 
 def _expression_without_partitions(expression: pc.Expression,
@@ -172,11 +194,12 @@ def _expression_without_partitions(expression: pc.Expression,
     return expression
 
 
-def _resolve_filters(filters: Filters, values: Mapping[str, Any]) -> tuple[bool, Any]:
+def _resolve_filters(filters: Filters, values: Mapping[str, Any],
+                     part_schema: pa.Schema) -> tuple[bool, Any]:
     """Evaluate the leaves on partition columns: (can the file match, remaining filters)."""
     if isinstance(filters, pc.Expression):
         return True, _expression_without_partitions(filters, values)
-    clauses = dnf(filters)
+    clauses = normalize_filters(filters or None) or []
     if not clauses:
         return True, None
     left = []
@@ -185,7 +208,8 @@ def _resolve_filters(filters: Filters, values: Mapping[str, Any]) -> tuple[bool,
         matched = True
         for leaf in clause:
             if leaf[0] in values:
-                if not _leaf_on_partition(tuple(leaf), values):
+                if not _leaf_on_partition(tuple(leaf), values,
+                                          part_schema.field(leaf[0]).type):
                     matched = False
                     break
             else:
@@ -225,24 +249,28 @@ def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int
 async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = None,
                     filters: Filters = None, *,
                     storage_options: Mapping[str, Any] | None = None,
-                    split_bytes: int = DEFAULT_SPLIT_BYTES) -> tuple[pa.Schema, list[Split]]:
+                    split_bytes: int = DEFAULT_SPLIT_BYTES,
+                    time_zone: str | None = "UTC") -> tuple[pa.Schema, list[Split]]:
     """List the files, check that they share a schema, prune stripes (and files, by their
     partition values) with ``filters`` and group stripes into splits.
+
+    ``time_zone``: the zone of timestamp partition folders (Spark's session time zone; see
+    :func:`partition_columns`).
 
     Returns:
         The Arrow schema of the rows (aorc's types, partition columns last) and the splits.
 
     Raises:
-        SchemaError: files with different schemas, unknown columns, bad filters.
+        SchemaError: files with different schemas or partition folders, unknown columns,
+            bad filters.
     """
     files = await list_files(uris, storage_options)
-    values = [_partition_values(root, uri) for root, uri in files]
-    part_columns = _partition_columns(values)
-    columns = _data_columns(columns, part_columns)
+    part_schema, typed_values = partition_columns(files, time_zone)
+    columns = _data_columns(columns, part_schema)
     sem = asyncio.Semaphore(16)
 
     async def plan_file(uri: str, typed: dict[str, Any]) -> tuple[pa.Schema, list[Split]]:
-        ok, rest = _resolve_filters(filters, typed)
+        ok, rest = _resolve_filters(filters, typed, part_schema)
         async with sem, open_reader(uri, storage_options=storage_options) as reader:
             schema = with_ntz(reader.schema, reader.orc_schema)
             if not ok:
@@ -250,47 +278,41 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
             select_columns(parse_type_string(reader.orc_type), columns)
             groups = _stripe_groups(reader, rest, split_bytes)
             etag = reader.etag
-        part = tuple((k, typed[k]) for k, _ in part_columns)
+        part = tuple((k, typed[k]) for k in part_schema.names)
         return schema, [Split(uri, g, part, rest, sizes, etag) for g, sizes in groups]
 
-    typed_values = [_typed(v, part_columns) for v in values]
     planned = await asyncio.gather(*(plan_file(uri, t) for (_, uri), t
                                      in zip(files, typed_values, strict=True)))
     schemas = {str(s) for s, _ in planned}
     if len(schemas) > 1:
         raise SchemaError(f"the files have different schemas: {sorted(schemas)[:2]}")
-    schema = _projected(planned[0][0], columns)
-    for name, t in part_columns:
-        schema = schema.append(pa.field(name, t))
-    return schema, [s for _, splits in planned for s in splits]
+    return _with_partitions(_projected(planned[0][0], columns), part_schema), \
+        [s for _, splits in planned for s in splits]
 
 
 async def read_schema(uris: str | Sequence[str], columns: Sequence[str] | None = None, *,
-                      storage_options: Mapping[str, Any] | None = None) -> pa.Schema:
+                      storage_options: Mapping[str, Any] | None = None,
+                      time_zone: str | None = "UTC") -> pa.Schema:
     """The schema :func:`plan_read` gives, from the listing and the first file only."""
     files = await list_files(uris, storage_options)
-    part_columns = _partition_columns([_partition_values(r, u) for r, u in files])
-    columns = _data_columns(columns, part_columns)
+    part_schema, _ = partition_columns(files, time_zone)
+    columns = _data_columns(columns, part_schema)
     async with open_reader(files[0][1], storage_options=storage_options) as reader:
         schema = _projected(with_ntz(reader.schema, reader.orc_schema), columns)
-    for name, t in part_columns:
-        schema = schema.append(pa.field(name, t))
+    return _with_partitions(schema, part_schema)
+
+
+def _with_partitions(schema: pa.Schema, part_schema: pa.Schema) -> pa.Schema:
+    for field in part_schema:
+        schema = schema.append(field)
     return schema
 
 
-def _data_columns(columns: Sequence[str] | None,
-                  part_columns: list[tuple[str, pa.DataType]]) -> list[str] | None:
+def _data_columns(columns: Sequence[str] | None, part_schema: pa.Schema) -> list[str] | None:
     """The asked columns that are in the files (not partition columns)."""
     if columns is None:
         return None
-    parts = {name for name, _ in part_columns}
-    return [c for c in columns if c not in parts]
-
-
-def _typed(values: Mapping[str, str | None], columns: list[tuple[str, pa.DataType]]
-           ) -> dict[str, Any]:
-    return {k: (None if values[k] is None else int(values[k])  # type: ignore[arg-type]
-                if pa.types.is_integer(t) else values[k]) for k, t in columns}
+    return [c for c in columns if c not in part_schema.names]
 
 
 def _projected(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from aorc.errors import UnsupportedFeatureError
 from aorc.read.reader import open_reader
-from aorc.spark.compat import NTZ, default_parallelism, executor_path
+from aorc.spark.compat import NTZ, default_parallelism, executor_path, session_time_zone
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
 from aorc.spark.plan import (
     DEFAULT_SPLIT_BYTES,
@@ -162,7 +162,8 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
         filters: pyarrow-style filters (see :meth:`aorc.OrcReader.iter_batches`), or a
             pyarrow.compute expression over data (not partition) columns; stripes
             and row groups are pruned with statistics and bloom filters, rows filtered
-            exactly. Filters on Hive partition columns skip whole files.
+            exactly. Filters on Hive partition columns skip whole files (texts are
+            parsed as the folders are, so ``("dt", "==", "2024-01-01")`` compares dates).
         storage_options: store settings, passed to the executors.
         split_bytes: stripes of a file are grouped into splits of about this many bytes.
 
@@ -176,7 +177,8 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
     """
     schema, splits = asyncio.run(plan_read(uris, columns, filters,
                                            storage_options=storage_options,
-                                           split_bytes=split_bytes))
+                                           split_bytes=split_bytes,
+                                           time_zone=session_time_zone(spark)))
     arrow = spark_arrow_schema(schema)
     executor_path(spark)
     cores = default_parallelism(spark)

@@ -20,12 +20,14 @@ import pyarrow as pa
 
 from aorc.errors import SchemaError
 from aorc.filters.ops import Op, spark_op
+from aorc.read.partitioning import normalize_filters
 from aorc.spark.compat import (
     default_parallelism,
     executor_path,
     has_data_sources,
     is_connect,
     require_data_sources,
+    session_time_zone,
     to_arrow_schema,
 )
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
@@ -34,7 +36,6 @@ from aorc.spark.plan import (
     Filters,
     Split,
     balance_splits,
-    dnf,
     pack_splits,
     plan_read,
     read_schema,
@@ -52,7 +53,7 @@ def _and(filters: Filters, leaves: list[tuple[Any, ...]]) -> Filters:
     """``filters`` AND ``leaves``."""
     if not leaves:
         return filters
-    clauses = dnf(filters) or [[]]
+    clauses = normalize_filters(filters or None) or [[]]
     return [[*c, *leaves] for c in clauses]
 
 
@@ -84,9 +85,11 @@ class _SourceSettings:
     filters: Filters
     storage_options: dict[str, Any]
     split_bytes: int
+    time_zone: str = "UTC"
 
     @classmethod
-    def from_options(cls, options: Mapping[str, str]) -> _SourceSettings:
+    def from_options(cls, options: Mapping[str, str], time_zone: str = "UTC"
+                     ) -> _SourceSettings:
         items = {str(k).lower(): v for k, v in options.items()}
         paths = [p for p in (items.get("path"), *json.loads(items.get("paths", "[]"))) if p]
         if not paths:
@@ -100,20 +103,21 @@ class _SourceSettings:
                     storage[str(key)[8:]] = value
         columns = [c.strip() for c in items["columns"].split(",")] if "columns" in items \
             else None
-        filters = json.loads(items["filters"]) if "filters" in items else None
-        if filters:
-            filters = [[tuple(x) for x in c] for c in dnf(filters)]
+        filters = normalize_filters(json.loads(items["filters"]) or None) \
+            if "filters" in items else None
         return cls(paths, columns, filters, storage,
-                   int(items.get("splitbytes", DEFAULT_SPLIT_BYTES)))
+                   int(items.get("splitbytes", DEFAULT_SPLIT_BYTES)), time_zone)
 
     def plan(self, extra: list[tuple[Any, ...]] | None = None) -> tuple[pa.Schema, list[Split]]:
         return asyncio.run(plan_read(self.paths, self.columns, _and(self.filters, extra or []),
                                      storage_options=self.storage_options or None,
-                                     split_bytes=self.split_bytes))
+                                     split_bytes=self.split_bytes,
+                                     time_zone=self.time_zone))
 
     def schema(self) -> pa.Schema:
         return asyncio.run(read_schema(self.paths, self.columns,
-                                       storage_options=self.storage_options or None))
+                                       storage_options=self.storage_options or None,
+                                       time_zone=self.time_zone))
 
 
 HAVE_DATA_SOURCES = has_data_sources()
@@ -127,17 +131,18 @@ if HAVE_DATA_SOURCES:
 
         pushdown = False  # set by register() when Spark pushes filters to Python sources
         cores: int | None = None  # set by register(): the session's default parallelism
+        time_zone = "UTC"  # set by register(): the session's time zone (partition folders)
 
         @classmethod
         def name(cls) -> str:
             return "aorc"
 
         def schema(self) -> Any:
-            schema = _SourceSettings.from_options(self.options).schema()
+            schema = _SourceSettings.from_options(self.options, self.time_zone).schema()
             return to_spark_schema(spark_arrow_schema(schema))
 
         def reader(self, schema: Any) -> AorcSourceReader:
-            settings = _SourceSettings.from_options(self.options)
+            settings = _SourceSettings.from_options(self.options, self.time_zone)
             kind = AorcPushdownReader if self.pushdown else AorcSourceReader
             return kind(settings, to_arrow_schema(schema), self.cores)
 
@@ -195,7 +200,9 @@ def register(spark: Any) -> bool:
     """Register ``spark.read.format("aorc")`` when this Spark has Python data sources.
 
     Filters are pushed to aorc when ``spark.sql.python.filterPushdown.enabled`` is true at
-    registration (Spark >= 4.1; register again after changing it).
+    registration (Spark >= 4.1), and timestamp partition folders are read in the session
+    time zone at registration (``spark.sql.session.timeZone``): register again after
+    changing either.
 
     Returns:
         True (the data source was registered).
@@ -208,6 +215,7 @@ def register(spark: Any) -> bool:
     conf = str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false"))
     # the tasks' decoding threads follow the cores (free to learn but over Spark Connect)
     cores = None if is_connect(spark) else default_parallelism(spark)
-    settings = {"pushdown": conf.lower() == "true", "cores": cores}
+    settings = {"pushdown": conf.lower() == "true", "cores": cores,
+                "time_zone": session_time_zone(spark)}
     spark.dataSource.register(type("AorcDataSource", (AorcDataSource,), settings))
     return True
