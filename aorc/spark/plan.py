@@ -38,8 +38,8 @@ from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
-    "Filters",
     "OPEN_COST_BYTES",
+    "Filters",
     "Split",
     "balance_splits",
     "list_files",

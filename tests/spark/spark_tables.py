@@ -16,8 +16,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from helpers.random_tables import ALL_TYPES, random_table
 
-__all__ = ["UNITS_PER_DAY", "as_java_reads", "in_calendar_gap", "map_leaves", "micros_type",
-           "dataframe_from_arrow", "read_orc", "spark_maps", "spark_table", "to_arrow"]
+__all__ = [
+    "UNITS_PER_DAY",
+    "as_java_reads",
+    "dataframe_from_arrow",
+    "in_calendar_gap",
+    "map_leaves",
+    "micros_type",
+    "read_orc",
+    "spark_maps",
+    "spark_table",
+    "to_arrow",
+]
 
 
 def dataframe_from_arrow(spark: Any, table: pa.Table) -> Any:
