@@ -38,6 +38,7 @@ __all__ = [
     "HIVE_DEFAULT_PARTITION",
     "PARTITION_TIMESTAMP",
     "Clauses",
+    "filter_value",
     "infer_partition_schema",
     "normalize_filters",
     "parse_partition_path",
@@ -252,6 +253,29 @@ def infer_partition_schema(values: Sequence[dict[str, str | None]],
     return pa.schema(fields)
 
 
+def filter_value(value: Any, t: pa.DataType) -> Any:
+    """A filter's value for a partition column of type ``t``: a text (JSON filters, or a
+    date written as the folders write it) is parsed as :func:`partition_table` parses the
+    folders (Spark's grammar, else Arrow's cast), so ``("dt", "==", "2024-01-01")`` matches a
+    date column (a zoned timestamp column takes only Spark's grammar: its wall clock is
+    returned for the caller to place in a zone); lists element by element; anything else,
+    or a text that does not parse, as it is (the comparison then says what does not fit)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [filter_value(v, t) for v in value]
+    if not isinstance(value, str) or pa.types.is_string(t) or pa.types.is_large_string(t):
+        return value
+    try:
+        return partition_value(value, t)
+    except (ValueError, ArithmeticError, TypeError):
+        pass
+    if pa.types.is_timestamp(t) and t.tz is not None:
+        return value  # which zone a wall clock is in is the caller's to say
+    try:
+        return pa.scalar(value).cast(t).as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return value
+
+
 def partition_table(values: Sequence[dict[str, str | None]], schema: pa.Schema,
                     paths: Sequence[str]) -> pa.Table:
     """One row per file holding its partition values in the schema's types.
@@ -344,8 +368,9 @@ def surviving_rows(table: pa.Table | None, terms: list[tuple[str, str, Any]]) ->
     """Indexes of the rows (files) of the partition table that satisfy every term."""
     if table is None:
         return set()
-    expr = term_expression(*terms[0])
-    for term in terms[1:]:
+    typed = [(c, op, filter_value(v, table.schema.field(c).type)) for c, op, v in terms]
+    expr = term_expression(*typed[0])
+    for term in typed[1:]:
         expr = expr & term_expression(*term)
     indexed = table.append_column("__aorc_index", pa.array(range(table.num_rows), pa.int64()))
     try:

@@ -27,10 +27,10 @@ from aorc.format.types import parse_type_string, select_columns
 from aorc.io import registry
 from aorc.read.common import group_stripes
 from aorc.read.partitioning import (
+    filter_value,
     infer_partition_schema,
     normalize_filters,
     partition_table,
-    partition_value,
     partition_values,
 )
 from aorc.read.reader import OrcReader, open_reader
@@ -170,11 +170,7 @@ def _filter_value(arg: Any, t: pa.DataType) -> Any:
     wall clocks (naive datetimes, texts) on a timestamp column are read in its zone."""
     if isinstance(arg, (list, tuple, set, frozenset)):
         return [_filter_value(a, t) for a in arg]
-    if isinstance(arg, str) and not pa.types.is_string(t):
-        try:
-            arg = partition_value(arg, t)
-        except ValueError:
-            return arg
+    arg = filter_value(arg, t)
     if (isinstance(arg, datetime.datetime) and arg.tzinfo is None
             and pa.types.is_timestamp(t) and t.tz):
         return _in_zone(arg, t)

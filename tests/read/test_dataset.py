@@ -6,6 +6,7 @@ tests/spark/test_spark_dataset.py."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import decimal
 import os
 from pathlib import Path
@@ -392,3 +393,38 @@ async def test_s3_reads_are_pinned_to_the_version_of_the_tail(s3_client: Any, s3
     assert s3_client.head_object(Bucket=s3_bucket, Key="pin/k=1/a.orc")["ETag"] != etag
     with pytest.raises(aorc.ObjectChangedError):
         await dataset.read()
+
+
+@pytest.mark.parametrize(("folders", "given", "text", "typed"), [
+    (["2024-01-01", "2024-01-02", "2024-02-01"], None, "2024-01-02", datetime.date(2024, 1, 2)),
+    (["2024-01-01 10%3A00%3A00", "2024-01-01 11%3A00%3A00"], None, "2024-01-01 11:00:00",
+     datetime.datetime(2024, 1, 1, 11)),
+    (["9223372036854775808", "9223372036854775809"], None, "9223372036854775809",
+     decimal.Decimal(9223372036854775809)),
+    (["1", "2", "30"], None, "2", 2),
+    # a given type: texts Spark's grammar does not take are cast by Arrow, as the folders are
+    (["1", "2", "30"], pa.schema([("k", pa.int16())]), "2", 2),
+    (["2024-01-01", "2024-01-02"], pa.schema([("k", pa.timestamp("ms"))]), "2024-01-02",
+     datetime.datetime(2024, 1, 2)),
+])
+async def test_text_filter_values_on_typed_partition_columns(
+        tmp_path: Path, folders: list[str], given: pa.Schema | None, text: str,
+        typed: Any) -> None:
+    """A text filter value on a typed partition column means what the folder's text means:
+    each op selects the same files with the text as with the typed value (a user's
+    ``("dt", "==", "2024-01-01")`` on a date column, a JSON filter)."""
+    for i, folder in enumerate(folders):
+        put(tmp_path / f"k={folder}" / "a.orc", pa.table({"v": [i]}))
+    schema = None if given is None else pa.schema([("v", pa.int64()), *given])
+
+    async def rows(value: Any, op: str) -> list[int]:
+        got = await aorc.read_dataset(tmp_path, filters=[("k", op, value)], schema=schema)
+        return sorted(got.column("v").to_pylist())
+
+    for op in ("==", "!=", "<", ">=", "in"):
+        value_text, value_typed = ([text], [typed]) if op == "in" else (text, typed)
+        assert await rows(value_text, op) == await rows(value_typed, op), op
+    assert await rows(text, "==") == [folders.index(next(
+        f for f in folders if f.replace("%3A", ":") == text))]
+    with pytest.raises(aorc.SchemaError, match="partition columns"):
+        await rows("not a value", "==")
