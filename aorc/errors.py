@@ -14,6 +14,8 @@ Every error aorc raises on purpose is an :class:`AorcError`::
         ├── ObjectNotFoundError  the file/object does not exist (also FileNotFoundError)
         ├── AccessDeniedError    the store refused access (also PermissionError)
         ├── ObjectChangedError   the object was replaced while it was being read
+        ├── ObjectExistsError    a create-only write found the object there (also
+        │                        FileExistsError)
         └── RetriesExhaustedError  transient failures persisted through every retry
 
 Errors carry where they happened (path, stripe, column, stream) when it is known.
@@ -27,6 +29,7 @@ __all__ = [
     "CorruptFileError",
     "FormatError",
     "ObjectChangedError",
+    "ObjectExistsError",
     "ObjectNotFoundError",
     "RetriesExhaustedError",
     "SchemaError",
@@ -74,6 +77,10 @@ class AccessDeniedError(StoreError, PermissionError):
 
 class ObjectChangedError(StoreError):
     """The object changed (new version or ETag) while it was being read."""
+
+
+class ObjectExistsError(StoreError, FileExistsError):
+    """A create-only write (``overwrite=False``) found an object already there."""
 
 
 class RetriesExhaustedError(StoreError):

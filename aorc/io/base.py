@@ -187,7 +187,11 @@ class BaseStore:
 
     Subclasses implement :meth:`_open`, :meth:`_read_tail`, :meth:`_fetch` and
     :meth:`_close`. The object is opened lazily by the first read (or ``async with``).
+    A store whose hooks count their own requests and bytes in :attr:`stats` (one hook call
+    may send several requests, or none) sets ``counts_own_requests``.
     """
+
+    counts_own_requests = False
 
     def __init__(self, path: str, options: StoreOptions | None = None) -> None:
         self.path = path
@@ -247,8 +251,9 @@ class BaseStore:
         async with self._semaphore:
             data, size = await self._read_tail(n)
         self.size = size
-        self.stats.requests += 1
-        self.stats.bytes += len(data)
+        if not self.counts_own_requests:
+            self.stats.requests += 1
+            self.stats.bytes += len(data)
         return data, size
 
     async def read_range(self, offset: int, length: int) -> bytes:
@@ -269,8 +274,9 @@ class BaseStore:
         await self._ensure_open()
         async with slots:
             data = await self._fetch(offset, length)
-        self.stats.requests += 1
-        self.stats.bytes += len(data)
+        if not self.counts_own_requests:
+            self.stats.requests += 1
+            self.stats.bytes += len(data)
         if len(data) != length:
             raise CorruptFileError(
                 f"{self.path}: reading bytes [{offset}, {offset + length}) returned only "

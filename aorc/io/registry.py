@@ -6,10 +6,24 @@ location asks this registry instead of looking at the scheme itself. Registered 
 * local paths (no scheme) and ``file://`` URLs: :class:`LocalScheme`;
 * ``memory://name``: :class:`MemoryScheme`, an in-process file system (tests, examples);
 * ``s3://`` and ``s3a://``: :class:`S3Scheme` (listing is paginated ``ListObjectsV2``, 1,000
-  keys per request; a file's size comes from the listing, so no ``HEAD`` is needed).
+  keys per request; a file's size comes from the listing, so no ``HEAD`` is needed);
+* ``gs://`` and ``gcs://``: :class:`aorc.io.gcs.GCSScheme` (Google Cloud Storage);
+* ``az://``, ``abfs://`` and ``abfss://``: :class:`aorc.io.azure.AzureScheme` (Azure Blob
+  Storage, ADLS Gen2);
+* ``http://`` and ``https://``: :class:`aorc.io.http.HTTPScheme` (read-only).
 
-Adding a store (GCS, Azure, ...) means writing one :class:`Scheme` and calling
-:func:`register_scheme`.
+Adding a store means writing one :class:`Scheme` and calling :func:`register_scheme`; for
+instance a read-only scheme that serves ``mirror://name`` from a local folder::
+
+    import aorc
+    from aorc.io import LocalStore, registry
+
+    class Mirror(registry.LocalScheme):
+        def open_input(self, url, storage_options):
+            return LocalStore("/srv/mirror/" + url.removeprefix("mirror://"))
+
+    registry.register_scheme("mirror", Mirror())
+    table = await aorc.read_table("mirror://events.orc")
 """
 
 from __future__ import annotations
@@ -19,11 +33,20 @@ import os
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aorc.errors import ObjectNotFoundError, SchemaError, UnsupportedFeatureError
+from aorc.io.azure import AzureScheme
 from aorc.io.base import IOStats, Store, StoreOptions, check_no_options_left
+from aorc.io.gcs import GCSScheme
+from aorc.io.http import HTTPScheme
+from aorc.io.listing import (
+    LIST_PAGE_SIZE,
+    FileInfo,
+    ObjectNamespace,
+    is_hidden,
+    visible,
+)
 from aorc.io.local import LocalStore, map_os_error
 from aorc.io.memory import MemoryStore
 from aorc.io.output import Destination, MemoryOutput, Output, open_local_output
@@ -31,9 +54,13 @@ from aorc.io.output import Destination, MemoryOutput, Output, open_local_output
 __all__ = [
     "LIST_PAGE_SIZE",
     "LOCAL_MAX_REQUEST_SIZE",
+    "AzureScheme",
     "FileInfo",
+    "GCSScheme",
+    "HTTPScheme",
     "LocalScheme",
     "MemoryScheme",
+    "ObjectNamespace",
     "S3Scheme",
     "Scheme",
     "check_options",
@@ -48,32 +75,12 @@ __all__ = [
     "open_output",
     "register_scheme",
     "scheme_for",
+    "schemes",
 ]
 
-#: Keys asked for per ``ListObjectsV2`` request (S3's maximum).
-LIST_PAGE_SIZE = 1000
 #: Local files: one ``pread`` per range however long (splitting a stripe into pieces and
 #: joining them again only copies it twice), unless ``max_request_size`` is given.
 LOCAL_MAX_REQUEST_SIZE = 1 << 30
-
-
-@dataclass(frozen=True)
-class FileInfo:
-    """One file found by :func:`list_files`.
-
-    Attributes:
-        path: its path or URL, in the form of the listed root (``root/sub/name``).
-        size: its size in bytes (from the listing).
-    """
-
-    path: str
-    size: int
-
-
-def is_hidden(name: str) -> bool:
-    """Whether a file or folder name is skipped by listings (``_SUCCESS``, ``.crc``, ...),
-    as Spark and Hive skip them."""
-    return name.startswith((".", "_"))
 
 
 class Scheme(Protocol):
@@ -114,14 +121,6 @@ class Scheme(Protocol):
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         """Remove the file ``url``; a missing file is not an error."""
         ...
-
-
-def _slash_join(base: str, *parts: str) -> str:
-    return "/".join([base.rstrip("/"), *(p.strip("/") for p in parts if p)])
-
-
-def _visible(relative: str) -> bool:
-    return not any(is_hidden(p) for p in relative.split("/") if p)
 
 
 # =========================================================================== local
@@ -216,21 +215,7 @@ class _MemoryOutput(MemoryOutput):
         self._files[self.path] = self.getvalue()
 
 
-class _ObjectNamespace:
-    """What object stores share: keys joined with ``/``, a prefix (or bare bucket) is a
-    folder, and there are no folders to make."""
-
-    def join(self, base: str, *parts: str) -> str:
-        return _slash_join(base, *parts)
-
-    async def is_folder(self, url: str) -> bool:
-        return url.endswith("/") or "/" not in url.partition("://")[2]
-
-    async def make_parents(self, url: str) -> None:
-        return None
-
-
-class MemoryScheme(_ObjectNamespace):
+class MemoryScheme(ObjectNamespace):
     """``memory://`` URLs: an in-process file system (a dict of URL -> bytes)."""
 
     remote = False
@@ -262,7 +247,7 @@ class MemoryScheme(_ObjectNamespace):
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         return [FileInfo(k, len(self.files[k])) for k in found
-                if self.files[k] and _visible(k[len(prefix):])]
+                if self.files[k] and visible(k[len(prefix):])]
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         self.files.pop(url, None)
@@ -270,7 +255,7 @@ class MemoryScheme(_ObjectNamespace):
 
 # =========================================================================== S3
 
-class S3Scheme(_ObjectNamespace):
+class S3Scheme(ObjectNamespace):
     """``s3://`` and ``s3a://`` URLs (Amazon S3 and S3-compatible stores)."""
 
     remote = True
@@ -314,7 +299,7 @@ class S3Scheme(_ObjectNamespace):
             raise ObjectNotFoundError(f"{url}: no files found")
         base = f"{scheme}://{bucket}/"
         return [FileInfo(base + k, size) for k, size in found
-                if size and _visible(k[len(prefix):])]
+                if size and visible(k[len(prefix):])]
 
     @staticmethod
     async def _pages(client: Any, bucket: str, prefix: str, stats: IOStats,
@@ -348,13 +333,34 @@ class S3Scheme(_ObjectNamespace):
 # =========================================================================== registry
 
 _LOCAL = LocalScheme()
-_SCHEMES: dict[str, Scheme] = {"file": _LOCAL, "memory": MemoryScheme(), "s3": S3Scheme()}
+_SCHEMES: dict[str, Scheme] = {"file": _LOCAL, "memory": MemoryScheme(), "s3": S3Scheme(),
+                               "gs": GCSScheme(), "az": AzureScheme(), "http": HTTPScheme()}
 _SCHEMES["s3a"] = _SCHEMES["s3"]
+_SCHEMES["gcs"] = _SCHEMES["gs"]
+_SCHEMES["abfs"] = _SCHEMES["abfss"] = _SCHEMES["az"]
+_SCHEMES["https"] = _SCHEMES["http"]
 
 
 def register_scheme(name: str, scheme: Scheme) -> None:
-    """Serve URLs ``name://...`` with ``scheme`` (replacing any earlier registration)."""
+    """Serve URLs ``name://...`` with ``scheme`` (replacing any earlier registration).
+
+    ``scheme`` implements :class:`Scheme`: how to open a file for reading (a
+    :class:`~aorc.io.base.Store`, usually a :class:`~aorc.io.base.BaseStore` subclass) and
+    for writing (an :class:`~aorc.io.output.Output`), list a prefix, join paths, tell a
+    folder and delete a file. See the module docstring for an example.
+
+    Raises:
+        SchemaError: ``name`` is not a valid URL scheme.
+    """
+    if not isinstance(name, str) or not name or not name[0].isalpha() or not all(
+            c.isalnum() or c in "+-." for c in name):
+        raise SchemaError(f"not a valid URL scheme name: {name!r}")
     _SCHEMES[name.lower()] = scheme
+
+
+def schemes() -> list[str]:
+    """The URL schemes served (sorted), besides plain local paths."""
+    return sorted(_SCHEMES)
 
 
 def _text(url: str | os.PathLike[str]) -> str:
@@ -378,8 +384,11 @@ def scheme_for(url: str | os.PathLike[str]) -> Scheme:
     try:
         return _SCHEMES[name.lower()]
     except KeyError:
-        raise UnsupportedFeatureError(f"unsupported URL scheme {name.lower()!r} in "
-                                      f"{text}") from None
+        from aorc.io.transport import redact_url
+        raise UnsupportedFeatureError(
+            f"unsupported URL scheme {name.lower()!r} in {redact_url(text)}; supported: "
+            f"{', '.join(s + '://' for s in schemes())} and local paths (register another "
+            f"with aorc.io.register_scheme)") from None
 
 
 def check_options(url: str | os.PathLike[str], storage_options: Mapping[str, Any]) -> None:
@@ -398,9 +407,22 @@ def is_remote(url: str | os.PathLike[str]) -> bool:
 
 
 def open_input(url: str | os.PathLike[str],
-               storage_options: Mapping[str, Any] | None = None) -> Store:
-    """A store reading the file ``url``."""
-    return scheme_for(url).open_input(_text(url), storage_options)
+               storage_options: Mapping[str, Any] | None = None, *,
+               size: int | None = None) -> Store:
+    """A store reading the file ``url``.
+
+    Args:
+        url: the file's path or URL.
+        storage_options: the store's settings.
+        size: the file's size if known (from a listing): a store without suffix ranges
+            (Azure) then reads the tail in one request instead of two.
+    """
+    store = scheme_for(url).open_input(_text(url), storage_options)
+    if size is not None:
+        expect = getattr(store, "expect_size", None)
+        if callable(expect):
+            expect(size)
+    return store
 
 
 def open_output(dest: Destination,
@@ -435,7 +457,8 @@ async def list_files(url: str | os.PathLike[str],
     hidden names (``_x``, ``.x``) below ``url``, sorted by path.
 
     Args:
-        url: a local folder or file, a ``file://``, ``memory://`` or ``s3://`` URL.
+        url: a local folder or file, or a URL of a registered scheme (``s3://``,
+            ``gs://``, ``az://``, ...).
         storage_options: store settings.
         stats: where to count the listing requests.
 

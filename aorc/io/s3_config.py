@@ -31,14 +31,18 @@ Reading (aorc):
     :class:`aorc.io.base.StoreOptions`); ``if_match`` (an ETag: every request of the read,
     the first one too, requires the object to have it, so a read of a version that is no
     longer there fails with :class:`~aorc.errors.ObjectChangedError`; one object's option,
-    not a dataset's, and a reading option only).
+    not a dataset's, and a reading option only); ``max_unranged_bytes`` (256 MiB: an
+    S3-compatible store that ignores ``Range`` sends whole objects; one of at most this many
+    bytes is kept and served from memory, with a warning; a larger one fails).
 
 Writing (aorc):
     ``part_size`` (8 MiB, at least 5 MiB: S3's smallest part), ``max_concurrency`` (part
     uploads in flight, 8), ``memory_budget`` (bytes buffered plus in flight before
     ``write`` waits; default ``(max_concurrency + 1) * part_size``), ``checksum_algorithm``
     (``"CRC32"`` (default), ``"CRC32C"``, ``"SHA1"``, ``"SHA256"``, or ``None`` to send no
-    additional checksum).
+    additional checksum), ``overwrite`` (default true; ``False``: create only, with
+    ``If-None-Match: *`` on the ``PutObject`` or ``CompleteMultipartUpload``, so an existing
+    object makes the write fail with :class:`~aorc.errors.ObjectExistsError`).
 
 Both sets are accepted on reads and on writes, so one dict can serve both (but for
 ``if_match``, which writes refuse).
@@ -56,6 +60,8 @@ from typing import Any
 
 from aorc.errors import SchemaError
 from aorc.io.base import StoreOptions
+from aorc.io.remote import DEFAULT_MAX_UNRANGED
+from aorc.io.transport import redact_url
 
 __all__ = [
     "DEFAULT_PART_SIZE",
@@ -99,7 +105,8 @@ _ALIASES = {
     "profile": "profile", "profile_name": "profile",
     "anon": "anon", "verify": "verify",
     "part_size": "part_size", "memory_budget": "memory_budget",
-    "checksum_algorithm": "checksum_algorithm",
+    "checksum_algorithm": "checksum_algorithm", "overwrite": "overwrite",
+    "max_unranged_bytes": "max_unranged",
 }
 # storage option name -> botocore Config keyword (shortcuts)
 _CONFIG_SHORTCUTS = ("max_pool_connections", "connect_timeout", "read_timeout", "retries",
@@ -137,8 +144,9 @@ def _positive_int(name: str, value: Any, low: int = 1) -> int:
 
 
 def _optional_str(name: str, value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise SchemaError(f"storage option {name} must be a string, got {value!r}")
+    if value is not None and not isinstance(value, str):  # the type only: it may be a secret
+        raise SchemaError(f"storage option {name} must be a string, got a "
+                          f"{type(value).__name__}")
     return value
 
 
@@ -162,6 +170,9 @@ class S3Config:
         part_size: bytes per uploaded part.
         memory_budget: most bytes a writer holds buffered plus in flight.
         checksum_algorithm: checksum sent with uploads, or ``None``.
+        overwrite: a write replaces an existing object (``False``: it fails with
+            :class:`~aorc.errors.ObjectExistsError` instead, checked atomically by S3).
+        max_unranged: the most bytes accepted from a store that ignores ``Range``.
     """
 
     endpoint_url: str | None = None
@@ -178,6 +189,8 @@ class S3Config:
     part_size: int = DEFAULT_PART_SIZE
     memory_budget: int | None = None
     checksum_algorithm: str | None = "CRC32"
+    overwrite: bool = True
+    max_unranged: int = DEFAULT_MAX_UNRANGED
 
     def __post_init__(self) -> None:
         for name in ("endpoint_url", "region", "access_key_id", "secret_access_key",
@@ -185,6 +198,15 @@ class S3Config:
             _optional_str(name, getattr(self, name))
         if not isinstance(self.anon, bool):
             raise SchemaError(f"storage option anon must be a bool, got {self.anon!r}")
+        if not isinstance(self.overwrite, bool):
+            raise SchemaError(f"storage option overwrite must be a bool, got "
+                              f"{self.overwrite!r}")
+        _positive_int("max_unranged_bytes", self.max_unranged)
+        if self.endpoint_url is not None and "@" in self.endpoint_url.partition("://")[2] \
+                .partition("/")[0]:
+            raise SchemaError(f"storage option endpoint_url must not hold credentials "
+                              f"(user:password@); got {redact_url(self.endpoint_url)}; pass "
+                              f"them as aws_access_key_id and aws_secret_access_key")
         if self.verify is not None and not isinstance(self.verify, (bool, str)):
             raise SchemaError(f"storage option verify must be a bool or a path, "
                               f"got {self.verify!r}")
@@ -372,7 +394,10 @@ def _client_config(options: dict[str, Any]) -> dict[str, Any]:
         from botocore.config import Config
         Config(**config)  # validates the names and values now, not at the first request
     except Exception as exc:  # noqa: BLE001 - TypeError or botocore's configuration errors
-        raise SchemaError(f"invalid botocore client config {config!r}: {exc}") from exc
+        # the names only: a value may be a secret (a proxy's credentials, ...)
+        raise SchemaError(f"invalid botocore client config (keys: "
+                          f"{', '.join(sorted(map(str, config)))}): "
+                          f"{type(exc).__name__}") from None
     frozen: dict[str, Any] = _freeze(config)
     return frozen
 

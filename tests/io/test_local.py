@@ -129,8 +129,9 @@ async def test_file_uri(data_file: pathlib.Path) -> None:
 
 
 def test_open_store_rejections() -> None:
-    with pytest.raises(UnsupportedFeatureError, match="gs"):
-        open_store("gs://bucket/key.orc")
+    with pytest.raises(UnsupportedFeatureError, match="'ftp'.*supported: abfs://.*gs://.*"
+                                                      "s3://.*register_scheme"):
+        open_store("ftp://user:secret@host/key.orc?sig=123")
     with pytest.raises(SchemaError, match="bogus"):
         open_store("x.orc", {"bogus": 1})
     with pytest.raises(SchemaError, match="max_concurrency"):

@@ -187,8 +187,10 @@ def test_open_sink_destinations(tmp_path: pathlib.Path) -> None:
 
 
 def test_open_output_refusals(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="read-only"):
+        open_output("https://example.com/x.orc?sig=secret")
     with pytest.raises(UnsupportedFeatureError, match="scheme"):
-        open_output("http://example.com/x.orc")
+        open_output("ftp://example.com/x.orc")
     with pytest.raises(UnsupportedFeatureError, match="another host"):
         open_output("file://elsewhere/x.orc")
     with pytest.raises(SchemaError, match="unknown storage option"):

@@ -1,0 +1,331 @@
+"""Azure Blob Storage (and ADLS Gen2 through its Blob endpoint): reading
+(:class:`AzureStore`), writing (:class:`AzureOutput`) and the ``az://``, ``abfs://`` and
+``abfss://`` schemes (:class:`AzureScheme`).
+
+Reading. Azure has no suffix ranges, so opening a blob whose size is unknown is a HEAD (size
+and ETag) and a ranged GET of its tail; when a listing gave the size (datasets), the tail is
+one ranged GET, checked against the ``Content-Range`` it comes with. The first ETag pins
+every later request (``If-Match``): a replaced blob fails with
+:class:`~aorc.errors.ObjectChangedError`. Ranges are coalesced and fetched concurrently.
+
+Writing. A file of at most ``part_size`` bytes is one Put Blob when completed. A longer one is
+sent as blocks (Put Block, at most ``max_concurrency`` at once, in the background while the
+writer goes on) and made visible by one Put Block List. Until then the blob does not exist
+(or keeps its old content); an abort stops the block uploads and never commits them. Azure
+keeps uncommitted blocks for at most seven days and never shows them; there is no request
+to drop them sooner.
+
+Listing is List Blobs (5,000 names a page, with continuation markers); a file's size comes
+from the listing. Settings and credentials: :mod:`aorc.io.azure_config`.
+"""
+
+from __future__ import annotations
+
+import base64
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+from xml.sax.saxutils import escape
+
+from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
+from aorc.io.azure_config import AzureAuth, AzureConfig, auth_for, parse_azure_url
+from aorc.io.base import IOStats
+from aorc.io.listing import FileInfo, ObjectNamespace, visible
+from aorc.io.pool import ClientLease
+from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
+from aorc.io.transport import Response, acquire_session, quote_path, send
+
+__all__ = ["BLOCKS_PER_DOUBLING", "AzureOutput", "AzureScheme", "AzureStore"]
+
+#: The block size doubles after this many blocks (Azure allows 50,000).
+BLOCKS_PER_DOUBLING = 5000
+#: Azure's largest number of blocks in a blob.
+MAX_BLOCKS = 50_000
+#: Names asked for per List Blobs request (Azure's maximum).
+AZURE_PAGE_SIZE = 5000
+
+
+def _error_code(response: Response) -> str:
+    code = response.header("x-ms-error-code")
+    if code:
+        return code
+    try:
+        node = ET.fromstring(response.body).find("Code")
+    except ET.ParseError:
+        return ""
+    return node.text or "" if node is not None else ""
+
+
+class _Blob:
+    """The requests of one blob (or container): URLs, signing, ``send``'s arguments."""
+
+    def __init__(self, config: AzureConfig, url: str, stats: IOStats, *,
+                 folder: bool = False) -> None:
+        location = parse_azure_url(url, folder=folder)
+        self.config = config
+        self.location = location
+        self.path = url
+        self.stats = stats
+        self.endpoint, account = config.blob_endpoint(location.account)
+        self.auth: AzureAuth = auth_for(config, account)
+        self.lease: ClientLease | None = None
+
+    def url(self, params: Mapping[str, str] | None = None, *, container: bool = False) -> str:
+        path = f"/{quote_path(self.location.container, safe='')}"
+        if not container:
+            path += f"/{quote_path(self.location.name)}"
+        query = urllib_encode(params or {})
+        return f"{self.endpoint}{path}" + (f"?{query}" if query else "")
+
+    async def session(self) -> Any:
+        if self.lease is None:
+            self.lease = await acquire_session(self.config.http)
+        return self.lease.client
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+    async def send(self, method: str, url: str, action: str, *, session: Any = None,
+                   **kwargs: Any) -> Response:
+        return await send(session if session is not None else await self.session(), method,
+                          url, path=self.path, action=action, stats=self.stats,
+                          retry=self.config.retry, sign=self.auth.sign,
+                          error_code=_error_code, **kwargs)
+
+
+def urllib_encode(params: Mapping[str, str]) -> str:
+    """A query string with every reserved character percent-encoded."""
+    import urllib.parse
+    return urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
+
+
+# =========================================================================== reading
+
+class AzureStore(RemoteStore):
+    """One blob, read with ranged GETs pinned to its ETag.
+
+    Args:
+        url: the blob's ``az://``, ``abfs://`` or ``abfss://`` URL.
+        config: connection settings and tuning.
+        version: an ETag to require (the ``if_match`` storage option).
+    """
+
+    suffix_ranges = False
+
+    def __init__(self, url: str, config: AzureConfig | None = None,
+                 version: str | None = None) -> None:
+        self.config = config or AzureConfig()
+        super().__init__(url, self.config.store, version=version,
+                         max_unranged=self.config.max_unranged)
+        self._blob = _Blob(self.config, url, self.stats)
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
+                 ) -> AzureStore:
+        """The store of an Azure URL (see :mod:`aorc.io.azure_config` for the options).
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option.
+        """
+        options = dict(storage_options or {})
+        etag = options.pop("if_match", None)
+        if etag is not None and (not isinstance(etag, str) or not etag):
+            raise SchemaError(f"storage option if_match must be an ETag string, got {etag!r}")
+        return cls(url, AzureConfig.from_options(options), version=etag)
+
+    async def _open(self) -> None:
+        await self._blob.session()
+
+    async def _close(self) -> None:
+        self._blob.release()
+
+    def _pinned(self) -> dict[str, str]:
+        return {"If-Match": self.etag} if self.etag is not None else {}
+
+    async def _head(self) -> tuple[int, str | None]:
+        response = await self._blob.send("HEAD", self._blob.url(), "look up the blob",
+                                         headers=self._pinned())
+        return int(response.header("content-length") or 0), response.header("etag")
+
+    async def _get(self, first: int | None, last: int | None, suffix: int | None,
+                   action: str) -> Ranged | None:
+        if suffix is not None:  # pragma: no cover - suffix_ranges is False
+            raise StoreError("Azure has no suffix ranges")
+        response = await self._blob.send(
+            "GET", self._blob.url(), action,
+            headers={"x-ms-range": f"bytes={first}-{last}", **self._pinned()},
+            accept=(200, 206, 416), max_unranged=self.max_unranged)
+        if response.status == 416:
+            return None
+        version = response.header("etag")
+        if response.status == 200:
+            return Ranged(response.body, 0, len(response.body), version, whole=True)
+        span = parse_content_range(response.header("content-range"))
+        if span is None:
+            raise StoreError(f"{self.path}: a partial response without a valid "
+                             f"Content-Range")
+        return Ranged(response.body, span[0], span[2], version)
+
+
+# =========================================================================== writing
+
+class AzureOutput(UploadOutput):
+    """Writes one blob: one Put Blob when small, blocks and a Put Block List otherwise.
+
+    The blob appears (or changes) only when :meth:`complete` succeeds.
+
+    Args:
+        url: the blob's URL.
+        config: connection settings and tuning (``part_size``, ``max_concurrency``,
+            ``memory_budget``, ``overwrite``).
+    """
+
+    max_parts = MAX_BLOCKS
+
+    def __init__(self, url: str, config: AzureConfig | None = None) -> None:
+        self.config = config or AzureConfig()
+        super().__init__(url, max_concurrency=self.config.store.max_concurrency,
+                         memory_budget=self.config.effective_memory_budget)
+        self._blob = _Blob(self.config, url, self.stats)
+        self._blocks: dict[int, str] = {}
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
+                 ) -> AzureOutput:
+        """The output of an Azure URL.
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option.
+        """
+        if storage_options and "if_match" in storage_options:
+            raise SchemaError("storage option if_match pins reads to an object's version; "
+                              "it does not apply to writes")
+        return cls(url, AzureConfig.from_options(storage_options))
+
+    def part_size(self, number: int) -> int:
+        """The size of block ``number`` (1-based): doubled every
+        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB."""
+        from aorc.io.azure_config import MAX_BLOCK_SIZE
+        return min(MAX_BLOCK_SIZE,
+                   self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))
+
+    async def _client(self) -> ClientLease:
+        return await acquire_session(self.config.http)
+
+    async def _send(self, method: str, url: str, action: str, **kwargs: Any) -> Response:
+        lease = await self._ensure_client()
+        return await self._blob.send(method, url, action, session=lease.client,
+                                     precondition="exists", **kwargs)
+
+    def _create_only(self) -> dict[str, str]:
+        return {} if self.config.overwrite else {"If-None-Match": "*"}
+
+    async def _put_whole(self, data: bytes) -> None:
+        await self._send("PUT", self._blob.url(), "write the blob", body=data,
+                         headers={"x-ms-blob-type": "BlockBlob",
+                                  "Content-Type": "application/octet-stream",
+                                  "Content-Length": str(len(data)), **self._create_only()})
+
+    async def _create_upload(self) -> str:
+        return "blocks"  # blocks need no session: they belong to the blob's name
+
+    async def _upload_part(self, upload_id: str, number: int, offset: int, data: bytes,
+                           total: int | None) -> None:
+        block_id = base64.b64encode(f"aorc-{number:08d}".encode()).decode()
+        await self._send("PUT", self._blob.url({"comp": "block", "blockid": block_id}),
+                         f"upload block {number}", body=data,
+                         headers={"Content-Type": "application/octet-stream",
+                                  "Content-Length": str(len(data))})
+        self._blocks[number] = block_id
+
+    async def _complete_upload(self, upload_id: str, total: int) -> None:
+        ids = "".join(f"<Latest>{escape(self._blocks[n])}</Latest>"
+                      for n in sorted(self._blocks))
+        body = f'<?xml version="1.0" encoding="utf-8"?><BlockList>{ids}</BlockList>'.encode()
+        await self._send("PUT", self._blob.url({"comp": "blocklist"}),
+                         "commit the block list", body=body,
+                         headers={"Content-Type": "application/xml",
+                                  "Content-Length": str(len(body)),
+                                  "x-ms-blob-content-type": "application/octet-stream",
+                                  **self._create_only()})
+
+    async def _abort_upload(self, upload_id: str) -> None:
+        self._blocks.clear()  # never committed: Azure discards them (see the module)
+
+
+# =========================================================================== scheme
+
+class AzureScheme(ObjectNamespace):
+    """``az://``, ``abfs://`` and ``abfss://`` URLs (Azure Blob Storage, ADLS Gen2)."""
+
+    remote = True
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Parse the Azure settings (account, credentials, retries, part size, ...)."""
+        AzureConfig.from_options({k: v for k, v in storage_options.items()
+                                  if k != "if_match"})
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> AzureStore:
+        return AzureStore.from_url(url, storage_options)
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None
+                    ) -> AzureOutput:
+        return AzureOutput.from_url(url, storage_options)
+
+    async def is_folder(self, url: str) -> bool:
+        """Whether ``url`` ends with ``/`` or names a bare container (no request)."""
+        rest = url.partition("://")[2]
+        return url.endswith("/") or "/" not in rest
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                      stats: IOStats) -> list[FileInfo]:
+        blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
+        key = blob.location.name
+        try:
+            prefix = key if not key or key.endswith("/") else key + "/"
+            found = await self._pages(blob, prefix)
+            if not found and key and not key.endswith("/"):
+                try:
+                    head = await blob.send("HEAD", blob.url(), "look up the blob")
+                except ObjectNotFoundError:
+                    head = None
+                if head is not None:
+                    return [FileInfo(url, int(head.header("content-length") or 0))]
+        finally:
+            blob.release()
+        if not found:
+            raise ObjectNotFoundError(f"{url}: no files found")
+        base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
+        return [FileInfo(base + name, size) for name, size in found
+                if size and visible(name[len(prefix):])]
+
+    @staticmethod
+    async def _pages(blob: _Blob, prefix: str) -> list[tuple[str, int]]:
+        """Every (name, size) under ``prefix``: one request per 5,000 names."""
+        out: list[tuple[str, int]] = []
+        params = {"restype": "container", "comp": "list", "prefix": prefix,
+                  "maxresults": str(AZURE_PAGE_SIZE)}
+        while True:
+            response = await blob.send("GET", blob.url(params, container=True),
+                                       f"list {prefix or 'the container'}")
+            try:
+                root = ET.fromstring(response.body)
+            except ET.ParseError as exc:
+                raise StoreError(f"{blob.path}: an unreadable listing ({exc})") from None
+            for item in root.iter("Blob"):
+                name = item.findtext("Name") or ""
+                size = item.findtext("Properties/Content-Length") or "0"
+                out.append((name, int(size)))
+            marker = root.findtext("NextMarker")
+            if not marker:
+                return out
+            params["marker"] = marker
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        blob = _Blob(AzureConfig.from_options(storage_options), url, IOStats())
+        try:
+            await blob.send("DELETE", blob.url(), "delete the blob", accept=(200, 202, 404))
+        finally:
+            blob.release()

@@ -1,0 +1,369 @@
+"""Google Cloud Storage through its JSON API: reading (:class:`GCSStore`), writing
+(:class:`GCSOutput`) and the ``gs://`` / ``gcs://`` scheme (:class:`GCSScheme`).
+
+Reading. Opening an object is one media download of a suffix range (``Range: bytes=-N``):
+``Content-Range`` gives the size and ``x-goog-generation`` the object's generation, which
+pins every later request (``ifGenerationMatch``): a replaced object fails with
+:class:`~aorc.errors.ObjectChangedError`. Ranges are coalesced and fetched concurrently.
+
+Writing. A file of at most ``part_size`` bytes is one upload request when completed. A longer
+one is a resumable upload: the session starts when the first chunk is full, each chunk is
+sent in the background (in order, as the protocol requires) while the writer goes on, and
+the last chunk, which declares the total size, makes the object visible. Until then nothing
+is visible; an abort cancels the session (``DELETE``), so nothing is kept. A chunk that fails
+transiently is sent again from the offset the server reports it holds.
+
+Listing is the paginated ``objects.list`` (1,000 names a page); a file's size comes from the
+listing. Settings and credentials: :mod:`aorc.io.gcs_config`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from aorc.errors import ObjectNotFoundError, RetriesExhaustedError, SchemaError, StoreError
+from aorc.io.base import IOStats
+from aorc.io.gcs_config import GCSConfig, auth_for, parse_gcs_url
+from aorc.io.listing import LIST_PAGE_SIZE, FileInfo, ObjectNamespace, visible
+from aorc.io.pool import ClientLease
+from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
+from aorc.io.transport import Response, RetryPolicy, acquire_session, quote_path, send
+
+__all__ = ["GCSOutput", "GCSScheme", "GCSStore"]
+
+
+def _error_code(response: Response) -> str:
+    """The ``reason`` (or message) of a JSON API error body."""
+    try:
+        error = json.loads(response.body or b"{}").get("error", {})
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(error, dict):
+        return ""
+    errors = error.get("errors") or [{}]
+    reason = errors[0].get("reason") if isinstance(errors[0], dict) else None
+    return str(reason or error.get("status") or "")
+
+
+class _Requests:
+    """The requests of one object: URLs, authorization, the shared ``send`` arguments."""
+
+    def __init__(self, config: GCSConfig, bucket: str, name: str, path: str,
+                 stats: IOStats) -> None:
+        self.config = config
+        self.bucket = bucket
+        self.name = name
+        self.path = path
+        self.stats = stats
+        self.auth = auth_for(config)
+        self.lease: ClientLease | None = None
+
+    def url(self, kind: str, params: Mapping[str, str] | None = None) -> str:
+        """The URL of the object (``kind`` "object"), its media ("media"), its bucket's
+        objects ("list") or uploads ("upload")."""
+        base = self.config.endpoint
+        bucket = quote_path(self.bucket, safe="")
+        query = dict(params or {})
+        if self.config.user_project:
+            query["userProject"] = self.config.user_project
+        if kind == "media":
+            query = {"alt": "media", **query}
+            path = f"/download/storage/v1/b/{bucket}/o/{quote_path(self.name, safe='')}"
+        elif kind == "object":
+            path = f"/storage/v1/b/{bucket}/o/{quote_path(self.name, safe='')}"
+        elif kind == "list":
+            path = f"/storage/v1/b/{bucket}/o"
+        else:
+            path = f"/upload/storage/v1/b/{bucket}/o"
+        encoded = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+        return f"{base}{path}" + (f"?{encoded}" if encoded else "")
+
+    async def sign(self, method: str, url: str, headers: dict[str, str]) -> str:
+        headers.update(await self.auth.headers())
+        return url
+
+    async def session(self) -> Any:
+        if self.lease is None:
+            self.lease = await acquire_session(self.config.http)
+        return self.lease.client
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+    async def send(self, method: str, url: str, action: str, *,
+                   retry: RetryPolicy | None = None, **kwargs: Any) -> Response:
+        return await send(await self.session(), method, url, path=self.path, action=action,
+                          stats=self.stats, retry=retry or self.config.retry, sign=self.sign,
+                          error_code=_error_code, **kwargs)
+
+
+# =========================================================================== reading
+
+class GCSStore(RemoteStore):
+    """One GCS object, read with ranged media downloads pinned to its generation.
+
+    Args:
+        bucket: the bucket.
+        name: the object's name.
+        config: connection settings and tuning.
+        version: a generation to require (the ``if_match`` storage option).
+
+    Attributes:
+        etag: the generation every read requires (a string of digits).
+    """
+
+    def __init__(self, bucket: str, name: str, config: GCSConfig | None = None,
+                 version: str | None = None) -> None:
+        self.config = config or GCSConfig()
+        super().__init__(f"gs://{bucket}/{name}", self.config.store, version=version,
+                         max_unranged=self.config.max_unranged)
+        self._requests = _Requests(self.config, bucket, name, self.path, self.stats)
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> GCSStore:
+        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs_config` for the options).
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option.
+        """
+        bucket, name = parse_gcs_url(url)
+        options = dict(storage_options or {})
+        generation = options.pop("if_match", None)
+        if generation is not None and (not isinstance(generation, str)
+                                       or not generation.isdigit()):
+            raise SchemaError("storage option if_match must be a GCS generation (a string of "
+                              f"digits), got {generation!r}")
+        return cls(bucket, name, GCSConfig.from_options(options), version=generation)
+
+    async def _open(self) -> None:
+        await self._requests.session()
+
+    async def _close(self) -> None:
+        self._requests.release()
+
+    async def _get(self, first: int | None, last: int | None, suffix: int | None,
+                   action: str) -> Ranged | None:
+        params = {"ifGenerationMatch": self.etag} if self.etag is not None else {}
+        byte_range = f"bytes=-{suffix}" if suffix is not None else f"bytes={first}-{last}"
+        response = await self._requests.send(
+            "GET", self._requests.url("media", params), action,
+            headers={"Range": byte_range}, accept=(200, 206, 416),
+            max_unranged=self.max_unranged)
+        if response.status == 416:
+            return None
+        version = response.header("x-goog-generation")
+        if response.status == 200:
+            return Ranged(response.body, 0, len(response.body), version, whole=True)
+        span = parse_content_range(response.header("content-range"))
+        if span is None:
+            raise StoreError(f"{self.path}: a partial response without a valid "
+                             f"Content-Range")
+        return Ranged(response.body, span[0], span[2], version)
+
+
+# =========================================================================== writing
+
+class GCSOutput(UploadOutput):
+    """Writes one GCS object: one upload when small, a resumable upload otherwise.
+
+    The object appears only when :meth:`complete` succeeds (see the module docstring).
+
+    Args:
+        bucket: the bucket.
+        name: the object's name.
+        config: connection settings and tuning (``part_size``, ``memory_budget``,
+            ``overwrite``).
+    """
+
+    max_parts = 1 << 40  # a resumable upload has no limit on its chunks
+
+    def __init__(self, bucket: str, name: str, config: GCSConfig | None = None) -> None:
+        self.config = config or GCSConfig()
+        super().__init__(f"gs://{bucket}/{name}", max_concurrency=1,
+                         memory_budget=self.config.effective_memory_budget)
+        self._requests = _Requests(self.config, bucket, name, self.path, self.stats)
+        self._finished = False
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
+                 ) -> GCSOutput:
+        """The output of ``gs://bucket/name``.
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option.
+        """
+        bucket, name = parse_gcs_url(url)
+        if storage_options and "if_match" in storage_options:
+            raise SchemaError("storage option if_match pins reads to an object's version; "
+                              "it does not apply to writes")
+        return cls(bucket, name, GCSConfig.from_options(storage_options))
+
+    def part_size(self, number: int) -> int:
+        """Every chunk has ``part_size`` bytes (the last one may have fewer)."""
+        return self.config.part_size
+
+    def _create_only(self) -> dict[str, str]:
+        return {} if self.config.overwrite else {"ifGenerationMatch": "0"}
+
+    async def _client(self) -> ClientLease:
+        return await acquire_session(self.config.http)
+
+    async def _send(self, method: str, url: str, action: str, **kwargs: Any) -> Response:
+        lease = await self._ensure_client()
+        return await send(lease.client, method, url, path=self.path, action=action,
+                          stats=self.stats, retry=kwargs.pop("retry", self.config.retry),
+                          sign=self._requests.sign, error_code=_error_code,
+                          precondition="exists", **kwargs)
+
+    async def _put_whole(self, data: bytes) -> None:
+        params = {"uploadType": "media", "name": self._requests.name, **self._create_only()}
+        await self._send("POST", self._requests.url("upload", params), "write the object",
+                         headers={"Content-Type": "application/octet-stream"}, body=data)
+
+    async def _create_upload(self) -> str:
+        params = {"uploadType": "resumable", "name": self._requests.name,
+                  **self._create_only()}
+        response = await self._send("POST", self._requests.url("upload", params),
+                                    "start a resumable upload",
+                                    headers={"X-Upload-Content-Type":
+                                             "application/octet-stream"})
+        location = response.header("location")
+        if not location:
+            raise StoreError(f"{self.path}: the resumable upload has no session URL")
+        return location
+
+    async def _upload_part(self, upload_id: str, number: int, offset: int, data: bytes,
+                           total: int | None) -> None:
+        """Send one chunk; after a transient failure, ask the server how much it holds and
+        send the rest (each repetition counted as a retry)."""
+        attempts = 0
+        start = offset
+        end = offset + len(data)
+        size = "*" if total is None else str(total)
+        while True:
+            attempts += 1
+            piece = data[start - offset:]
+            try:
+                response = await self._send(
+                    "PUT", upload_id, f"upload bytes [{start}, {end})",
+                    headers={"Content-Range": f"bytes {start}-{end - 1}/{size}"
+                             if piece else f"bytes */{size}"},
+                    body=piece, accept=(200, 201, 308), retry=RetryPolicy(max_attempts=1))
+            except RetriesExhaustedError:
+                if attempts >= self.config.retry.max_attempts:
+                    raise
+                self.stats.retries += 1
+                await asyncio.sleep(self.config.retry.backoff(attempts))
+                start = max(start, await self._persisted(upload_id, size))
+                if start >= end and total is None:
+                    return
+                continue
+            if total is not None and response.status in (200, 201):
+                self._finished = True
+            return
+
+    async def _persisted(self, upload_id: str, size: str) -> int:
+        """The number of bytes the session holds (a status query)."""
+        response = await self._send("PUT", upload_id, "query the upload's progress",
+                                    headers={"Content-Range": f"bytes */{size}"},
+                                    accept=(200, 201, 308))
+        if response.status in (200, 201):
+            self._finished = True
+            return 1 << 62
+        held = response.header("range")  # "bytes=0-N", absent when nothing was kept
+        if not held or "-" not in held:
+            return 0
+        return int(held.rpartition("-")[2]) + 1
+
+    async def _complete_upload(self, upload_id: str, total: int) -> None:
+        if not self._finished:  # every chunk was a full one: say the size
+            await self._send("PUT", upload_id, "complete the resumable upload",
+                             headers={"Content-Range": f"bytes */{total}"},
+                             accept=(200, 201))
+
+    async def _abort_upload(self, upload_id: str) -> None:
+        await self._send("DELETE", upload_id, "cancel the resumable upload",
+                         accept=(200, 204, 404, 410, 499))
+
+
+# =========================================================================== scheme
+
+class GCSScheme(ObjectNamespace):
+    """``gs://`` and ``gcs://`` URLs (Google Cloud Storage)."""
+
+    remote = True
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Parse the GCS settings (endpoint, credentials, retries, part size, ...)."""
+        GCSConfig.from_options({k: v for k, v in storage_options.items() if k != "if_match"})
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> GCSStore:
+        return GCSStore.from_url(url, storage_options)
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> GCSOutput:
+        return GCSOutput.from_url(url, storage_options)
+
+    @staticmethod
+    def _split(url: str) -> tuple[str, str, str]:
+        scheme, _, rest = url.partition("://")
+        bucket, _, key = rest.partition("/")
+        if not bucket:
+            raise SchemaError(f"a GCS URL must name a bucket, got {url!r}")
+        return scheme, bucket, key
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                      stats: IOStats) -> list[FileInfo]:
+        scheme, bucket, key = self._split(url)
+        config = GCSConfig.from_options(storage_options)
+        requests = _Requests(config, bucket, key, url, stats)
+        try:
+            prefix = key if not key or key.endswith("/") else key + "/"
+            found = await self._pages(requests, prefix)
+            if not found and key and not key.endswith("/"):
+                try:
+                    meta = await requests.send("GET", requests.url("object"), "look up the object")
+                except ObjectNotFoundError:
+                    meta = None
+                if meta is not None:
+                    return [FileInfo(url, int(json.loads(meta.body).get("size") or 0))]
+        finally:
+            requests.release()
+        if not found:
+            raise ObjectNotFoundError(f"{url}: no files found")
+        base = f"{scheme}://{bucket}/"
+        return [FileInfo(base + name, size) for name, size in found
+                if size and visible(name[len(prefix):])]
+
+    @staticmethod
+    async def _pages(requests: _Requests, prefix: str) -> list[tuple[str, int]]:
+        """Every (name, size) under ``prefix``: one request per 1,000 names."""
+        out: list[tuple[str, int]] = []
+        params = {"prefix": prefix, "maxResults": str(LIST_PAGE_SIZE),
+                  "fields": "items(name,size),nextPageToken"}
+        while True:
+            response = await requests.send("GET", requests.url("list", params),
+                                           f"list {prefix or 'the bucket'}")
+            page = json.loads(response.body or b"{}")
+            out.extend((item["name"], int(item.get("size") or 0))
+                       for item in page.get("items") or [])
+            token = page.get("nextPageToken")
+            if not token:
+                return out
+            params["pageToken"] = token
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        bucket, name = parse_gcs_url(url)
+        requests = _Requests(GCSConfig.from_options(storage_options), bucket, name, url,
+                             IOStats())
+        try:
+            await requests.send("DELETE", requests.url("object"), "delete the object",
+                                accept=(200, 204, 404))
+        finally:
+            requests.release()
+

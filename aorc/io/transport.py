@@ -1,0 +1,361 @@
+"""HTTP requests for the REST stores (GCS, Azure Blob, plain HTTP(S)): sessions, retries,
+error translation and the scrubbing of secrets.
+
+Every request of those stores goes through :func:`send`: one logical operation, sent again
+after a transient failure (HTTP 408, 429, 5xx, a dropped or refused connection, a timeout)
+with exponential backoff and full jitter (as botocore's "standard" mode and object_store do),
+every repetition counted in the store's :class:`~aorc.io.base.IOStats` ``retries``. Requests
+are signed again before every attempt (a token may have been refreshed, a date must be
+fresh). What remains is translated into the :class:`~aorc.errors.StoreError` tree:
+
+* 404 -> :class:`~aorc.errors.ObjectNotFoundError`;
+* 401, 403 -> :class:`~aorc.errors.AccessDeniedError`;
+* 412 -> :class:`~aorc.errors.ObjectChangedError` (a read pinned to a version), or
+  :class:`~aorc.errors.ObjectExistsError` for a create-only write (the caller says which);
+* a transient failure on the last attempt -> :class:`~aorc.errors.RetriesExhaustedError`;
+* anything else -> :class:`~aorc.errors.StoreError`.
+
+Messages name the object by its URL without query string or user info (a SAS token or a
+presigned URL's signature never shows), and carry the server's error code, never its echo of
+the request's authorization.
+
+Sessions (``aiohttp.ClientSession``) are shared per event loop and per connection settings
+through :mod:`aorc.io.pool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import logging
+import random
+import re
+import urllib.parse
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aorc.errors import (
+    AccessDeniedError,
+    ObjectChangedError,
+    ObjectExistsError,
+    ObjectNotFoundError,
+    RetriesExhaustedError,
+    SchemaError,
+    StoreError,
+)
+from aorc.io.base import IOStats
+from aorc.io.pool import ClientLease, acquire
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "TRANSIENT_STATUSES",
+    "HttpSettings",
+    "Response",
+    "RetryPolicy",
+    "Signer",
+    "acquire_session",
+    "quote_path",
+    "redact_url",
+    "send",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Attempts of one operation (the first one included) unless ``max_attempts`` says otherwise.
+DEFAULT_MAX_ATTEMPTS = 5
+#: Statuses worth another attempt.
+TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: Connections per session (shared by every file read or written with the same settings).
+DEFAULT_POOL_CONNECTIONS = 32
+
+#: Called before every attempt with the method, the URL (encoded) and the headers, which it
+#: may complete (authorization, dates); returns the URL to send (a SAS token may extend it).
+Signer = Callable[[str, str, dict[str, str]], Awaitable[str]]
+
+_SECRET_PARAMS = re.compile(r"([?&](?:sig|signature|x-goog-signature|x-amz-signature|"
+                            r"x-amz-credential|x-amz-security-token|token|access_token|"
+                            r"key|code)=)[^&\s'\"]*", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` for messages: no user info, no query string (SAS tokens, signatures)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<an invalid URL>"
+    netloc = parts.hostname or ""
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    suffix = "?..." if parts.query else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", "")) + suffix
+
+
+def _scrub(text: str) -> str:
+    """Drop signature-like query values from a server's message."""
+    return _SECRET_PARAMS.sub(r"\1***", text)
+
+
+def quote_path(path: str, safe: str = "/") -> str:
+    """Percent-encode an object name for a URL path (UTF-8; ``safe`` characters kept)."""
+    return urllib.parse.quote(path, safe=safe)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How transient failures are retried.
+
+    Attributes:
+        max_attempts: attempts of one operation, the first included (``1``: no retries).
+        base_delay: seconds: the backoff before retry ``k`` (1-based) is random in
+            ``[0, min(max_delay, base_delay * 2**(k-1))]`` ("full jitter").
+        max_delay: seconds: the longest backoff.
+    """
+
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    base_delay: float = 0.1
+    max_delay: float = 10.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) \
+                or self.max_attempts < 1:
+            raise SchemaError(f"storage option max_attempts must be a positive integer, "
+                              f"got {self.max_attempts!r}")
+        for name in ("base_delay", "max_delay"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise SchemaError(f"storage option retry_{name} must be a number of "
+                                  f"seconds >= 0, got {value!r}")
+
+    def backoff(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * (2 ** (retry - 1)))
+        return random.uniform(0.0, ceiling)
+
+    @classmethod
+    def pop_from(cls, options: dict[str, Any]) -> RetryPolicy:
+        """Take ``max_attempts``, ``retry_base_delay`` and ``retry_max_delay`` out of
+        ``options`` (a mutable copy)."""
+        fields: dict[str, Any] = {}
+        if "max_attempts" in options:
+            fields["max_attempts"] = options.pop("max_attempts")
+        for name in ("base_delay", "max_delay"):
+            if f"retry_{name}" in options:
+                fields[name] = options.pop(f"retry_{name}")
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """Connection settings of a session.
+
+    Attributes:
+        verify: check TLS certificates (``False``: don't), or the path of a CA bundle.
+        connect_timeout: seconds to open a connection.
+        read_timeout: seconds without data before a request fails (and is retried).
+        pool_connections: connections kept per session.
+    """
+
+    verify: bool | str = True
+    connect_timeout: float = 10.0
+    read_timeout: float = 60.0
+    pool_connections: int = DEFAULT_POOL_CONNECTIONS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.verify, (bool, str)):
+            raise SchemaError(f"storage option verify must be a bool or a CA bundle path, "
+                              f"got {type(self.verify).__name__}")
+        for name in ("connect_timeout", "read_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise SchemaError(f"storage option {name} must be a positive number of "
+                                  f"seconds, got {value!r}")
+        if isinstance(self.pool_connections, bool) or not isinstance(self.pool_connections,
+                                                                     int) \
+                or self.pool_connections < 1:
+            raise SchemaError(f"storage option max_pool_connections must be a positive "
+                              f"integer, got {self.pool_connections!r}")
+
+    @classmethod
+    def pop_from(cls, options: dict[str, Any]) -> HttpSettings:
+        """Take ``verify``, ``connect_timeout``, ``read_timeout`` and
+        ``max_pool_connections`` out of ``options`` (a mutable copy)."""
+        names = {"verify": "verify", "connect_timeout": "connect_timeout",
+                 "read_timeout": "read_timeout", "max_pool_connections": "pool_connections"}
+        return cls(**{field: options.pop(name) for name, field in names.items()
+                      if name in options})
+
+    def key(self) -> str:
+        """A digest naming the session these settings make."""
+        text = repr(dataclasses.astuple(self))
+        return "http:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+async def _new_session(settings: HttpSettings) -> tuple[Any, Callable[[], Awaitable[Any]]]:
+    import ssl
+
+    import aiohttp
+
+    ssl_arg: Any = None
+    if settings.verify is False:
+        ssl_arg = False
+    elif isinstance(settings.verify, str):
+        ssl_arg = ssl.create_default_context(cafile=settings.verify)
+    connector = aiohttp.TCPConnector(limit=settings.pool_connections, ssl=ssl_arg,
+                                     enable_cleanup_closed=False)
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.connect_timeout,
+                                    sock_read=settings.read_timeout)
+    session = aiohttp.ClientSession(connector=connector, timeout=timeout,
+                                    auto_decompress=False, raise_for_status=False,
+                                    skip_auto_headers=("Content-Type",))
+    return session, session.close
+
+
+async def acquire_session(settings: HttpSettings) -> ClientLease:
+    """Borrow the running loop's ``aiohttp.ClientSession`` for ``settings``."""
+    return await acquire(settings.key(), lambda: _new_session(settings))
+
+
+@dataclass
+class Response:
+    """A response: status, headers (names in lower case) and body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        """A header's value, ``None`` when absent."""
+        return self.headers.get(name.lower())
+
+
+class _Transient(Exception):
+    """One attempt failed in a way worth another attempt."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def send(session: Any, method: str, url: str, *, path: str, action: str,
+               stats: IOStats, retry: RetryPolicy, headers: Mapping[str, str] | None = None,
+               body: bytes | memoryview = b"", sign: Signer | None = None,
+               accept: Collection[int] = (200, 201, 206), precondition: str = "changed",
+               error_code: Callable[[Response], str] | None = None,
+               max_unranged: int | None = None) -> Response:
+    """One operation: a request sent (and sent again after transient failures) until a
+    status in ``accept`` comes back; other statuses raise.
+
+    Args:
+        session: an ``aiohttp.ClientSession`` (:func:`acquire_session`).
+        method: the HTTP method.
+        url: the request's URL, already percent-encoded.
+        path: the object's printable name, for messages (never holds secrets).
+        action: what the request does, for messages ("read bytes [0, 10)").
+        stats: counts requests, bytes sent and received, and retries.
+        retry: the retry policy.
+        headers: request headers.
+        body: the request body (kept for repetitions).
+        sign: completes the headers (and URL) before every attempt.
+        accept: statuses returned to the caller.
+        precondition: what a 412 means: ``"changed"`` (a read pinned to a version:
+            ObjectChangedError) or ``"exists"`` (a create-only write: ObjectExistsError).
+        error_code: extracts the service's error code from an error response.
+        max_unranged: for a ranged GET: the most bytes accepted when the server ignores
+            ``Range`` and answers 200 with the whole object (more raises StoreError before
+            the body is read).
+
+    Raises:
+        StoreError: the subclass that fits (see the module docstring).
+    """
+    import aiohttp
+
+    base = dict(headers or {})
+    attempt = 0
+    while True:
+        attempt += 1
+        request_headers = dict(base)
+        target = await sign(method, url, request_headers) if sign is not None else url
+        try:
+            response = await _attempt(session, method, target, request_headers, body, stats,
+                                      max_unranged, path)
+        except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
+            failure = _Transient(_connection_reason(exc))
+        else:
+            if response.status in accept:
+                return response
+            if response.status not in TRANSIENT_STATUSES:
+                raise _status_error(response, path, action, precondition, error_code)
+            failure = _Transient(_status_text(response, error_code))
+        if attempt >= retry.max_attempts:
+            raise RetriesExhaustedError(f"{path}: cannot {action}: {failure.reason} after "
+                                        f"{attempt} attempt(s)") from None
+        stats.retries += 1
+        delay = retry.backoff(attempt)
+        logger.debug("%s: %s failed (%s); retry %d in %.3f s", path, action, failure.reason,
+                     attempt, delay)
+        await asyncio.sleep(delay)
+
+
+async def _attempt(session: Any, method: str, url: str, headers: dict[str, str],
+                   body: bytes | memoryview, stats: IOStats, max_unranged: int | None,
+                   path: str) -> Response:
+    import yarl
+
+    data = bytes(body) if isinstance(body, memoryview) else body
+    async with session.request(method, yarl.URL(url, encoded=True), headers=headers,
+                               data=data if data or method in ("PUT", "POST") else None,
+                               allow_redirects=False) as raw:
+        found = {k.lower(): v for k, v in raw.headers.items()}
+        if (max_unranged is not None and raw.status == 200
+                and int(found.get("content-length", "0") or 0) > max_unranged):
+            raise StoreError(
+                f"{path}: the server ignored the Range header and would send the whole "
+                f"object ({found.get('content-length')} bytes) for a ranged read; "
+                f"refusing to download more than max_unranged_bytes={max_unranged}")
+        content = await raw.read() if method != "HEAD" else b""
+    stats.requests += 1
+    stats.bytes += len(content) + len(data)
+    return Response(raw.status, found, content)
+
+
+def _connection_reason(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return "the request timed out"
+    name = type(exc).__name__
+    text = str(exc).split(" [", 1)[0] if str(exc) else ""
+    return f"connection failed ({name}{': ' + _scrub(text) if text else ''})"
+
+
+def _status_text(response: Response, error_code: Callable[[Response], str] | None) -> str:
+    code = ""
+    if error_code is not None:
+        try:
+            code = error_code(response)
+        except Exception:  # noqa: BLE001 - an unparsable error body still has a status
+            code = ""
+    return f"HTTP {response.status}" + (f" {code}" if code else "")
+
+
+def _status_error(response: Response, path: str, action: str, precondition: str,
+                  error_code: Callable[[Response], str] | None) -> StoreError:
+    status = response.status
+    text = _status_text(response, error_code)
+    if status == 404:
+        return ObjectNotFoundError(f"{path}: no such object ({text})")
+    if status in (401, 403):
+        return AccessDeniedError(f"{path}: access denied while trying to {action} ({text}); "
+                                 f"check the credentials and their permissions")
+    if status == 409 and precondition == "exists":
+        return ObjectExistsError(f"{path}: the object already exists and the write does not "
+                                 f"overwrite (overwrite=False) ({text})")
+    if status == 412:
+        if precondition == "exists":
+            return ObjectExistsError(f"{path}: the object already exists and the write "
+                                     f"does not overwrite (overwrite=False)")
+        return ObjectChangedError(f"{path}: the object was replaced while it was being read "
+                                  f"(its version no longer matches the one seen when it was "
+                                  f"opened, or given as if_match); open it again to read "
+                                  f"the new version")
+    return StoreError(f"{path}: cannot {action}: {text}")
