@@ -65,6 +65,9 @@ def corpus() -> Path:
 
 # S3 fixtures (moto server, bucket per test, fault/latency proxy): see helpers/s3_fixtures.py
 pytest_plugins = ["helpers.s3_fixtures"]
+# GCS and Azure fixtures (gcp-storage-emulator, Azurite, behind the same proxy): see
+# helpers/store_fixtures.py
+pytest_plugins.append("helpers.store_fixtures")
 # The shared million-event RollingSink run (tests/sink/test_sink.py, tests/spark):
 # helpers/sink_stream.py
 pytest_plugins.append("helpers.sink_stream")

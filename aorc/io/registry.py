@@ -303,16 +303,18 @@ class S3Scheme(ObjectNamespace):
 
     @staticmethod
     async def _pages(client: Any, bucket: str, prefix: str, stats: IOStats,
-                     limit: int = LIST_PAGE_SIZE) -> list[tuple[str, int]]:
-        """Every (key, size) under ``prefix``: one request per ``limit`` keys."""
+                     limit: int | None = None) -> list[tuple[str, int]]:
+        """Every (key, size) under ``prefix``: one request per page of
+        :data:`LIST_PAGE_SIZE` keys (only the first page when ``limit`` is given)."""
         out: list[tuple[str, int]] = []
-        params: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": limit}
+        params: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix,
+                                  "MaxKeys": limit or LIST_PAGE_SIZE}
         while True:
             response = await client.list_objects_v2(**params)
             stats.requests += 1
             out.extend((item["Key"], int(item["Size"])) for item in response.get("Contents", []))
             token = response.get("NextContinuationToken")
-            if limit < LIST_PAGE_SIZE or not response.get("IsTruncated") or not token:
+            if limit is not None or not response.get("IsTruncated") or not token:
                 return out
             params["ContinuationToken"] = token
 

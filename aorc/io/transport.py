@@ -305,8 +305,8 @@ async def _attempt(session: Any, method: str, url: str, headers: dict[str, str],
 
     data = bytes(body) if isinstance(body, memoryview) else body
     async with session.request(method, yarl.URL(url, encoded=True), headers=headers,
-                               data=data if data or method in ("PUT", "POST") else None,
-                               allow_redirects=False) as raw:
+                               data=_payload(data) if data or method in ("PUT", "POST")
+                               else None, allow_redirects=False) as raw:
         found = {k.lower(): v for k, v in raw.headers.items()}
         if (max_unranged is not None and raw.status == 200
                 and int(found.get("content-length", "0") or 0) > max_unranged):
@@ -318,6 +318,20 @@ async def _attempt(session: Any, method: str, url: str, headers: dict[str, str],
     stats.requests += 1
     stats.bytes += len(content) + len(data)
     return Response(raw.status, found, content)
+
+
+def _payload(data: bytes) -> Any:
+    """The body as aiohttp's payload. aiohttp warns (ResourceWarning) about bodies over 1 MiB
+    given as bytes, fearing a compression on the event loop; aorc sends parts of several MiB
+    uncompressed, which the transport writes as the socket drains, so the warning is silenced
+    here (synchronously: no other task runs meanwhile)."""
+    import warnings
+
+    from aiohttp.payload import BytesPayload
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        return BytesPayload(data, content_type="application/octet-stream")
 
 
 def _connection_reason(exc: BaseException) -> str:

@@ -17,7 +17,12 @@ ignores ``maxResults``, and cannot cancel a resumable session):
   the end answers 416, as GCS does;
 * uploads with ``ifGenerationMatch=0`` answer 412 when the object exists;
 * listings are paginated by ``maxResults`` with ``nextPageToken``;
-* ``DELETE`` of a resumable session cancels it (499); later chunks for it answer 404.
+* ``DELETE`` of a resumable session cancels it (499); later chunks for it answer 404;
+* an empty media upload (which crashes the emulator) is made as an empty resumable upload;
+* a resumable session's URL names the host the client came through (the emulator names
+  itself, which would bypass the proxy);
+* a status query of a session that holds no byte answers 308 without ``Range`` (the emulator
+  claims ``bytes=0-0``, one byte).
 
 Everything else, the bytes above all, is the emulator's. The layer runs its own event loop in
 a daemon thread, like :class:`helpers.s3proxy.S3Proxy` (which tests put in front of it for
@@ -27,6 +32,7 @@ request logs, faults and latency).
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import sys
 import threading
@@ -49,6 +55,7 @@ class GcsFront:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
         self.cancelled: set[str] = set()
+        self._received: dict[str, int] = {}
         self.required_token: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -106,7 +113,8 @@ class GcsFront:
     async def _forward(self, method: str, target: str, headers: dict[str, str],
                        body: bytes) -> tuple[int, dict[str, str], bytes]:
         async with self._session.request(method, self.upstream + target, headers=headers,
-                                         data=body or None, allow_redirects=False) as r:
+                                         data=io.BytesIO(body) if body else None,
+                                         allow_redirects=False) as r:
             data = await r.read()
             return r.status, {k: v for k, v in r.headers.items()}, data
 
@@ -137,6 +145,8 @@ class GcsFront:
             if request.method == "DELETE":
                 self.cancelled.add(upload)
                 return web.Response(status=499)
+            if request.method == "PUT":
+                return await self._chunk(web, request, upload, headers, body)
         elif path.startswith("/upload/") and request.method == "POST" \
                 and query.get("ifGenerationMatch") == ["0"]:
             bucket = parts[5]
@@ -145,8 +155,30 @@ class GcsFront:
                               "conditions you specified did not hold.")
         elif request.method == "GET" and path.endswith("/o") and "maxResults" in query:
             return await self._list(web, path, query, headers)
+        if path.startswith("/upload/") and request.method == "POST" and not body \
+                and query.get("uploadType") == ["media"]:
+            status, found, data = await empty_upload(self._forward, path, query["name"][0])
+            return _response(web, status, found, data)
         status, found, data = await self._forward(request.method, request.rel_url.raw_path_qs,
                                                   headers, body)
+        if "Location" in found:  # the emulator names itself: send clients back the way
+            location = urllib.parse.urlsplit(found["Location"])  # they came (proxy, front)
+            found["Location"] = urllib.parse.urlunsplit(
+                ("http", request.host, location.path, location.query, ""))
+        return _response(web, status, found, data)
+
+    async def _chunk(self, web: Any, request: Any, upload: str, headers: dict[str, str],
+                     body: bytes) -> Any:
+        """A chunk or a status query of a resumable session; the bytes the session holds
+        are counted here, as the emulator misreports an empty session."""
+        span = headers.get("Content-Range", "")
+        if span.startswith("bytes */") and not self._received.get(upload) \
+                and span != "bytes */0":
+            return web.Response(status=308)
+        status, found, data = await self._forward("PUT", request.rel_url.raw_path_qs,
+                                                  headers, body)
+        if status == 308 and "-" in found.get("Range", ""):
+            self._received[upload] = int(found["Range"].rpartition("-")[2]) + 1
         return _response(web, status, found, data)
 
     async def _download(self, web: Any, request: Any, parts: list[str],
@@ -198,6 +230,19 @@ class GcsFront:
         if start + page_size < len(items):
             page["nextPageToken"] = str(start + page_size)
         return web.json_response(page)
+
+
+async def empty_upload(forward: Any, path: str, name: str) -> tuple[int, dict[str, str], bytes]:
+    """Store an empty object as a resumable upload of nothing (a media upload of nothing
+    crashes the emulator)."""
+    query = urllib.parse.urlencode({"uploadType": "resumable", "name": name})
+    status, found, data = await forward("POST", f"{path}?{query}",
+                                        {"Content-Type": "application/json"}, b"{}")
+    if status != 200:
+        return status, found, data
+    location = urllib.parse.urlsplit(found["Location"])
+    return await forward("PUT", f"{location.path}?{location.query}",
+                         {"Content-Range": "bytes */0"}, b"")
 
 
 def _response(web: Any, status: int, headers: dict[str, str], body: bytes) -> Any:
