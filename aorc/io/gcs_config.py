@@ -314,22 +314,22 @@ class GCSAuth:
 
     def _load(self) -> Any:
         try:
-            import google.auth
+            import google.auth as google_auth
         except ImportError:
             raise AccessDeniedError(
                 "reading gs:// URLs with Google's credentials needs google-auth: "
                 "pip install 'aorc[gcs]' (or pass storage_options token='anon' for public "
                 "buckets, or set STORAGE_EMULATOR_HOST for an emulator)") from None
         credentials = self._config.credentials
+        auth: Any = google_auth  # partly untyped
         try:
             if isinstance(credentials, Mapping):
-                loaded, _ = google.auth.load_credentials_from_dict(dict(credentials),
-                                                                   scopes=[SCOPE])
+                loaded, _ = auth.load_credentials_from_dict(dict(credentials), scopes=[SCOPE])
             elif credentials is not None:
-                loaded, _ = google.auth.load_credentials_from_file(os.fspath(credentials),
-                                                                   scopes=[SCOPE])
+                loaded, _ = auth.load_credentials_from_file(os.fspath(credentials),
+                                                            scopes=[SCOPE])
             else:
-                loaded, _ = google.auth.default(scopes=[SCOPE])
+                loaded, _ = auth.default(scopes=[SCOPE])
         except Exception as exc:  # noqa: BLE001 - DefaultCredentialsError and parse errors
             raise AccessDeniedError(
                 f"no usable GCS credentials ({type(exc).__name__}): set "

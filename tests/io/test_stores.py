@@ -30,7 +30,7 @@ import threading
 from typing import Any
 
 import pytest
-from helpers.s3proxy import Fault, Hold, fail_first
+from helpers.s3proxy import Fault, Hold
 from helpers.store_harness import Backend, hold_until, make_backend
 
 from aorc.errors import (
