@@ -1,23 +1,27 @@
-"""Stores: where ORC bytes come from and go to (local files, memory, S3 and S3-compatible
-stores). Only this package knows URL schemes; it knows nothing of the ORC format.
+"""Stores: where ORC bytes come from and go to (local files, memory, file objects, S3 and
+S3-compatible stores, Google Cloud Storage, Azure Blob Storage / ADLS Gen2, HTTP(S)). Only
+this package knows URL schemes; it knows nothing of the ORC format.
 
 :func:`open_store` picks the store for a source. All stores implement :class:`Store`:
 a one-request tail read that also reveals the size, ranged reads, and coalesced concurrent
 batches of ranged reads, with counters in :class:`IOStats`. Writing goes through an
 :class:`aorc.io.output.Output` (:func:`aorc.io.open_output`): bytes in order, visible
-only once complete (atomic rename locally, multipart upload on S3).
+only once complete (atomic rename locally; multipart, resumable or block uploads on the
+object stores).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.io import registry
 from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.coalesce import RangePlan, plan_ranges
+from aorc.io.fileobj import FileObjectStore, is_file_object
+from aorc.io.pool import close_clients
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
 from aorc.io.registry import (
@@ -32,12 +36,12 @@ from aorc.io.registry import (
     register_scheme,
 )
 from aorc.io.s3 import S3Output, S3Store
-from aorc.io.s3_clients import close_clients
 from aorc.io.s3_config import S3Config
 
 __all__ = [
     "BaseStore",
     "FileInfo",
+    "FileObjectStore",
     "IOStats",
     "LocalStore",
     "MemoryStore",
@@ -64,7 +68,7 @@ __all__ = [
 ]
 
 #: What :func:`open_store` accepts.
-Source = str | os.PathLike[str] | bytes | bytearray | memoryview | Store
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | Store
 
 
 def source_name(source: object) -> str:
@@ -73,6 +77,9 @@ def source_name(source: object) -> str:
         return "<memory>"
     if isinstance(source, Store):
         return source.path
+    if is_file_object(source):
+        name = getattr(source, "name", None)
+        return name if isinstance(name, str) else f"<{type(source).__name__}>"
     if isinstance(source, os.PathLike):
         return str(os.fspath(source))
     return str(source)
@@ -86,9 +93,12 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
     ``async with`` on the store. Close it with ``await store.close()``.
 
     Args:
-        source: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, an
-            ``s3://bucket/key`` URL (any scheme of :mod:`aorc.io.registry`), a bytes-like
-            object holding a whole ORC file, or an existing :class:`Store` (returned as is).
+        source: a local path (``str`` or ``os.PathLike``), a ``file://`` URI, a URL of
+            any scheme of :mod:`aorc.io.registry` (``s3://``, ``gs://``, ``az://``,
+            ``abfss://``, ``https://``, ...), a bytes-like object holding a whole ORC file, a
+            binary file object (``open(path, "rb")``, ``io.BytesIO``: read with positional
+            reads when it has a file descriptor, else with ``seek``/``read``; never closed
+            by aorc), or an existing :class:`Store` (returned as is).
         storage_options: store tuning: ``max_merge_distance`` (bytes, default 1 MiB),
             ``max_gap_ratio`` (default 1.0: a gap is read only when it is at most that many
             times the bytes asked for), ``max_request_size`` (default 64 MiB; 8 MiB for S3)
@@ -98,7 +108,7 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
         mode: ``"r"``; writing is not implemented yet.
 
     Raises:
-        UnsupportedFeatureError: for URL schemes other than ``file://`` and ``s3://``.
+        UnsupportedFeatureError: for a URL scheme no store is registered for.
         SchemaError: for an unknown storage option, mode or source type.
     """
     if mode != "r":
@@ -116,5 +126,10 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
         tuning = StoreOptions.pop_from(options)
         check_no_options_left(options, "memory")
         return MemoryStore(source, options=tuning)
-    raise SchemaError(f"cannot read from a {type(source).__name__}: pass a path, a URL "
-                      "or a bytes-like object")
+    if is_file_object(source):
+        options = dict(storage_options or {})
+        tuning = StoreOptions.pop_from(options, max_request_size=registry.LOCAL_MAX_REQUEST_SIZE)
+        check_no_options_left(options, "file objects")
+        return FileObjectStore(source, options=tuning)
+    raise SchemaError(f"cannot read from a {type(source).__name__}: pass a path, a URL, "
+                      "a bytes-like object or a binary file object")
