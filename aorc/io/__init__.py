@@ -21,9 +21,9 @@ from aorc.io import registry
 from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.fileobj import FileObjectStore, is_file_object
-from aorc.io.pool import close_clients
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
+from aorc.io.pool import close_clients
 from aorc.io.registry import (
     FileInfo,
     delete,
