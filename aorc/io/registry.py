@@ -268,6 +268,9 @@ class S3Scheme(ObjectNamespace):
 
     def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
         from aorc.io.s3 import S3Store
+        if storage_options and storage_options.get("engine") == "obstore":
+            from aorc.io.s3_obstore import ObstoreS3Store
+            return ObstoreS3Store.from_url(url, storage_options)
         return S3Store.from_url(url, storage_options)
 
     def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
@@ -283,7 +286,10 @@ class S3Scheme(ObjectNamespace):
         bucket, _, key = rest.partition("/")
         if not bucket:
             raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
-        lease = await acquire_client(S3Config.from_options(storage_options))
+        config = S3Config.from_options(storage_options)
+        if config.engine == "obstore":
+            return await self._obstore_listing(url, config, stats)
+        lease = await acquire_client(config)
         try:
             prefix = key if not key or key.endswith("/") else key + "/"
             found = await self._pages(lease.client, bucket, prefix, stats)
@@ -295,6 +301,24 @@ class S3Scheme(ObjectNamespace):
             raise map_s3_error(exc, url, "list") from exc
         finally:
             lease.release()
+        if not found:
+            raise ObjectNotFoundError(f"{url}: no files found")
+        base = f"{scheme}://{bucket}/"
+        return [FileInfo(base + k, size) for k, size in found
+                if size and visible(k[len(prefix):])]
+
+    @staticmethod
+    async def _obstore_listing(url: str, config: Any, stats: IOStats) -> list[FileInfo]:
+        from aorc.io.s3_obstore import list_with_obstore, size_with_obstore
+
+        scheme, _, rest = url.partition("://")
+        bucket, _, key = rest.partition("/")
+        prefix = key if not key or key.endswith("/") else key + "/"
+        found = await list_with_obstore(config, bucket, prefix, stats)
+        if not found and key and not key.endswith("/"):
+            size = await size_with_obstore(config, bucket, key, stats)
+            if size is not None:
+                return [FileInfo(url, size)]
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = f"{scheme}://{bucket}/"

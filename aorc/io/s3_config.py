@@ -26,6 +26,9 @@ Reading (aorc):
     ``max_merge_distance`` (1 MiB), ``max_gap_ratio`` (1.0: never more gap than data read
     to save a request), ``max_request_size`` (8 MiB: longer ranges are split
     into parallel requests), ``max_concurrency`` (requests in flight per open file, 8),
+    ``engine`` (``"aiobotocore"``, the default, or ``"obstore"``: reads and listings through
+    obstore, which costs less CPU per request; see :mod:`aorc.io.s3_obstore`; with it,
+    ``retry_base_delay`` and ``retry_max_delay`` tune aorc's backoff);
     ``max_burst`` (32: requests in flight for a batch of ranges too far apart to merge
     that fetches at most ``max_request_size`` bytes in all; see
     :class:`aorc.io.base.StoreOptions`); ``if_match`` (an ETag: every request of the read,
@@ -61,12 +64,13 @@ from typing import Any
 from aorc.errors import SchemaError
 from aorc.io.base import StoreOptions
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import redact_url
+from aorc.io.transport import RetryPolicy, redact_url
 
 __all__ = [
     "DEFAULT_PART_SIZE",
     "DEFAULT_S3_CONCURRENCY",
     "DEFAULT_S3_REQUEST_SIZE",
+    "ENGINES",
     "MAX_PARTS",
     "MAX_PART_SIZE",
     "MIN_PART_SIZE",
@@ -106,8 +110,10 @@ _ALIASES = {
     "anon": "anon", "verify": "verify",
     "part_size": "part_size", "memory_budget": "memory_budget",
     "checksum_algorithm": "checksum_algorithm", "overwrite": "overwrite",
-    "max_unranged_bytes": "max_unranged",
+    "max_unranged_bytes": "max_unranged", "engine": "engine",
 }
+#: The clients S3 reads can go through (``engine`` storage option).
+ENGINES = ("aiobotocore", "obstore")
 # storage option name -> botocore Config keyword (shortcuts)
 _CONFIG_SHORTCUTS = ("max_pool_connections", "connect_timeout", "read_timeout", "retries",
                      "response_checksum_validation")
@@ -173,6 +179,9 @@ class S3Config:
         overwrite: a write replaces an existing object (``False``: it fails with
             :class:`~aorc.errors.ObjectExistsError` instead, checked atomically by S3).
         max_unranged: the most bytes accepted from a store that ignores ``Range``.
+        engine: the client of reads and listings: ``"aiobotocore"`` or ``"obstore"``.
+        retry: the retry policy of the obstore engine (``max_attempts``,
+            ``retry_base_delay``, ``retry_max_delay``; botocore retries by its own).
     """
 
     endpoint_url: str | None = None
@@ -191,6 +200,8 @@ class S3Config:
     checksum_algorithm: str | None = "CRC32"
     overwrite: bool = True
     max_unranged: int = DEFAULT_MAX_UNRANGED
+    engine: str = "aiobotocore"
+    retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
 
     def __post_init__(self) -> None:
         for name in ("endpoint_url", "region", "access_key_id", "secret_access_key",
@@ -198,6 +209,9 @@ class S3Config:
             _optional_str(name, getattr(self, name))
         if not isinstance(self.anon, bool):
             raise SchemaError(f"storage option anon must be a bool, got {self.anon!r}")
+        if self.engine not in ENGINES:
+            raise SchemaError(f"storage option engine must be one of {', '.join(ENGINES)}, "
+                              f"got {self.engine!r}")
         if not isinstance(self.overwrite, bool):
             raise SchemaError(f"storage option overwrite must be a bool, got "
                               f"{self.overwrite!r}")
@@ -247,7 +261,12 @@ class S3Config:
         options.setdefault("max_concurrency", DEFAULT_S3_CONCURRENCY)
         options.setdefault("max_request_size", DEFAULT_S3_REQUEST_SIZE)
         store = StoreOptions.pop_from(options)
-        fields: dict[str, Any] = {"store": store}
+        attempts = options.get("max_attempts")
+        retry = RetryPolicy.pop_from({k: options.pop(k) for k in
+                                      ("retry_base_delay", "retry_max_delay") if k in options}
+                                     | ({"max_attempts": attempts} if attempts is not None
+                                        else {}))
+        fields: dict[str, Any] = {"store": store, "retry": retry}
         for name in list(options):
             if name in _ALIASES:
                 field = _ALIASES[name]

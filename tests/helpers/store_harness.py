@@ -26,7 +26,7 @@ class Backend:
     """A store under test.
 
     Attributes:
-        name: ``"s3"``, ``"gs"`` or ``"az"``.
+        name: ``"s3"``, ``"gs"`` or ``"az"`` (S3 through either engine is ``"s3"``).
         proxy: the proxy every aorc request goes through.
         root: the URL of the bucket or container (``s3://bucket``).
         options: storage options reaching the store through the proxy, with fast retries.
@@ -175,13 +175,15 @@ class Backend:
 
 def make_backend(name: str, request: Any) -> Backend:
     """The backend ``name`` for a test (its fixtures are taken from ``request``)."""
-    if name == "s3":
+    if name in ("s3", "s3-obstore"):  # S3 through aiobotocore, or its reads through obstore
         client = request.getfixturevalue("s3_client")
         bucket = request.getfixturevalue("s3_bucket")
         proxy = request.getfixturevalue("s3_proxy")
         request.getfixturevalue("fast_retries")
-        return Backend("s3", proxy, f"s3://{bucket}", {"endpoint_url": proxy.url}, client,
-                       {"bucket": bucket})
+        options: dict[str, Any] = {"endpoint_url": proxy.url}
+        if name == "s3-obstore":
+            options.update(engine="obstore", retry_base_delay=0.0)
+        return Backend("s3", proxy, f"s3://{bucket}", options, client, {"bucket": bucket})
     if name == "gs":
         bucket = request.getfixturevalue("gcs_bucket")
         proxy = request.getfixturevalue("gcs_proxy")
