@@ -248,7 +248,8 @@ class Dataset:
     async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
         """A file's schema from its tail alone (``None``: an invalid file left out)."""
         async with self._semaphore:
-            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io))
+            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io,
+                                                        listed=f.size))
         return None if tail is None else (f.path, tail.schema)
 
     # ------------------------------------------------------------------ planning
@@ -307,7 +308,7 @@ class Dataset:
     async def _tail(self, f: DatasetFile) -> OpenedTail:
         cached = self._tails.get(f.path)
         if cached is None:
-            cached = await open_tail(f.path, self._options, self._io)
+            cached = await open_tail(f.path, self._options, self._io, listed=f.size)
             self._tails[f.path] = cached
         return cached
 

@@ -156,12 +156,13 @@ async def list_dataset(source: DatasetSource, partitioning: Any,
     return files, part_schema
 
 
-async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int = 0
-                    ) -> OpenedTail:
+async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int = 0, *,
+                    listed: int | None = None) -> OpenedTail:
     """Read and parse a file's tail (one request unless its metadata is longer); a file
     of at most SMALL_FILE_BYTES (``size``, from the listing) is read whole, so reading its
-    rows needs no further request."""
-    store = registry.open_input(path, options.storage_options)
+    rows needs no further request. ``listed`` (or ``size``) is the size the listing gave:
+    a store without suffix ranges then needs no request for the size."""
+    store = registry.open_input(path, options.storage_options, size=listed or size or None)
     first = size if TAIL_READ_SIZE < size <= SMALL_FILE_BYTES else TAIL_READ_SIZE
     try:
         data, size = await store.read_tail(first)

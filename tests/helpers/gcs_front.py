@@ -50,10 +50,16 @@ class GcsFront:
         upstream: the emulator, ``http://127.0.0.1:<port>``.
         cancelled: the resumable sessions cancelled by a DELETE.
         required_token: when set, requests without ``Authorization: Bearer <it>`` get 401.
+        cache: keep each object's metadata and bytes after its first download and serve
+            later downloads from them (benchmarks: the emulator copies the whole object and
+            serves one request at a time, a cost no real store has). Only for objects that
+            are never replaced.
     """
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, *, cache: bool = False) -> None:
         self.upstream = upstream.rstrip("/")
+        self.cache = cache
+        self._objects: dict[tuple[str, str], tuple[dict[str, Any], bytes]] = {}
         self.cancelled: set[str] = set()
         self._received: dict[str, int] = {}
         self.required_token: str | None = None
@@ -185,7 +191,8 @@ class GcsFront:
                         query: dict[str, list[str]], headers: dict[str, str]) -> Any:
         index = parts.index("o")
         bucket, name = parts[index - 1], "/".join(parts[index + 1:])
-        meta = await self._metadata(bucket, name)
+        cached = self._objects.get((bucket, name))
+        meta = cached[0] if cached is not None else await self._metadata(bucket, name)
         if meta is None:
             return _error(web, 404, "notFound", "No such object")
         generation, size = str(meta["generation"]), int(meta.get("size") or 0)
@@ -208,6 +215,17 @@ class GcsFront:
                 if first >= size:
                     return _error(web, 416, "invalid", "Requested range not satisfiable")
             headers["Range"] = f"bytes={first}-{last}"
+        if self.cache:
+            if cached is None:
+                _, _, whole = await self._forward("GET", request.rel_url.raw_path, {}, b"")
+                cached = self._objects[(bucket, name)] = (meta, whole)
+            whole = cached[1]
+            if wanted:
+                found = {"Content-Range": f"bytes {first}-{last}/{size}"}
+                return web.Response(status=206, body=whole[first:last + 1], headers={
+                    **found, "x-goog-generation": generation, "ETag": f'"{generation}"'})
+            return web.Response(status=200, body=whole, headers={
+                "x-goog-generation": generation, "ETag": f'"{generation}"'})
         status, found, data = await self._forward("GET", request.rel_url.raw_path_qs, headers,
                                                   b"")
         found["x-goog-generation"] = generation

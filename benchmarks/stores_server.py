@@ -1,0 +1,168 @@
+"""The three object stores of ``bench_stores.py``, each behind a delaying proxy, in a child
+process (so that neither the servers nor the proxies take the GIL from the readers timed in
+the parent; see ``s3_server.py``):
+
+* ``s3``: moto's server (with the benchmark's cache of object bytes);
+* ``gs``: gcp-storage-emulator (a grandchild process) behind the test suite's fidelity layer
+  (``tests/helpers/gcs_front.py``: generations, suffix ranges, pagination), which keeps each
+  object's bytes after its first download (the emulator copies a whole object and serves one
+  request at a time: a server cost that would bury the client's, as ``bench_s3.py``'s cache
+  of moto's bytes avoids for S3);
+* ``az``: Azurite (a Node grandchild, installed into the tests' cache folder if needed).
+
+Each store has an undelayed upstream (to upload and to measure CPU per request) and a proxy
+adding the same latency to every request (to time reads), whose request log the parent can
+fetch and clear.
+
+Usage::
+
+    servers = StoresProcess(latency=0.02).start()
+    try:
+        servers.urls["gs"]       # (upstream, proxy)
+        len(servers.log("gs"))   # requests through the proxy since the last clear
+    finally:
+        servers.stop()
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+__all__ = ["STORES", "StoresProcess"]
+
+STORES = ("s3", "gs", "az")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _start_gcs() -> tuple[Any, Any, str]:
+    from helpers.gcs_front import GcsFront
+
+    child = subprocess.Popen([sys.executable, str(ROOT / "tests" / "helpers" / "gcs_front.py")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if not line.startswith("PORT "):
+        raise RuntimeError(f"gcp-storage-emulator did not start: {line!r}")
+    front = GcsFront(f"http://127.0.0.1:{int(line.split()[1])}", cache=True).start()
+    return child, front, front.url
+
+
+def _start_azurite(workdir: Path) -> tuple[Any, str]:
+    from helpers.store_fixtures import azurite_script
+
+    script = azurite_script()
+    if script is None:
+        raise RuntimeError("Azurite is not available (needs Node and npm)")
+    log = workdir / "azurite.log"
+    with open(log, "w") as out:
+        child = subprocess.Popen(["node", str(script), "--blobHost", "127.0.0.1", "--blobPort",
+                                  "0", "--inMemoryPersistence", "--disableTelemetry",
+                                  "--skipApiVersionCheck", "--loose"],
+                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 cwd=workdir)
+    started = time.monotonic()
+    while child.poll() is None and time.monotonic() - started < 120:
+        for line in log.read_text().splitlines():
+            if "successfully listens on" in line:
+                return child, line.strip().rsplit(" ", 1)[-1].rstrip("/")
+        time.sleep(0.05)
+    child.kill()
+    raise RuntimeError(f"Azurite did not start: {log.read_text()[-300:]}")
+
+
+def _serve(conn: Connection, latency: float, workdir: str) -> None:
+    """The child: the stores and their proxies, and a loop answering the parent."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from helpers.s3proxy import S3Proxy
+    from s3_server import start_moto_and_proxy
+
+    moto, s3_proxy = start_moto_and_proxy(latency)
+    gcs_child, front, gcs_url = _start_gcs()
+    az_child, az_url = _start_azurite(Path(workdir))
+    proxies = {"s3": s3_proxy, "gs": S3Proxy(gcs_url, latency=latency).start(),
+               "az": S3Proxy(az_url, latency=latency).start()}
+    upstreams = {"s3": s3_proxy.upstream, "gs": gcs_url, "az": az_url}
+    conn.send({name: (upstreams[name], proxies[name].url) for name in STORES})
+    try:
+        while True:
+            command, store = conn.recv()
+            if command == "log":
+                conn.send([(r.method, r.target, r.start, r.end) for r in
+                           list(proxies[store].log)])
+            elif command == "clear":
+                proxies[store].log.clear()
+                conn.send(None)
+            else:  # "stop"
+                break
+    finally:
+        for proxy in proxies.values():
+            proxy.stop()
+        moto.stop()
+        front.stop()
+        assert gcs_child.stdin is not None
+        gcs_child.stdin.close()
+        gcs_child.wait(timeout=30)
+        az_child.terminate()
+        az_child.wait(timeout=30)
+        conn.send(None)
+
+
+class StoresProcess:
+    """The stores and proxies in a child process (see the module docstring).
+
+    Args:
+        latency: seconds each proxy adds before forwarding a request.
+        workdir: a folder for Azurite's log.
+    """
+
+    def __init__(self, latency: float, workdir: Path) -> None:
+        self.latency = latency
+        self.workdir = workdir
+        self.urls: dict[str, tuple[str, str]] = {}
+        self._conn: Connection | None = None
+        self._process: Any = None
+        self._lock = threading.Lock()
+
+    def start(self) -> StoresProcess:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=_serve, name="stores-server", daemon=True,
+                                        args=(child, self.latency, str(self.workdir)))
+        self._process.start()
+        self._conn = parent
+        self.urls = parent.recv()
+        return self
+
+    def _call(self, command: str, store: str = "") -> Any:
+        assert self._conn is not None, "the server process is not running"
+        with self._lock:
+            self._conn.send((command, store))
+            return self._conn.recv()
+
+    def log(self, store: str) -> list[tuple[str, str, float, float]]:
+        """(method, target, start, end) of every request through ``store``'s proxy."""
+        records: list[tuple[str, str, float, float]] = self._call("log", store)
+        return records
+
+    def clear(self, store: str) -> None:
+        self._call("clear", store)
+
+    def stop(self) -> None:
+        if self._conn is None:
+            return
+        try:
+            self._call("stop")
+        finally:
+            self._conn.close()
+            self._conn = None
+            self._process.join(timeout=60)
+            if self._process.is_alive():
+                self._process.terminate()
