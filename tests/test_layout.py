@@ -23,8 +23,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "aorc"
 MAX_LINES = 800  # "no module over ~800 lines"
 #: Store modules that only aorc.io itself may import; everything else goes through aorc.io.
 STORE_MODULES = {"aorc.io.s3", "aorc.io.s3_config", "aorc.io.s3_clients", "aorc.io.local",
-                 "aorc.io.memory"}
-SCHEMES = ("s3:", "s3a:", "file:", "memory:", "gs:", "az:", "abfs:")
+                 "aorc.io.memory", "aorc.io.s3_obstore", "aorc.io.gcs", "aorc.io.gcs_config",
+                 "aorc.io.azure", "aorc.io.azure_config", "aorc.io.http", "aorc.io.transport",
+                 "aorc.io.remote", "aorc.io.pool", "aorc.io.fileobj"}
+SCHEMES = ("s3:", "s3a:", "file:", "memory:", "gs:", "gcs:", "az:", "abfs:", "abfss:",
+           "http:", "https:")
 
 
 def _modules() -> Iterator[tuple[str, Path, ast.Module]]:

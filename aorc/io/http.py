@@ -29,7 +29,7 @@ from typing import Any
 
 from aorc.errors import SchemaError, StoreError, UnsupportedFeatureError
 from aorc.io.base import IOStats, StoreOptions
-from aorc.io.listing import FileInfo
+from aorc.io.listing import FileInfo, ReadOnlyScheme
 from aorc.io.remote import DEFAULT_MAX_UNRANGED, Ranged, RemoteStore, parse_content_range
 from aorc.io.transport import (
     HttpSettings,
@@ -180,10 +180,8 @@ class HTTPStore(RemoteStore):
         return Ranged(response.body, span[0], span[2], version)
 
 
-class HTTPScheme:
+class HTTPScheme(ReadOnlyScheme):
     """``http://`` and ``https://`` URLs: read-only, no listing."""
-
-    remote = True
 
     def check_options(self, storage_options: Mapping[str, Any]) -> None:
         """Parse the HTTP settings."""
@@ -204,28 +202,7 @@ class HTTPScheme:
             raise UnsupportedFeatureError(
                 f"HTTP(S) has no listing: cannot read the folder {redact_url(url)}; pass the "
                 f"files' URLs (a list of them is a dataset)")
-        store = HTTPStore.from_url(url, storage_options)
-        try:
-            _, size = await store.read_tail(1)
-        finally:
-            stats.requests += store.stats.requests
-            stats.bytes += store.stats.bytes
-            stats.retries += store.stats.retries
-            await store.close()
-        return [FileInfo(url, size)]
-
-    def join(self, base: str, *parts: str) -> str:
-        """``base`` extended by path components."""
-        from aorc.io.listing import slash_join
-        return slash_join(base, *parts)
-
-    async def is_folder(self, url: str) -> bool:
-        """Whether the URL's path ends with ``/``."""
-        return url.split("?", 1)[0].endswith("/")
-
-    async def make_parents(self, url: str) -> None:
-        """Nothing: writing is refused anyway."""
-        return None
+        return await super().listing(url, storage_options, stats)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         raise UnsupportedFeatureError(f"HTTP(S) URLs are read-only: cannot delete "

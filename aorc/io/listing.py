@@ -4,12 +4,18 @@ key space of object stores (keys joined with ``/``, prefixes as folders).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from aorc.errors import UnsupportedFeatureError
+from aorc.io.base import IOStats, Store
 
 __all__ = [
     "LIST_PAGE_SIZE",
     "FileInfo",
     "ObjectNamespace",
+    "ReadOnlyScheme",
     "is_hidden",
     "slash_join",
     "visible",
@@ -63,3 +69,47 @@ class ObjectNamespace:
     async def make_parents(self, url: str) -> None:
         """Nothing: object stores have no folders to make."""
         return None
+
+
+class ReadOnlyScheme(ObjectNamespace):
+    """A base for schemes that only read single files: subclasses implement
+    :meth:`open_input`; listing gives the file itself (its size from one tail read), writing
+    and deleting are refused, no storage option is checked up front."""
+
+    remote = True
+
+    def check_options(self, storage_options: Mapping[str, Any]) -> None:
+        """Nothing to check before the store is opened."""
+
+    def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
+        """The store reading ``url``."""
+        raise NotImplementedError
+
+    def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Any:
+        """Refused: the scheme is read-only."""
+        raise UnsupportedFeatureError(f"{url.partition('://')[0]}:// URLs are read-only")
+
+    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
+                      stats: IOStats) -> list[FileInfo]:
+        """The file ``url`` itself; a folder has no listing."""
+        if url.split("?", 1)[0].endswith("/"):
+            raise UnsupportedFeatureError(
+                f"{url.partition('://')[0]}:// has no listing: pass the files' URLs (a list "
+                f"of them is a dataset)")
+        store = self.open_input(url, storage_options)
+        try:
+            _, size = await store.read_tail(1)
+        finally:
+            stats.requests += store.stats.requests
+            stats.bytes += store.stats.bytes
+            stats.retries += store.stats.retries
+            await store.close()
+        return [FileInfo(url, size)]
+
+    async def is_folder(self, url: str) -> bool:
+        """Whether the URL's path ends with ``/``."""
+        return url.split("?", 1)[0].endswith("/")
+
+    async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        """Refused: the scheme is read-only."""
+        raise UnsupportedFeatureError(f"{url.partition('://')[0]}:// URLs are read-only")

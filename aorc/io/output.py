@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from aorc.errors import (
     AccessDeniedError,
+    ObjectExistsError,
     ObjectNotFoundError,
     SchemaError,
     StoreError,
@@ -110,9 +111,13 @@ class LocalOutput(_OutputState):
             write).
         fsync: flush the data to the disk before the rename (default), so that a crash
             after :meth:`complete` cannot leave an empty or partial target.
+        overwrite: replace an existing target (default). ``False``: the finished file is
+            hard-linked into place, which fails atomically with
+            :class:`~aorc.errors.ObjectExistsError` when the target exists.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True,
+                 overwrite: bool = True) -> None:
         super().__init__(os.fspath(path))
         directory, name = os.path.split(os.path.abspath(self.path))
         if not name or self.path.endswith((os.sep, os.altsep or os.sep)):
@@ -120,6 +125,7 @@ class LocalOutput(_OutputState):
         self.temp_path = os.path.join(
             directory, f".{name}{TEMP_MARKER}{secrets.token_hex(6)}")
         self._fsync = fsync
+        self._overwrite = overwrite
         self._file: BinaryIO | None = None
         self._busy: asyncio.Future[Any] | None = None
         self.bytes_written = 0
@@ -146,7 +152,11 @@ class LocalOutput(_OutputState):
             os.fsync(self._file.fileno())
         self._file.close()
         self._file = None
-        os.replace(self.temp_path, self.path)
+        if self._overwrite:
+            os.replace(self.temp_path, self.path)
+            return
+        os.link(self.temp_path, self.path)  # FileExistsError when the target exists
+        os.remove(self.temp_path)
 
     def _abort_sync(self) -> None:
         file, self._file = self._file, None
@@ -204,6 +214,10 @@ class LocalOutput(_OutputState):
         await self._settle()
         try:
             await self._run(self._complete_sync)
+        except FileExistsError as exc:
+            await self.abort()
+            raise ObjectExistsError(f"{self.path}: the file already exists and the write "
+                                    f"does not overwrite (overwrite=False)") from exc
         except OSError as exc:
             await self.abort()
             raise _write_error(exc, self.path, "write") from exc
@@ -290,16 +304,18 @@ def open_local_output(path: str, storage_options: Mapping[str, Any] | None = Non
     Args:
         path: the file's path.
         storage_options: ``fsync`` (bool, default true: flush to disk before the final
-            rename).
+            rename), ``overwrite`` (bool, default true; ``False``: create only).
 
     Raises:
         SchemaError: for an unknown storage option or a bad value.
     """
     options = dict(storage_options or {})
     fsync = options.pop("fsync", True)
+    overwrite = options.pop("overwrite", True)
     if options:
         unknown = ", ".join(sorted(map(str, options)))
         raise SchemaError(f"unknown storage option(s) for local files: {unknown}")
-    if not isinstance(fsync, bool):
-        raise SchemaError(f"storage option fsync must be a bool, got {fsync!r}")
-    return LocalOutput(path, fsync=fsync)
+    for name, value in (("fsync", fsync), ("overwrite", overwrite)):
+        if not isinstance(value, bool):
+            raise SchemaError(f"storage option {name} must be a bool, got {value!r}")
+    return LocalOutput(path, fsync=fsync, overwrite=overwrite)

@@ -18,7 +18,7 @@ instance a read-only scheme that serves ``mirror://name`` from a local folder::
     import aorc
     from aorc.io import LocalStore, registry
 
-    class Mirror(registry.LocalScheme):
+    class Mirror(registry.ReadOnlyScheme):
         def open_input(self, url, storage_options):
             return LocalStore("/srv/mirror/" + url.removeprefix("mirror://"))
 
@@ -35,7 +35,12 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from aorc.errors import ObjectNotFoundError, SchemaError, UnsupportedFeatureError
+from aorc.errors import (
+    ObjectExistsError,
+    ObjectNotFoundError,
+    SchemaError,
+    UnsupportedFeatureError,
+)
 from aorc.io.azure import AzureScheme
 from aorc.io.base import IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.gcs import GCSScheme
@@ -44,6 +49,7 @@ from aorc.io.listing import (
     LIST_PAGE_SIZE,
     FileInfo,
     ObjectNamespace,
+    ReadOnlyScheme,
     is_hidden,
     visible,
 )
@@ -61,6 +67,7 @@ __all__ = [
     "LocalScheme",
     "MemoryScheme",
     "ObjectNamespace",
+    "ReadOnlyScheme",
     "S3Scheme",
     "Scheme",
     "check_options",
@@ -206,11 +213,16 @@ class LocalScheme:
 class _MemoryOutput(MemoryOutput):
     """A :class:`MemoryOutput` that publishes the file in its :class:`MemoryScheme`."""
 
-    def __init__(self, files: dict[str, bytes], path: str) -> None:
+    def __init__(self, files: dict[str, bytes], path: str, overwrite: bool = True) -> None:
         super().__init__(path)
         self._files = files
+        self._overwrite = overwrite
 
     async def complete(self) -> None:
+        if not self._overwrite and self.path in self._files:
+            await self.abort()
+            raise ObjectExistsError(f"{self.path}: the file already exists and the write "
+                                    f"does not overwrite (overwrite=False)")
         await super().complete()
         self._files[self.path] = self.getvalue()
 
@@ -235,8 +247,12 @@ class MemoryScheme(ObjectNamespace):
         return MemoryStore(self.files[url], url, tuning)
 
     def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
-        check_no_options_left(dict(storage_options or {}), "memory")
-        return _MemoryOutput(self.files, url)
+        options = dict(storage_options or {})
+        overwrite = options.pop("overwrite", True)
+        check_no_options_left(options, "memory")
+        if not isinstance(overwrite, bool):
+            raise SchemaError(f"storage option overwrite must be a bool, got {overwrite!r}")
+        return _MemoryOutput(self.files, url, overwrite)
 
     async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
                    stats: IOStats) -> list[FileInfo]:

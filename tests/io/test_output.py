@@ -229,3 +229,35 @@ async def test_cancelled_complete_reports_the_outcome(tmp_path: pathlib.Path,
     await sink.abort()
     assert listing(tmp_path) == ["out.orc"]
     assert (tmp_path / "out.orc").read_bytes() == b"data"
+
+
+async def test_create_only_local_and_memory(tmp_path: pathlib.Path) -> None:
+    """overwrite=False: the finished file is linked into place, atomically refused when the
+    target exists (which stays as it was); the temporary file is removed either way."""
+    from aorc.errors import ObjectExistsError
+    from aorc.io import registry
+
+    target = tmp_path / "t.bin"
+    for data in (b"first", b"second"):
+        out = open_output(str(target), {"overwrite": False})
+        await out.write(data)
+        if data == b"first":
+            await out.complete()
+        else:
+            with pytest.raises(ObjectExistsError, match="already exists"):
+                await out.complete()
+    assert target.read_bytes() == b"first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.bin"]
+    url = "memory://create-only/t.bin"
+    registry.scheme_for(url).files.pop(url, None)  # type: ignore[attr-defined]
+    for data in (b"first", b"second"):
+        out = open_output(url, {"overwrite": False})
+        await out.write(data)
+        if data == b"first":
+            await out.complete()
+        else:
+            with pytest.raises(ObjectExistsError):
+                await out.complete()
+    assert registry.scheme_for(url).files[url] == b"first"  # type: ignore[attr-defined]
+    with pytest.raises(SchemaError, match="overwrite must be a bool"):
+        open_output(str(target), {"overwrite": "no"})

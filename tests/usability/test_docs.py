@@ -172,3 +172,24 @@ def test_open_reader_docstring_names_every_source() -> None:
 def test_readme_exit_codes() -> None:
     text = section("## Command line")
     assert "1 when the command fails" in text and "2 for a usage error" in text
+
+
+def test_register_scheme_snippet(tmp_path: Path) -> None:
+    """The README's register_scheme example, with its folder moved to a temporary one."""
+    from aorc.io import registry
+
+    po.write_table(DATA, tmp_path / "events.orc")
+    block = re.findall(r"```python\n(.*?)```", section("### File objects and other stores"),
+                       re.DOTALL)[0]
+    namespace: dict[str, object] = {}
+    try:
+        exec(compile(block.replace("/srv/mirror/", f"{tmp_path}/"), "README.md", "exec"),
+             namespace)
+        assert namespace["table"] == DATA  # type: ignore[comparison-overlap]
+    finally:
+        registry._SCHEMES.pop("mirror", None)
+
+
+def test_unknown_scheme_lists_the_supported_ones() -> None:
+    with pytest.raises(aorc.UnsupportedFeatureError, match="supported: .*az://.*gs://.*s3://"):
+        aorc.sync.read_table("hdfs://namenode/x.orc")
