@@ -18,9 +18,14 @@ from typing import IO, Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.io import registry
+from aorc.io.azure import AzureOutput, AzureStore
+from aorc.io.azure_config import AzureConfig
 from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.fileobj import FileObjectStore, is_file_object
+from aorc.io.gcs import GCSOutput, GCSStore
+from aorc.io.gcs_config import GCSConfig
+from aorc.io.http import HTTPConfig, HTTPStore
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
 from aorc.io.pool import close_clients
@@ -39,9 +44,17 @@ from aorc.io.s3 import S3Output, S3Store
 from aorc.io.s3_config import S3Config
 
 __all__ = [
+    "AzureConfig",
+    "AzureOutput",
+    "AzureStore",
     "BaseStore",
     "FileInfo",
     "FileObjectStore",
+    "GCSConfig",
+    "GCSOutput",
+    "GCSStore",
+    "HTTPConfig",
+    "HTTPStore",
     "IOStats",
     "LocalStore",
     "MemoryStore",

@@ -448,3 +448,21 @@ async def test_missing_credentials_and_unknown_profile(s3_env: str,
         async with open_store("s3://bkt/obj.bin", {"profile": "no-such-profile"}) as store:
             await store.read_tail(TAIL)
     assert info2.value.__cause__ is not None
+
+
+def test_settings_errors_never_show_secrets() -> None:
+    """A secret of the wrong type, a botocore config holding one, credentials inside an
+    endpoint URL: refused, without echoing the secret (issue 20, item 8)."""
+    secret = "wJalrXUtnFEMI-K7MDENG-s3cr3t"
+    cases: list[dict[str, Any]] = [
+        {"aws_secret_access_key": 1234, "aws_access_key_id": "AKIA"},
+        {"config": {"not_a_botocore_key": secret}},
+        {"config": secret},
+        {"endpoint_url": f"https://user:{secret}@minio.example.com"},
+    ]
+    for options in cases:
+        with pytest.raises(SchemaError) as info:
+            S3Config.from_options(options)
+        assert secret not in str(info.value) and "1234" not in str(info.value), options
+    assert secret not in repr(S3Config.from_options({"aws_access_key_id": "AKIA",
+                                                     "aws_secret_access_key": secret}))
