@@ -6,18 +6,19 @@ the writer puts on the ORC type nodes): ``iceberg.id`` and ``iceberg.required`` 
 -- columns, struct fields, list elements, map keys and values -- and the type markers the
 appendix defines:
 
-============================  ======================================  ==========================
-Iceberg                       ORC                                     attributes
-============================  ======================================  ==========================
-``long``                      ``bigint``                              ``iceberg.long-type=LONG``
-``time``                      ``bigint`` (microseconds of the day)    ``iceberg.long-type=TIME``
-``timestamp``                 ``timestamp``
-``timestamptz``               ``timestamp with local time zone``
-``timestamp_ns(tz)`` (v3)     as above                                ``iceberg.timestamp-unit=NANOS``
-``binary``                    ``binary``                              ``iceberg.binary-type=BINARY``
-``uuid``                      ``binary`` (16 bytes)                   ``iceberg.binary-type=UUID``
-``fixed(L)``                  ``binary``                              ``iceberg.binary-type=FIXED``, ``iceberg.length=L``
-============================  ======================================  ==========================
+==================  ==================================  ==================================
+Iceberg             ORC                                 attributes
+==================  ==================================  ==================================
+``long``            ``bigint``                          ``iceberg.long-type=LONG``
+``time``            ``bigint`` (microseconds of day)    ``iceberg.long-type=TIME``
+``timestamp``       ``timestamp``
+``timestamptz``     ``timestamp with local time zone``
+``timestamp_ns``    as above (v3)                       ``iceberg.timestamp-unit=NANOS``
+``binary``          ``binary``                          ``iceberg.binary-type=BINARY``
+``uuid``            ``binary`` (16 bytes)               ``iceberg.binary-type=UUID``
+``fixed(L)``        ``binary``                          ``iceberg.binary-type=FIXED``,
+                                                        ``iceberg.length=L``
+==================  ==================================  ==================================
 
 (as Iceberg Java's ``ORCSchemaUtil`` writes them). :func:`to_file_batches` turns the data a
 caller appends (matched to the schema by name; large, view and dictionary types, other

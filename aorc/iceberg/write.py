@@ -148,7 +148,7 @@ def partition_groups(schema: Schema, spec: PartitionSpec, batch: pa.RecordBatch
     unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     bounds = np.r_[0, np.cumsum(np.bincount(inverse, minlength=len(unique)))]
-    groups = []
+    groups: list[tuple[PartitionKey | None, pa.RecordBatch]] = []
     for k in np.argsort(first, kind="stable").tolist():
         rows = order[bounds[k]:bounds[k + 1]]
         field_values = []
