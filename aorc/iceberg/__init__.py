@@ -8,11 +8,19 @@ catalog and pyiceberg-core). Importing this package registers aorc as pyiceberg'
 
 from __future__ import annotations
 
+from aorc.iceberg.addfiles import add_files
 from aorc.iceberg.fileformat import OrcFormatModel, register
 from aorc.iceberg.read import iter_batches, read_table
 from aorc.iceberg.write import append, write_data_files
 
-__all__ = ["OrcFormatModel", "append", "iter_batches", "read_table", "register",
-           "write_data_files"]
+__all__ = [
+    "OrcFormatModel",
+    "add_files",
+    "append",
+    "iter_batches",
+    "read_table",
+    "register",
+    "write_data_files",
+]
 
 register()

@@ -73,6 +73,7 @@ __all__ = [
     "Bounds",
     "FieldPlan",
     "MetricsCollector",
+    "footer_bounds",
     "footer_statistics",
     "metrics_plan",
 ]
@@ -326,7 +327,7 @@ def footer_statistics(schema: Schema, properties: Mapping[str, str], root: OrcTy
         if mode.type == MetricModeTypes.COUNTS or not isinstance(t, PrimitiveType) or \
                 not stats.num_values:
             continue
-        low, high = _footer_bounds(t, node, stats)
+        low, high = footer_bounds(t, node, stats)
         if low is not None or high is not None:
             b = Bounds(t, mode)
             b.current_min, b.current_max = low, high
@@ -351,8 +352,10 @@ def _outside_containers(root: OrcType) -> set[int]:
     return out
 
 
-def _footer_bounds(t: PrimitiveType, node: OrcType, stats: ColumnStatistics
-                   ) -> tuple[Any, Any]:
+def footer_bounds(t: PrimitiveType, node: OrcType, stats: ColumnStatistics
+                  ) -> tuple[Any, Any]:
+    """A column's smallest and largest values by its ORC statistics, in Iceberg's
+    representation of ``t`` (None when the statistics do not say)."""
     kind = node.kind
     if isinstance(t, BooleanType) and stats.true_count is not None:
         return stats.false_count == 0, bool(stats.true_count)

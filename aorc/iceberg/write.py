@@ -283,10 +283,11 @@ def _lock_for(table: Table) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-async def commit(table: Table, build: Callable[[Any], None], *,
+async def commit(table: Table, build: Callable[[Any, dict[str, str]], None], *,
                  snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
-    """Commit one snapshot: ``build(update_snapshot)`` stages the files (e.g. calls
-    ``fast_append()``); conflicts with other writers are retried on the refreshed table.
+    """Commit one snapshot: ``build(transaction, snapshot_properties)`` stages it (e.g.
+    ``transaction.update_snapshot(snapshot_properties=...).fast_append()``); conflicts with
+    other writers are retried on the refreshed table.
 
     Returns:
         The snapshot committed.
@@ -298,7 +299,7 @@ async def commit(table: Table, build: Callable[[Any], None], *,
             for attempt in range(EXTRA_COMMIT_ATTEMPTS + 1):
                 try:
                     with table.transaction() as tx:
-                        build(tx.update_snapshot(snapshot_properties=props))
+                        build(tx, props)
                     break
                 except CommitFailedException:
                     if attempt == EXTRA_COMMIT_ATTEMPTS:
@@ -339,8 +340,8 @@ async def append(table: Table, data: Any, *, snapshot_properties: Mapping[str, s
     files = await write_data_files(table, data, storage_options=storage_options,
                                    max_concurrency=max_concurrency, **write_options)
 
-    def stage(update: Any) -> None:
-        with update.fast_append() as fast:
+    def stage(tx: Any, props: dict[str, str]) -> None:
+        with tx.update_snapshot(snapshot_properties=props).fast_append() as fast:
             for f in files:
                 fast.append_data_file(f)
 
