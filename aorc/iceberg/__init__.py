@@ -11,9 +11,11 @@ from __future__ import annotations
 from aorc.iceberg.addfiles import add_files
 from aorc.iceberg.fileformat import OrcFormatModel, register
 from aorc.iceberg.read import iter_batches, read_table
+from aorc.iceberg.sink import IcebergTarget
 from aorc.iceberg.write import append, write_data_files
 
 __all__ = [
+    "IcebergTarget",
     "OrcFormatModel",
     "add_files",
     "append",

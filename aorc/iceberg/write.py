@@ -54,6 +54,7 @@ __all__ = [
     "column_sizes",
     "commit",
     "data_file",
+    "partition_codes",
     "partition_groups",
     "write_data_files",
     "write_one_file",
@@ -131,34 +132,46 @@ def _source_values(schema: Schema, spec: PartitionSpec, batch: pa.RecordBatch
     return out
 
 
-def partition_groups(schema: Schema, spec: PartitionSpec, batch: pa.RecordBatch
-                     ) -> list[tuple[PartitionKey | None, pa.RecordBatch]]:
-    """The rows of a file-form batch grouped by partition: (key, rows) in order of first
-    appearance (one group with key None for an unpartitioned spec)."""
+def partition_codes(schema: Schema, spec: PartitionSpec, batch: pa.RecordBatch
+                    ) -> tuple[np.ndarray, list[PartitionKey | None]]:
+    """The partition of each row of a file-form batch: (a code per row, the partition key of
+    each code, in order of first appearance; one key None for an unpartitioned spec)."""
     if spec.is_unpartitioned():
-        return [(None, batch)]
-    values = _source_values(schema, spec, batch)
+        return np.zeros(batch.num_rows, dtype=np.int64), [None]
     code = np.zeros(batch.num_rows, dtype=np.int64)
     dictionaries = []
-    for arr in values:
+    for arr in _source_values(schema, spec, batch):
         encoded = pc.dictionary_encode(arr, null_encoding="encode")
         dictionaries.append(encoded.dictionary.to_pylist())
         code = code * len(encoded.dictionary) + encoded.indices.to_numpy(
             zero_copy_only=False).astype(np.int64)
     unique, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.r_[0, np.cumsum(np.bincount(inverse, minlength=len(unique)))]
-    groups: list[tuple[PartitionKey | None, pa.RecordBatch]] = []
-    for k in np.argsort(first, kind="stable").tolist():
-        rows = order[bounds[k]:bounds[k + 1]]
+    order = np.argsort(first, kind="stable")  # codes by first appearance
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    keys: list[PartitionKey | None] = []
+    for k in order.tolist():
         field_values = []
         rest = int(unique[k])
         for pf, dictionary in zip(reversed(spec.fields), reversed(dictionaries), strict=True):
             rest, index = divmod(rest, len(dictionary))
             field_values.append(PartitionFieldValue(pf, dictionary[index]))
-        key = PartitionKey(field_values=field_values[::-1], partition_spec=spec, schema=schema)
-        groups.append((key, batch.take(pa.array(rows, pa.int64()))))
-    return groups
+        keys.append(PartitionKey(field_values=field_values[::-1], partition_spec=spec,
+                                 schema=schema))
+    return rank[inverse.reshape(-1)], keys
+
+
+def partition_groups(schema: Schema, spec: PartitionSpec, batch: pa.RecordBatch
+                     ) -> list[tuple[PartitionKey | None, pa.RecordBatch]]:
+    """The rows of a file-form batch grouped by partition: (key, rows) in order of first
+    appearance."""
+    codes, keys = partition_codes(schema, spec, batch)
+    if len(keys) == 1:
+        return [(keys[0], batch)]
+    order = np.argsort(codes, kind="stable")
+    bounds = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(keys)))]
+    return [(key, batch.take(pa.array(order[bounds[k]:bounds[k + 1]], pa.int64())))
+            for k, key in enumerate(keys)]
 
 
 # =========================================================================== writing

@@ -712,7 +712,7 @@ class RollingSink:
             positions = {**self._owned, key: offset}
             await self.target.commit(commit, [_committed(written[k], files[k])
                                               for k in order], positions)
-            self._owned[key] = offset
+            self._owned[key] = max(offset, self._owned.get(key, offset))
         if self._on_commit is not None:
             await self._on_commit(commit)
         self.stats.commits += 1

@@ -72,9 +72,14 @@ class SinkTarget(Protocol):
             ``storage_options`` are applied over them).
     """
 
-    location: str
-    schema: pa.Schema
-    storage_options: Mapping[str, Any]
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def schema(self) -> pa.Schema: ...
+
+    @property
+    def storage_options(self) -> Mapping[str, Any]: ...
 
     def prepare(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows given to the sink in :attr:`schema`'s form (raising SchemaError for rows
