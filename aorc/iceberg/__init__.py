@@ -11,17 +11,20 @@ from __future__ import annotations
 from aorc.iceberg.addfiles import add_files
 from aorc.iceberg.fileformat import OrcFormatModel, register
 from aorc.iceberg.read import iter_batches, read_table
+from aorc.iceberg.rewrite import RewriteResult, rewrite_files
 from aorc.iceberg.sink import IcebergTarget
 from aorc.iceberg.write import append, write_data_files
 
 __all__ = [
     "IcebergTarget",
     "OrcFormatModel",
+    "RewriteResult",
     "add_files",
     "append",
     "iter_batches",
     "read_table",
     "register",
+    "rewrite_files",
     "write_data_files",
 ]
 
