@@ -142,7 +142,7 @@ async def describe_file(table: Table, uri: str, mapping: NameMapping | None,
     """What an existing ORC file is to ``table``: its size, metrics and partition."""
     meta = table.metadata
     schema = meta.schema()
-    async with open_reader(uri, storage_options=storage_options) as reader:
+    async with open_reader(config.store_path(uri), storage_options=storage_options) as reader:
         root = reader.orc_schema
         ids = field_ids(root, mapping, uri).ids
         if not any(fid in {f.field_id for f in schema.fields} for fid in ids.values()):

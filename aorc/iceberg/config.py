@@ -22,10 +22,14 @@
   ``s3.session-token``, ``s3.region``/``client.region``, ``s3.force-virtual-addressing``),
   overridden by the caller's ``storage_options``.
 - :func:`target_file_size`: ``write.target-file-size-bytes`` (512 MiB).
+- :func:`store_path`: what aorc's stores open for a table file's location: Iceberg (Java,
+  pyiceberg) takes the path of a ``file://`` location literally, where aorc, following RFC
+  8089, would percent-decode it (``ts=a%20b`` is a folder with a percent sign to Iceberg).
 """
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +42,7 @@ __all__ = [
     "DEFAULT_CODEC",
     "DEFAULT_TARGET_FILE_SIZE",
     "storage_options",
+    "store_path",
     "target_file_size",
     "write_options",
 ]
@@ -107,6 +112,14 @@ def write_options(properties: Mapping[str, str], **overrides: Any) -> WriteOptio
         opts["bloom_filter_fpp"] = fpp
     opts.update(overrides)
     return WriteOptions.create(None, opts, caller="aorc.iceberg")
+
+
+def store_path(location: str) -> str:
+    """The path or URL aorc opens for an Iceberg file location (see the module docstring):
+    the literal path of a local URL, any other location as it is."""
+    if "://" in location and isinstance(registry.scheme_for(location), registry.LocalScheme):
+        return urllib.parse.urlsplit(location).path
+    return location
 
 
 def target_file_size(properties: Mapping[str, str]) -> int:

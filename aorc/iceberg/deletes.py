@@ -27,6 +27,7 @@ from pyiceberg.manifest import DataFile, FileFormat
 from pyiceberg.schema import Schema
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.iceberg.config import store_path
 from aorc.iceberg.project import arrow_type, project_batch
 from aorc.iceberg.schema import FileIds, field_ids
 from aorc.read.reader import open_reader
@@ -109,7 +110,7 @@ class DeleteReader:
         return pa.table(arrays, names=[field.name for field in wanted.fields])
 
     async def _read_orc(self, path: str, wanted: Schema) -> pa.Table:
-        async with open_reader(path, storage_options=self._storage,
+        async with open_reader(store_path(path), storage_options=self._storage,
                                timestamp_unit="us") as reader:
             root = reader.orc_schema
             file_ids: FileIds = field_ids(root, None, path)
@@ -122,7 +123,8 @@ class DeleteReader:
 
     async def _read_file(self, f: DataFile, columns: list[str] | None) -> pa.Table:
         if f.file_format == FileFormat.ORC:
-            async with open_reader(f.file_path, storage_options=self._storage) as reader:
+            async with open_reader(store_path(f.file_path),
+                                   storage_options=self._storage) as reader:
                 names = [c for c in (columns or reader.schema.names)
                          if c in reader.schema.names]
                 return await reader.read(names)

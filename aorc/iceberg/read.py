@@ -180,7 +180,7 @@ class IcebergScan:
                                           f"data files, this one is {task.file.file_format}")
         path = task.file.file_path
         schema = self._with_equality_columns(task)
-        async with open_reader(path, storage_options=self.storage_options,
+        async with open_reader(config.store_path(path), storage_options=self.storage_options,
                                timestamp_unit=self.unit) as reader:
             self.files_read += 1
             root = reader.orc_schema

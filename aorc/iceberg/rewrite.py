@@ -142,9 +142,9 @@ def _sort_key(t: PrimitiveType) -> Any:
 async def _stripe_copy(table: Table, bin_: list[FileTask], path: str,
                        store: Mapping[str, Any]) -> DataFile:
     meta = table.metadata
-    result = await merge_files([t.file.file_path for t in bin_], path,
-                               storage_options=store, metadata={})
-    async with open_reader(path, storage_options=store) as reader:
+    result = await merge_files([config.store_path(t.file.file_path) for t in bin_],
+                               config.store_path(path), storage_options=store, metadata={})
+    async with open_reader(config.store_path(path), storage_options=store) as reader:
         ids = field_ids(reader.orc_schema, meta.name_mapping(), path).ids
     sizes = {fid: s.bytes_on_disk for cid, fid in ids.items()
              if (s := result.statistics[cid]).bytes_on_disk is not None}
@@ -166,7 +166,8 @@ async def _re_encode(table: Table, scan: IcebergScan, bin_: list[FileTask], path
     for task in bin_:
         async for batch in scan.read_file(task):
             batches.extend(to_file_batches(schema, batch))
-    size, stats = await write_one_file(path, schema, meta.properties, batches, options, store)
+    size, stats = await write_one_file(config.store_path(path), schema, meta.properties,
+                                       batches, options, store)
     first = bin_[0].file
     return data_file(table, WrittenFile(path, size, stats, first.partition),
                      spec_id=first.spec_id)
@@ -267,7 +268,8 @@ async def rewrite_files(table: Table, *, target_size: int | None = None, where: 
 
 
 async def _delete(paths: list[str], store: Mapping[str, Any]) -> None:
-    await asyncio.shield(asyncio.gather(*(registry.delete(p, store) for p in paths),
+    await asyncio.shield(asyncio.gather(*(registry.delete(config.store_path(p), store)
+                                          for p in paths),
                                         return_exceptions=True))
 
 

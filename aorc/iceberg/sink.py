@@ -87,7 +87,9 @@ class IcebergTarget:
         self._properties = dict(meta.properties)
         self.schema: pa.Schema = file_schema(self._schema)
         self.orc_type = from_arrow_schema(self.schema)
-        self.location = meta.properties.get(_DATA_PATH, f"{meta.location.rstrip('/')}/data")
+        self.data_location = meta.properties.get(_DATA_PATH,
+                                                 f"{meta.location.rstrip('/')}/data")
+        self.location = config.store_path(self.data_location)  # (where the sink writes)
         self.storage_options: dict[str, Any] = config.storage_options(
             meta.location, table.io.properties, storage_options)
         self.snapshot_properties = dict(snapshot_properties or {})
@@ -212,7 +214,10 @@ class IcebergTarget:
         partition = self._partitions.get(f.partition_path)
         if partition is None:
             raise SchemaError(f"internal error: unknown partition folder {f.partition_path!r}")
-        return data_file(self.table, WrittenFile(f.uri, f.num_bytes, stats, partition),
+        if not f.uri.startswith(self.location):
+            raise SchemaError(f"internal error: {f.uri} is not under {self.location}")
+        path = self.data_location + f.uri[len(self.location):]  # (the table's form)
+        return data_file(self.table, WrittenFile(path, f.num_bytes, stats, partition),
                          spec_id=self._spec.spec_id)
 
 

@@ -237,7 +237,8 @@ async def write_data_files(table: Table, data: Any, *,
         name = f"00000-{next(counter)}-{write_id}.orc"
         path = provider.new_data_location(name, key)
         async with semaphore:
-            size, stats = await write_one_file(path, schema, properties, rows, options, store)
+            size, stats = await write_one_file(config.store_path(path), schema, properties,
+                                               rows, options, store)
         written.append(WrittenFile(path, size, stats, key.partition if key else Record()))
 
     jobs = [one(key, part) for key, rows in grouped.values()
@@ -259,8 +260,10 @@ def _split(rows: list[pa.RecordBatch], target: int, options: WriteOptions
     size = 0
     budget = max(1, target) * 4
     for batch in rows:
-        for start in range(0, batch.num_rows, _SLICE_ROWS):
-            piece = batch.slice(start, _SLICE_ROWS)
+        per_row = max(1, batch.nbytes // max(1, batch.num_rows))
+        step = max(1, min(_SLICE_ROWS, budget // 8 // per_row))
+        for start in range(0, batch.num_rows, step):
+            piece = batch.slice(start, step)
             if size and size + piece.nbytes > budget:
                 out.append([])
                 size = 0
@@ -281,7 +284,8 @@ async def _gather(jobs: list[Any]) -> None:
 
 
 async def _delete(paths: list[str], store: Mapping[str, Any]) -> None:
-    await asyncio.gather(*(registry.delete(p, store) for p in paths), return_exceptions=True)
+    await asyncio.gather(*(registry.delete(config.store_path(p), store) for p in paths),
+                         return_exceptions=True)
 
 
 # =========================================================================== commits

@@ -63,9 +63,9 @@ def test_pyiceberg_append_writes_orc_through_aorc(catalog: object, spec: str) ->
             assert dict(reader.orc_schema.children[0].attributes)["iceberg.id"] == "1"
             assert reader.num_rows == f.record_count
     got = orc.scan().to_arrow()
-    # pyiceberg 0.12's own conversion before any writer turns null maps of structs into
-    # empty maps (its Parquet files too): ORC through aorc equals Parquet through pyarrow,
-    # and the appended data on every other column
+    # pyiceberg 0.12's own conversion turns null maps of structs into empty maps (see
+    # helpers.iceberg.rows) before any writer, for its Parquet files too: ORC through aorc
+    # equals Parquet through pyarrow, and the appended data on every other column
     assert rows(got, "l") == rows(parquet.scan().to_arrow(), "l")
     assert rows(got.drop_columns(["mp"]), "l") == rows(data.drop_columns(["mp"]), "l")
     partitions = sorted((str(f.partition), f.record_count) for f in files)
