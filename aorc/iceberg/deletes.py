@@ -28,8 +28,8 @@ from pyiceberg.schema import Schema
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.iceberg.config import store_path
-from aorc.iceberg.project import arrow_type, project_batch
-from aorc.iceberg.schema import FileIds, field_ids
+from aorc.iceberg.project import project_batch
+from aorc.iceberg.schema import FileIds, arrow_type, field_ids
 from aorc.read.reader import open_reader
 
 __all__ = ["DeleteReader", "apply_equality_deletes"]

@@ -5,8 +5,8 @@ a column renamed after the file was written still reads, a column added later re
 (or its ``initial-default``), a dropped one is left out, and ``int``/``float``/``decimal``
 columns widen to ``long``/``double``/wider decimals. :func:`project_batch` does that for one
 batch of a file, nested fields included, and gives pyiceberg's Arrow types
-(:func:`aorc.iceberg.schema.output_schema`): ``large_string``, ``large_list``, ``time64``,
-the ``arrow.uuid`` extension, ``fixed_size_binary``.
+(:func:`arrow_type`): ``string``, ``list``, ``time64``, the ``arrow.uuid`` extension,
+``fixed_size_binary``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.types import (
     FixedType,
     IcebergType,
@@ -30,14 +29,9 @@ from pyiceberg.types import (
 from aorc.errors import SchemaError
 from aorc.format.types import OrcType, TypeKind
 from aorc.iceberg.arrays import list_parts
-from aorc.iceberg.schema import FileIds
+from aorc.iceberg.schema import FileIds, arrow_type
 
-__all__ = ["arrow_type", "convert_primitive", "project_batch"]
-
-
-def arrow_type(t: IcebergType) -> pa.DataType:
-    """The Arrow type pyiceberg's scans give an Iceberg type."""
-    return schema_to_pyarrow(t, include_field_ids=False)
+__all__ = ["convert_primitive", "project_batch"]
 
 
 def _arrow_field(f: NestedField) -> pa.Field:
@@ -98,8 +92,8 @@ def _project(t: IcebergType, arr: pa.Array, node: OrcType, ids: FileIds, path: s
             raise _mismatch(path, t, node)
         offsets, values, mask = list_parts(arr)
         values = _project(t.element_type, values, node.children[0], ids, f"{path}.element")
-        return pa.LargeListArray.from_arrays(offsets.cast(pa.int64()), values,
-                                             type=arrow_type(t), mask=mask)
+        return pa.ListArray.from_arrays(offsets.cast(pa.int32()), values,
+                                        type=arrow_type(t), mask=mask)
     if isinstance(t, MapType):
         if node.kind != TypeKind.MAP:
             raise _mismatch(path, t, node)

@@ -129,6 +129,8 @@ def scan_of(table_or_scan: Table | DataScan, *, columns: Sequence[str] | None, f
             raise SchemaError("columns must be a list of names, not a string")
         updates["selected_fields"] = tuple(columns)
     if snapshot_id is not None:
+        if scan.table_metadata.snapshot_by_id(snapshot_id) is None:
+            raise SchemaError(f"no snapshot {snapshot_id} in the table")
         updates["snapshot_id"] = snapshot_id
     return scan.update(**updates) if updates else scan
 

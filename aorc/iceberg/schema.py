@@ -81,6 +81,7 @@ __all__ = [
     "LONG_TYPE",
     "TIMESTAMP_UNIT",
     "FileIds",
+    "arrow_type",
     "field_ids",
     "file_schema",
     "file_type",
@@ -388,10 +389,36 @@ def _mismatch(path: str, t: IcebergType, got: pa.DataType) -> SchemaError:
 
 # =========================================================================== reading
 
+def arrow_type(t: IcebergType) -> pa.DataType:
+    """The Arrow type a read gives an Iceberg type: what pyiceberg's scan of ORC files gives
+    (``string``, ``binary`` and ``list`` as ORC files read, ``time64``, the ``arrow.uuid``
+    extension, ``fixed_size_binary``, microsecond timestamps)."""
+    return _small(schema_to_pyarrow(t, include_field_ids=False))
+
+
+def _small(t: pa.DataType) -> pa.DataType:
+    """``t`` with large strings, binaries and lists made regular (nested ones too)."""
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_small(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_small(t.key_type)),
+                       t.item_field.with_type(_small(t.item_type)))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_small(t.field(i).type))
+                          for i in range(t.num_fields)])
+    return t
+
+
 def output_schema(schema: Schema) -> pa.Schema:
-    """The Arrow schema pyiceberg's scans return for ``schema`` (large strings, lists and
-    binaries, ``time64``, the ``arrow.uuid`` extension, microsecond timestamps)."""
-    return schema_to_pyarrow(schema, include_field_ids=False)
+    """The Arrow schema reads of ``schema`` return: what pyiceberg's scan of ORC data files
+    gives (``string``, ``binary``, ``list``, ``time64``, the ``arrow.uuid`` extension,
+    ``fixed_size_binary``, microsecond timestamps)."""
+    return pa.schema([pa.field(f.name, arrow_type(f.field_type), nullable=f.optional)
+                      for f in schema.fields])
 
 
 @dataclass(frozen=True)
