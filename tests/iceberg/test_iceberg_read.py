@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import pathlib
 import urllib.parse
 from typing import Any
@@ -160,8 +161,8 @@ def test_position_deletes(catalog: Any, tmp_path: pathlib.Path, fmt: str) -> Non
         file_format = FileFormat.PARQUET
     else:
         ids = {"file_path": "2147483546", "pos": "2147483545"}
-        schema = pa.schema([pa.field(n, t, metadata={b"ORC:attributes": (
-            '{"iceberg.id": "%s", "iceberg.required": "true"}' % ids[n]).encode()})
+        schema = pa.schema([pa.field(n, t, metadata={b"ORC:attributes": json.dumps(
+            {"iceberg.id": ids[n], "iceberg.required": "true"}).encode()})
             for n, t in (("file_path", pa.string()), ("pos", pa.int64()))])
         path.write_bytes(_orc_bytes(pa.table({"file_path": [p for p, _ in pairs],
                                               "pos": [k for _, k in pairs]}, schema=schema)))
