@@ -23,6 +23,7 @@ from pyiceberg.transforms import (
 
 import aorc
 import aorc.iceberg
+from aorc.iceberg.config import store_path
 
 SPECS = {
     "unpartitioned": [],
@@ -58,7 +59,7 @@ def test_pyiceberg_append_writes_orc_through_aorc(catalog: object, spec: str) ->
     assert files and all(f.file_format == FileFormat.ORC and f.file_path.endswith(".orc")
                          for f in files)
     for f in files[:3]:  # written by aorc, with Iceberg ids
-        with aorc.sync.open_reader(f.file_path) as reader:
+        with aorc.sync.open_reader(store_path(f.file_path)) as reader:
             assert reader.writer.code == 7
             assert dict(reader.orc_schema.children[0].attributes)["iceberg.id"] == "1"
             assert reader.num_rows == f.record_count

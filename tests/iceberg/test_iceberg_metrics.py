@@ -25,6 +25,7 @@ from pyiceberg.types import DoubleType, LongType, NestedField, StringType
 
 import aorc
 import aorc.iceberg
+from aorc.iceberg.config import store_path
 from aorc.iceberg.metrics import footer_statistics
 from aorc.iceberg.schema import field_ids
 
@@ -53,7 +54,7 @@ def test_metrics_equal_recomputed(catalog: object, mode: str | None) -> None:
     truncate = {None: 16, "full": None, "truncate(4)": 4}[mode]
     _check(schema, f, recompute_metrics(schema, data, truncate))
     assert f.record_count == 2_000
-    with aorc.sync.open_reader(f.file_path) as reader:  # sizes and offsets: the file's own
+    with aorc.sync.open_reader(store_path(f.file_path)) as reader:  # sizes and offsets: the file's own
         assert f.split_offsets == [s.offset for s in reader.stripes]
         ids = field_ids(reader.orc_schema, None).ids
         assert dict(f.column_sizes) == {fid: reader.statistics[cid].bytes_on_disk

@@ -30,6 +30,7 @@ from pyiceberg.types import StringType
 
 import aorc
 import aorc.iceberg
+from aorc.iceberg.config import store_path
 
 SPEC = PartitionSpec(PartitionField(10, 1000, IdentityTransform(), "s"))
 
@@ -70,7 +71,7 @@ def test_stripe_copy_keeps_every_row_and_merges_metrics(catalog: Any) -> None:
         got = {k: decode_bound(types[k], v) for k, v in f.lower_bounds.items()}
         assert got == {k: python_bound(types[k], v)
                        for k, v in want["lower_bounds"].items()}
-        with aorc.sync.open_reader(f.file_path) as reader:
+        with aorc.sync.open_reader(store_path(f.file_path)) as reader:
             assert f.split_offsets == [s.offset for s in reader.stripes]
             assert reader.num_rows == f.record_count
 
