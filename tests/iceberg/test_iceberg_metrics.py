@@ -54,7 +54,8 @@ def test_metrics_equal_recomputed(catalog: object, mode: str | None) -> None:
     truncate = {None: 16, "full": None, "truncate(4)": 4}[mode]
     _check(schema, f, recompute_metrics(schema, data, truncate))
     assert f.record_count == 2_000
-    with aorc.sync.open_reader(store_path(f.file_path)) as reader:  # sizes and offsets: the file's own
+    # sizes and offsets: the file's own
+    with aorc.sync.open_reader(store_path(f.file_path)) as reader:
         assert f.split_offsets == [s.offset for s in reader.stripes]
         ids = field_ids(reader.orc_schema, None).ids
         assert dict(f.column_sizes) == {fid: reader.statistics[cid].bytes_on_disk
