@@ -477,6 +477,8 @@ class RollingSink:
             if self._restored is None:
                 self._restored = await self.target.restore()
             stream.last_offset = self._restored.get((topic, partition))
+            if stream.last_offset is not None:  # owned now: carried by every commit
+                self._owned.setdefault((topic, partition), stream.last_offset)
         return stream
 
     async def committed_offsets(self) -> dict[tuple[str, int], int]:
