@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
+import pyarrow as pa
 from pyiceberg.expressions import (
     AlwaysFalse,
     AlwaysTrue,
@@ -123,17 +124,27 @@ def _predicate(term: Any) -> BooleanExpression:
         return cast(BooleanExpression, unary(column))
     if len(term) != 3:
         raise SchemaError(f"filter {term!r} needs a value")
-    value = term[2]
+    value = _plain(term[2])
     if value is None:
         raise SchemaError(f"filter {term!r} compares with None: use ({column!r}, 'is null')")
     if op in ("in", "not in"):
-        values = list(value)
+        values = [_plain(v) for v in value]
         members: Any = In if op == "in" else NotIn
         return cast(BooleanExpression, members(column, values))
     if op not in _LIST_OPS:
         raise SchemaError(f"unknown filter op {term[1]!r} in {term!r}")
     compare: Any = _LIST_OPS[op]
     return cast(BooleanExpression, compare(column, value))
+
+
+def _plain(value: Any) -> Any:
+    """A filter value as the Python value pyiceberg's literals take (pyarrow scalars and
+    numpy values unwrapped)."""
+    if isinstance(value, pa.Scalar):
+        return value.as_py()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 # =========================================================================== pushdown

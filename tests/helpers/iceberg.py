@@ -312,15 +312,15 @@ def python_bound(t: Any, v: Any) -> Any:
     return v
 
 
-def _nan_free(value: Any) -> Any:
+def nan_free(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return "NaN"
     if isinstance(value, list):
-        return [_nan_free(v) for v in value]
+        return [nan_free(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_nan_free(v) for v in value)
+        return tuple(nan_free(v) for v in value)
     if isinstance(value, dict):
-        return {k: _nan_free(v) for k, v in value.items()}
+        return {k: nan_free(v) for k, v in value.items()}
     return value
 
 
@@ -334,7 +334,7 @@ def rows(table: pa.Table, key: str | None = None, *, null_maps_empty: bool = Fal
     read): for comparisons with pyiceberg's scan."""
     if key is not None:
         table = table.sort_by(key)
-    out = _nan_free(table.to_pylist())
+    out = nan_free(table.to_pylist())
     if null_maps_empty:
         maps = [f.name for f in table.schema if pa.types.is_map(f.type)]
         for row in out:

@@ -34,7 +34,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
-import aorc.iceberg  # noqa: E402
 from aorc.iceberg.sink import IcebergTarget  # noqa: E402
 from aorc.sink import RollingSink, SinkCommit  # noqa: E402
 from helpers.iceberg_fixtures import CATALOG_NAME  # noqa: E402

@@ -20,15 +20,9 @@ from helpers.iceberg_fixtures import local_catalog
 from helpers.sink_stream import (
     TOPIC,
     EventLog,
-    event_schema,
     plan_crashes,
     run_with_crashes,
 )
-
-import aorc.iceberg
-from aorc.iceberg.config import store_path
-from aorc.iceberg.sink import offsets_in_summary
-from aorc.sink import RollingSink, SinkCommit
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: I001
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import HourTransform
@@ -41,6 +35,11 @@ from pyiceberg.types import (
     StringType,
     TimestampType,
 )
+
+import aorc.iceberg
+from aorc.iceberg.config import store_path
+from aorc.iceberg.sink import offsets_in_summary
+from aorc.sink import RollingSink, SinkCommit
 
 CHILD = pathlib.Path(__file__).resolve().parents[1] / "helpers" / "iceberg_sink_child.py"
 
