@@ -67,6 +67,11 @@ part uploads that free enough, and otherwise cuts the stream owning the oldest o
 early (repeatedly, oldest first) and waits for files being closed. Each open file needs about
 one stripe of rows plus one part, so the budget should hold that for the open files expected
 (partition folders times streams); with fewer, files are cut early and come out smaller.
+Targets. Given a table instead of a folder (``RollingSink(iceberg_table, ...)`` after
+``import aorc.iceberg``, or any :class:`aorc.sink.target.SinkTarget`), the target shapes the
+rows and their partition folders, and each cut is committed to it with the positions
+reached, before ``on_commit``; a new sink resumes each stream after the target's position
+(rows at or before it are skipped), so the target holds every record exactly once.
 Replays: after a consumer rebalance a source may replay records already written; with
 ``on_old_offsets="skip"`` rows at or below the stream's last written offset are dropped and
 counted in :attr:`SinkStats.rows_skipped` (the default ``"raise"`` refuses them).
@@ -154,8 +159,9 @@ class RollingSink:
     commits everything (:meth:`close`); an exception or a cancellation aborts (:meth:`abort`).
 
     Args:
-        prefix: a local folder or an ``s3://bucket/prefix``.
-        schema: the Arrow schema of the rows given to :meth:`write`.
+        prefix: a local folder, an ``s3://bucket/prefix``, or a target (see Targets above).
+        schema: the Arrow schema of the rows given to :meth:`write` (a target's own when
+            left out).
         partition_by: columns whose values name partition folders (``country=DE``); they are
             left out of the files (as Hive and Spark do) unless ``drop_partition_columns`` is
             false.
@@ -177,7 +183,8 @@ class RollingSink:
         drop_partition_columns: leave ``partition_by`` columns out of the files.
         on_old_offsets: what :meth:`write` does with rows at or below the stream's last
             written offset (a replay after a consumer rebalance): ``"raise"`` a SchemaError
-            (default) or ``"skip"`` them (counted in :attr:`SinkStats.rows_skipped`).
+            (default for folders) or ``"skip"`` them (counted in
+            :attr:`SinkStats.rows_skipped`; the default with a target).
         clock: the monotonic clock of ``max_age`` (seconds; default ``time.monotonic``).
         options: an :class:`aorc.WriteOptions` for the files (default: the defaults; the
             stripe size then follows ``max_bytes``).
