@@ -199,7 +199,11 @@ class IcebergScan:
             before = reader.scan_stats
             position = 0
             try:
-                async for batch in reader.iter_batches(columns=columns, filters=pushed):
+                source = reader.iter_batches(columns=columns, filters=pushed)
+            except SchemaError:  # (a literal the file's column cannot hold: no pushdown)
+                source = reader.iter_batches(columns=columns)
+            try:
+                async for batch in source:
                     rows = project_batch(schema.as_struct(), batch, root, ids, path)
                     if deleted is not None:
                         rows, position = _drop_positions(rows, deleted, position)
