@@ -203,7 +203,8 @@ def print_results(results: dict[str, Any]) -> None:
     print(f"{'':10} {'aorc':>10} {'pyiceberg':>10} {'ratio best':>11} {'ratio median':>13}")
     for store, r in results["stores"].items():
         a = r["append"]
-        print(f"{store + ' append':16} {a['aorc']['best']:>6.2f} s {a['pyiceberg']['best']:>8.2f} s "
+        print(f"{store + ' append':16} {a['aorc']['best']:>6.2f} s "
+              f"{a['pyiceberg']['best']:>8.2f} s "
               f"{r['append_ratio']['best']:>10.2f} {r['append_ratio']['median']:>12.2f}")
         rd = r["read"]
         print(f"{store + ' read':16} {rd['aorc']['best']:>6.3f} s "
@@ -224,8 +225,9 @@ def main() -> None:
     parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "iceberg.json"))
     args = parser.parse_args()
     try:
-        import aorc.iceberg  # noqa: F401
         import pyiceberg  # noqa: F401
+
+        import aorc.iceberg  # noqa: F401
     except ImportError as exc:
         sys.exit(f"needs aorc's iceberg extra (pip install -e '.[iceberg]'): {exc}")
     load_before = os.getloadavg()
