@@ -153,6 +153,7 @@ class IcebergTarget:
                      positions: dict[tuple[str, int], int]) -> None:
         """Commit a cut's files and the positions (batched with cuts arriving meanwhile)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_retrieved)  # (an aborted cut no longer awaits its result)
         self._pending.append((commit, files, dict(positions), done))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._drain())
@@ -219,6 +220,11 @@ class IcebergTarget:
         path = self.data_location + f.uri[len(self.location):]  # (the table's form)
         return data_file(self.table, WrittenFile(path, f.num_bytes, stats, partition),
                          spec_id=self._spec.spec_id)
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _is_table(obj: Any) -> bool:

@@ -242,7 +242,7 @@ async def write_data_files(table: Table, data: Any, *,
         written.append(WrittenFile(path, size, stats, key.partition if key else Record()))
 
     jobs = [one(key, part) for key, rows in grouped.values()
-            for part in _split(rows, target, options)]
+            for part in _split(rows, target)]
     try:
         await _gather(jobs)
     except BaseException:
@@ -251,8 +251,7 @@ async def write_data_files(table: Table, data: Any, *,
     return [data_file(table, w) for w in written]
 
 
-def _split(rows: list[pa.RecordBatch], target: int, options: WriteOptions
-           ) -> list[list[pa.RecordBatch]]:
+def _split(rows: list[pa.RecordBatch], target: int) -> list[list[pa.RecordBatch]]:
     """A partition's rows cut into files of about ``target`` bytes, estimated from the Arrow
     bytes (the encoded size is not known before encoding; ORC compresses events 3-8 times, so
     the estimate assumes 4)."""
@@ -284,8 +283,10 @@ async def _gather(jobs: list[Any]) -> None:
 
 
 async def _delete(paths: list[str], store: Mapping[str, Any]) -> None:
-    await asyncio.gather(*(registry.delete(config.store_path(p), store) for p in paths),
-                         return_exceptions=True)
+    """Delete files written by a failed call (also when the caller is being cancelled)."""
+    await asyncio.shield(asyncio.gather(
+        *(registry.delete(config.store_path(p), store) for p in paths),
+        return_exceptions=True))
 
 
 # =========================================================================== commits
