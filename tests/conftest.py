@@ -71,3 +71,5 @@ pytest_plugins.append("helpers.store_fixtures")
 # The shared million-event RollingSink run (tests/sink/test_sink.py, tests/spark):
 # helpers/sink_stream.py
 pytest_plugins.append("helpers.sink_stream")
+# Iceberg: pyiceberg's SQL catalog on SQLite, local and moto-S3 warehouses (tests/iceberg)
+pytest_plugins.append("helpers.iceberg_fixtures")

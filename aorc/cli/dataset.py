@@ -155,7 +155,8 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add ``aorc count SOURCE [--filter 'col op value' ...]``."""
     cmd = sub.add_parser("count", parents=[parent],
                          help="count rows (matching --filter), files and bytes")
-    cmd.add_argument("source", help="an ORC file, a folder or an s3:// prefix")
+    cmd.add_argument("source", help="an ORC file, a folder, an s3:// prefix or an Iceberg "
+                     "table (iceberg://CATALOG/NAMESPACE.TABLE)")
     cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
                      help="keep rows where this holds (repeat: all must hold)")
     add_timestamp_unit_flag(cmd, default="us")

@@ -10,7 +10,9 @@ file from a CSV, JSON lines, Parquet or ORC file (see :mod:`aorc.cli.convert`), 
 progress bar on standard error when it is a terminal.
 
 Files are local paths, ``file://`` URLs or ``s3://`` URLs; S3 settings come from the AWS
-environment, ``--endpoint-url`` and ``--storage-option KEY=VALUE``.
+environment, ``--endpoint-url`` and ``--storage-option KEY=VALUE``. ``meta``, ``head``,
+``cat`` and ``count`` also take Iceberg tables, ``iceberg://CATALOG/NAMESPACE.TABLE``
+(:mod:`aorc.cli.iceberg`).
 
 Failures (bad or missing files, bad filters or option values, store failures) are printed
 as one line (``aorc: error: ...``) with exit status 1, never as a traceback. Usage errors
@@ -46,6 +48,7 @@ from aorc.cli.dataset import (
     open_rows,
     print_dataset_meta,
 )
+from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.options import WriteOptions
@@ -155,6 +158,9 @@ def print_meta(info: dict[str, Any], out: TextIO) -> None:
 
 async def _meta(path: str, as_json: bool, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None) -> None:
+    if is_iceberg_url(path):
+        await table_meta(path, as_json, out)
+        return
     if await print_dataset_meta(path, as_json, out, storage_options):
         return
     async with open_reader(path, storage_options=storage_options) as reader:
@@ -249,6 +255,10 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 filters: Sequence[str] = (), timestamp_unit: str = "auto") -> None:
     if n <= 0:
         return
+    if is_iceberg_url(path):
+        await table_rows(path, columns, filters, n, lambda batch: out.write("".join(
+            json.dumps(row, default=_json_default) + "\n" for row in _rows(batch))))
+        return
     async with open_rows(path, storage_options, timestamp_unit) as reader:
         left = n
         selected = filters_from_text(filters, reader.schema)
@@ -291,6 +301,9 @@ async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                storage_options: Mapping[str, Any] | None = None,
                progress: bool | None = None, filters: Sequence[str] = (),
                timestamp_unit: str = "auto") -> None:
+    if is_iceberg_url(path):
+        await _cat_table(path, fmt, columns, out, filters)
+        return
     async with open_rows(path, storage_options, timestamp_unit) as reader:
         selected = filters_from_text(filters, reader.schema)
         header = fmt == "csv"
@@ -311,6 +324,21 @@ async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
         if header:  # no rows: the header alone
             schema = (await reader.read(columns)).schema
             out.write(_csv_text(pa.RecordBatch.from_pylist([], schema=schema), True))
+
+
+async def _cat_table(url: str, fmt: str, columns: list[str] | None, out: TextIO,
+                     filters: Sequence[str]) -> None:
+    header = [fmt == "csv"]
+
+    def write(batch: pa.RecordBatch) -> None:
+        if fmt == "csv":
+            out.write(_csv_text(batch, header[0]))
+            header[0] = False
+        else:
+            out.write("".join(json.dumps(row, default=_json_default) + "\n"
+                              for row in _rows(batch)))
+
+    await table_rows(url, columns, filters, None, write)
 
 
 # =========================================================================== options
@@ -444,7 +472,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"aorc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parent = _store_parent()
-    where = "path, file:// or s3:// URL of an ORC file, or a folder or prefix of them"
+    where = ("path, file:// or s3:// URL of an ORC file, a folder or prefix of them, or an "
+             "Iceberg table: iceberg://CATALOG/NAMESPACE.TABLE")
     meta = sub.add_parser("meta", parents=[parent],
                           help="describe a file: schema, stripes, statistics")
     meta.add_argument("file", help=where)
@@ -478,6 +507,8 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
     elif args.command == "cat":
         await _cat(args.file, args.format, _names(args.columns), out, options, args.progress,
                    args.filter, args.timestamp_unit)
+    elif args.command == "count" and is_iceberg_url(args.source):
+        await table_count(args.source, args.filter, out, options)
     elif args.command == "count":
         await count(args.source, args.filter, out, options, args.timestamp_unit)
     else:

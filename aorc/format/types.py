@@ -43,7 +43,9 @@ __all__ = [
 ORC_TYPE_METADATA_KEY = b"ORC:type"
 
 #: Arrow field metadata key holding ORC type attributes to write for the field, as a JSON
-#: object of strings (e.g. ``{"spark.sql.catalyst.type": "timestamp_ntz"}``).
+#: object of strings (e.g. ``{"spark.sql.catalyst.type": "timestamp_ntz"}``). Every field
+#: takes it: columns, struct fields, list elements, map keys and map values (the Iceberg
+#: spec's ORC appendix puts ``iceberg.id`` on every type node).
 ORC_ATTRIBUTES_METADATA_KEY = b"ORC:attributes"
 
 #: Precision and scale given to legacy unbounded decimals (Hive 0.11 ``decimal(0,0)``).
@@ -601,7 +603,7 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
         return OrcType(TypeKind.DECIMAL, precision=dt.precision, scale=dt.scale)
     if pa.types.is_map(dt):
         return OrcType(
-            TypeKind.MAP, children=(from_arrow_type(dt.key_type), _from_field(dt.item_field))
+            TypeKind.MAP, children=(_from_field(dt.key_field), _from_field(dt.item_field))
         )
     if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
         return OrcType(TypeKind.LIST, children=(_from_field(dt.value_field),))

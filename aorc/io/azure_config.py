@@ -462,7 +462,8 @@ class AzureAuth:
                 return self._credential
             config = self._config
             try:
-                from azure import identity
+                import importlib
+                identity: Any = importlib.import_module("azure.identity")
             except ImportError:
                 raise AccessDeniedError(
                     "no Azure credentials: set AZURE_STORAGE_CONNECTION_STRING, an "

@@ -28,6 +28,7 @@ from aorc.format.types import OrcType
 from aorc.io import open_output, registry
 from aorc.io.output import Output
 from aorc.sink.plan import OpenFile, Routing, held_bytes
+from aorc.sink.target import FileMetrics
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import encode_stripe
 
@@ -81,12 +82,16 @@ class OpenSinkFile:
         executor: where stripes are encoded (default: the loop's default executor). The sink
             gives its files one thread: fewer threads allocating means fewer allocator
             arenas and heaps holding freed memory.
+        metrics: a target's metrics of the file (:class:`aorc.sink.target.FileMetrics`),
+            shown every row when its stripe is encoded (in the encoder's thread).
     """
 
     def __init__(self, uri: str, orc_type: OrcType, schema: pa.Schema, options: EncodeOptions,
                  metadata: Mapping[str, bytes], storage_options: Mapping[str, Any],
-                 stripe_target: int, executor: Executor | None = None) -> None:
+                 stripe_target: int, executor: Executor | None = None,
+                 metrics: FileMetrics | None = None) -> None:
         self.uri = uri
+        self.metrics = metrics
         self._executor = executor
         self.schema = schema
         self._orc_type = orc_type
@@ -126,6 +131,15 @@ class OpenSinkFile:
     def num_stripes(self) -> int:
         """Stripes encoded so far."""
         return self._assembler.num_stripes
+
+    @property
+    def stripe_offsets(self) -> list[int]:
+        """The byte offset of each stripe encoded so far."""
+        return self._assembler.stripe_offsets
+
+    def column_sizes(self) -> list[int | None]:
+        """Bytes on disk of each ORC column (by column id) over the stripes so far."""
+        return [s.bytes_on_disk for s in self._assembler.column_statistics()]
 
     def expected_size(self) -> int:
         """The file's size if one more stripe like the last one and the tail were added."""
@@ -233,6 +247,9 @@ class OpenSinkFile:
 
     def _encode(self, pieces: list[pa.RecordBatch], rows: int) -> bytes:
         """Encode and assemble one stripe (in a worker thread); returns its bytes."""
+        if self.metrics is not None:
+            for piece in pieces:
+                self.metrics.add(piece)
         stripe = encode_stripe(self._orc_type, self.schema, pieces, rows, self._options,
                                self._decisions)
         data = self._assembler.add_stripe(stripe)

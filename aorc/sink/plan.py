@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,7 +150,10 @@ class Partitioner:
     """Computes the partition folder of each row (pure, no I/O)."""
 
     def __init__(self, schema: pa.Schema, partition_by: Sequence[str], event_time: str | None,
-                 time_partitioning: str | None, time_zone: str, need_times: bool) -> None:
+                 time_partitioning: str | None, time_zone: str, need_times: bool,
+                 router: Callable[[pa.RecordBatch], tuple[np.ndarray, list[str]]] | None = None
+                 ) -> None:
+        self.router = router  # a target's partitioning (instead of partition_by and time)
         for name in [*partition_by, *([event_time] if event_time else [])]:
             if name not in schema.names:
                 raise SchemaError(f"RollingSink: no column {name!r} in the schema "
@@ -197,8 +200,11 @@ class Partitioner:
     def route(self, batch: pa.RecordBatch) -> Routing:
         """The routing of ``batch``'s rows."""
         n = batch.num_rows
-        parts = self._parts(batch)
-        if not parts:
+        parts = self._parts(batch) if self.router is None else []
+        if self.router is not None:
+            codes, paths = self.router(batch)
+            groups = np.asarray(codes, dtype=np.int64)
+        elif not parts:
             groups, paths = np.zeros(n, dtype=np.int64), [""]
         else:
             code = np.zeros(n, dtype=np.int64)

@@ -67,6 +67,11 @@ part uploads that free enough, and otherwise cuts the stream owning the oldest o
 early (repeatedly, oldest first) and waits for files being closed. Each open file needs about
 one stripe of rows plus one part, so the budget should hold that for the open files expected
 (partition folders times streams); with fewer, files are cut early and come out smaller.
+Targets. Given a table instead of a folder (``RollingSink(iceberg_table, ...)`` after
+``import aorc.iceberg``, or any :class:`aorc.sink.target.SinkTarget`), the target shapes the
+rows and their partition folders, and each cut is committed to it with the positions
+reached, before ``on_commit``; a new sink resumes each stream after the target's position
+(rows at or before it are skipped), so the target holds every record exactly once.
 Replays: after a consumer rebalance a source may replay records already written; with
 ``on_old_offsets="skip"`` rows at or below the stream's last written offset are dropped and
 counted in :attr:`SinkStats.rows_skipped` (the default ``"raise"`` refuses them).
@@ -81,7 +86,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -119,6 +124,7 @@ from aorc.sink.plan import (
     time_bounds,
 )
 from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
+from aorc.sink.target import CommittedFile, SinkTarget, resolve_target
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -153,8 +159,9 @@ class RollingSink:
     commits everything (:meth:`close`); an exception or a cancellation aborts (:meth:`abort`).
 
     Args:
-        prefix: a local folder or an ``s3://bucket/prefix``.
-        schema: the Arrow schema of the rows given to :meth:`write`.
+        prefix: a local folder, an ``s3://bucket/prefix``, or a target (see Targets above).
+        schema: the Arrow schema of the rows given to :meth:`write` (a target's own when
+            left out).
         partition_by: columns whose values name partition folders (``country=DE``); they are
             left out of the files (as Hive and Spark do) unless ``drop_partition_columns`` is
             false.
@@ -176,7 +183,8 @@ class RollingSink:
         drop_partition_columns: leave ``partition_by`` columns out of the files.
         on_old_offsets: what :meth:`write` does with rows at or below the stream's last
             written offset (a replay after a consumer rebalance): ``"raise"`` a SchemaError
-            (default) or ``"skip"`` them (counted in :attr:`SinkStats.rows_skipped`).
+            (default for folders) or ``"skip"`` them (counted in
+            :attr:`SinkStats.rows_skipped`; the default with a target).
         clock: the monotonic clock of ``max_age`` (seconds; default ``time.monotonic``).
         options: an :class:`aorc.WriteOptions` for the files (default: the defaults; the
             stripe size then follows ``max_bytes``).
@@ -187,7 +195,8 @@ class RollingSink:
         SchemaError: a bad option, or a column that is missing or of the wrong type.
     """
 
-    def __init__(self, prefix: str | os.PathLike[str], schema: pa.Schema, *,
+    def __init__(self, prefix: str | os.PathLike[str] | SinkTarget | Any,
+                 schema: pa.Schema | None = None, *,
                  partition_by: Sequence[str] = (), event_time: str | None = None,
                  time_partitioning: str | None = DEFAULT_TIME_PARTITIONING,
                  time_zone: str = "UTC", max_rows: int | None = 1_000_000,
@@ -196,13 +205,23 @@ class RollingSink:
                  max_age: float | None = DEFAULT_MAX_AGE, memory_budget: int = 256 << 20,
                  max_open_uploads: int = 8, on_commit: CommitCallback | None = None,
                  storage_options: Mapping[str, Any] | None = None,
-                 drop_partition_columns: bool = True, on_old_offsets: str = "raise",
+                 drop_partition_columns: bool = True, on_old_offsets: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  options: WriteOptions | None = None, **write_options: Any) -> None:
-        self.prefix = os.fspath(prefix)
+        self.target: SinkTarget | None = None
+        if not isinstance(prefix, (str, os.PathLike)):
+            self.target = resolve_target(prefix)
+            schema = self._target_schema(schema, partition_by)
+            time_partitioning, drop_partition_columns = None, False
+        elif schema is None:
+            raise SchemaError("RollingSink needs the schema of the rows it writes")
+        self.prefix = (self.target.location if self.target is not None
+                       else os.fspath(cast(str, prefix)))
         self.schema = schema
         self._limits = make_limits(max_rows, None, max_event_span)
         self.max_bytes = positive("max_bytes", max_bytes, int)
+        if on_old_offsets is None:  # a target's restart replays what it committed: skip it
+            on_old_offsets = "skip" if self.target is not None else "raise"
         if on_old_offsets not in ("raise", "skip"):
             raise SchemaError(f"on_old_offsets must be 'raise' or 'skip', got "
                               f"{on_old_offsets!r}")
@@ -212,8 +231,10 @@ class RollingSink:
         self.memory_budget = int(positive("memory_budget", memory_budget, int) or 0)
         self._uploads = asyncio.Semaphore(int(positive("max_open_uploads",
                                                         max_open_uploads, int) or 1))
-        self._partitioner = Partitioner(schema, partition_by, event_time, time_partitioning,
-                                         time_zone, self._limits.max_span is not None)
+        self._partitioner = Partitioner(
+            schema, partition_by, event_time, time_partitioning, time_zone,
+            self._limits.max_span is not None,
+            router=self.target.route if self.target is not None else None)
         dropped = set(partition_by) if drop_partition_columns else set()
         self.file_schema = pa.schema([f for f in schema if f.name not in dropped])
         if not len(self.file_schema):
@@ -228,6 +249,8 @@ class RollingSink:
         self._stripe_target = (self._options.stripe_size if stripe_size_given
                                else default_stripe_target(self.max_bytes))
         self._storage_options = dict(storage_options or {})
+        if self.target is not None:
+            self._storage_options = {**self.target.storage_options, **self._storage_options}
         if registry.is_remote(self.prefix):  # an object store: multipart parts
             self._storage_options.setdefault("part_size", SINK_PART_SIZE)
             self._storage_options.setdefault("memory_budget",
@@ -245,6 +268,21 @@ class RollingSink:
         self._error: BaseException | None = None
         self._state = "open"  # open -> closed | aborted | failed
         self.stats = SinkStats()
+        self._restored: dict[tuple[str, int], int] | None = None  # a target's positions
+        self._owned: dict[tuple[str, int], int] = {}  # positions committed to the target
+
+    def _target_schema(self, schema: pa.Schema | None, partition_by: Sequence[str]
+                       ) -> pa.Schema:
+        """The files' schema of a target (its own; ``schema`` may name a subset of it)."""
+        assert self.target is not None
+        if partition_by:
+            raise SchemaError("RollingSink: a target partitions the rows itself; leave out "
+                              "partition_by")
+        extra = sorted(set(schema.names if schema is not None else [])
+                       - set(self.target.schema.names))
+        if extra:
+            raise SchemaError(f"RollingSink: columns {extra} are not in the target's schema")
+        return self.target.schema
 
     # ----------------------------------------------------------------- properties
 
@@ -318,6 +356,8 @@ class RollingSink:
             raise
         self._state = "closed"
         await self._stop_timer()
+        if self.target is not None:
+            await self.target.settle()
         self._encoder.shutdown(wait=False)
 
     async def abort(self) -> None:
@@ -334,6 +374,8 @@ class RollingSink:
         for stream in self._streams.values():
             await abort_files(list(stream.files.values()))
             stream.files.clear()
+        if self.target is not None:
+            await asyncio.shield(self.target.settle())
         self._encoder.shutdown(wait=False)
 
     async def _stop_timer(self) -> None:
@@ -358,6 +400,9 @@ class RollingSink:
         self._check()
         async with self._lock:
             for key in streams:
+                self._owned.pop(key, None)
+                if self._restored is not None:
+                    self._restored = None  # a new owner may commit it: ask the target again
                 stream = self._streams.pop(key, None)
                 if stream is None:
                     continue
@@ -399,13 +444,18 @@ class RollingSink:
             raise SchemaError(f"topic must be a non-empty string, got {topic!r}")
         if isinstance(partition, bool) or not isinstance(partition, (int, np.integer)):
             raise SchemaError(f"partition must be an integer, got {partition!r}")
-        batches = [conform(b, self.schema) for b in as_record_batches(data)]
+        if self.target is not None:
+            batches = await asyncio.to_thread(
+                lambda: [self.target.prepare(b)  # type: ignore[union-attr]
+                         for b in as_record_batches(data)])
+        else:
+            batches = [conform(b, self.schema) for b in as_record_batches(data)]
         total = sum(b.num_rows for b in batches)
         offs = check_offsets(offsets, total, batches)
         key = (topic, int(partition))
         async with self._lock:
             self._check()
-            stream = self._streams.get(key) or StreamState(topic, int(partition))
+            stream = self._streams.get(key) or await self._new_stream(topic, int(partition))
             if total and stream.last_offset is not None and offs[0] <= stream.last_offset:
                 if self.on_old_offsets == "raise":
                     raise SchemaError(f"offsets of {topic}+{partition} must increase: got "
@@ -425,6 +475,26 @@ class RollingSink:
             except BaseException as exc:
                 self._break(exc)  # a stripe may be lost: the sink cannot go on
                 raise
+
+    async def _new_stream(self, topic: str, partition: int) -> StreamState:
+        """A stream seen for the first time (since :meth:`discard`): with a target, it
+        resumes after the position the target committed."""
+        stream = StreamState(topic, partition)
+        if self.target is not None:
+            if self._restored is None:
+                self._restored = await self.target.restore()
+            stream.last_offset = self._restored.get((topic, partition))
+            if stream.last_offset is not None:  # owned now: carried by every commit
+                self._owned.setdefault((topic, partition), stream.last_offset)
+        return stream
+
+    async def committed_offsets(self) -> dict[tuple[str, int], int]:
+        """The last offset of each (topic, partition) committed to the target (where a
+        consumer resumes: ``offset + 1``); empty without a target."""
+        if self.target is None:
+            return {}
+        self._restored = await self.target.restore()
+        return dict(self._restored)
 
     def _skip_old(self, batches: list[pa.RecordBatch], offs: np.ndarray,
                   last: int) -> tuple[list[pa.RecordBatch], np.ndarray]:
@@ -539,8 +609,10 @@ class RollingSink:
                     "aorc.sink.topic": stream.topic.encode(),
                     "aorc.sink.partition": str(stream.partition).encode(),
                     "aorc.sink.first_offset": str(f.first).encode()}
+        metrics = self.target.file_metrics() if self.target is not None else None
         return OpenSinkFile(uri, self._orc_type, self.file_schema, self._options, metadata,
-                            self._storage_options, self._stripe_target, self._encoder)
+                            self._storage_options, self._stripe_target, self._encoder,
+                            metrics)
 
     def _note_memory(self) -> None:
         self.stats.peak_memory = max(self.stats.peak_memory, self.memory_in_use)
@@ -640,10 +712,18 @@ class RollingSink:
             self._closing.difference_update(writers)
             self._released.set()
         written = [self._done_file(stream, f) for f in files]
-        written.sort(key=lambda s: (s.partition_path, s.first_offset))
+        order = sorted(range(len(files)), key=lambda k: (written[k].partition_path,
+                                                           written[k].first_offset))
+        commit = SinkCommit(stream.topic, stream.partition, offset,
+                            tuple(written[k] for k in order), reason)
+        if self.target is not None:
+            key = (stream.topic, stream.partition)
+            positions = {**self._owned, key: offset}
+            await self.target.commit(commit, [_committed(written[k], files[k])
+                                              for k in order], positions)
+            self._owned[key] = max(offset, self._owned.get(key, offset))
         if self._on_commit is not None:
-            await self._on_commit(SinkCommit(stream.topic, stream.partition, offset,
-                                             tuple(written), reason))
+            await self._on_commit(commit)
         self.stats.commits += 1
 
     async def _finish_file(self, stream: StreamState, f: OpenFile) -> None:
@@ -681,6 +761,12 @@ class RollingSink:
                 if self._state != "open":
                     return
                 self._cut_aged()
+
+
+def _committed(written: SinkFile, f: OpenFile) -> CommittedFile:
+    """What a target commits of a complete file."""
+    w = f.writer
+    return CommittedFile(written, w.metrics, w.column_sizes(), w.stripe_offsets)
 
 
 async def _all(coros: list[Awaitable[None]]) -> None:

@@ -33,6 +33,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind
 from aorc.format.columns.encode.base import EncodeOptions
 from aorc.format.columns.encode.statistics import merge_statistics, stats_class
+from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
 from aorc.format.types import OrcType, to_proto
 from aorc.write.stripe import EncodedStripe, compress
 
@@ -99,6 +100,18 @@ class FileAssembler:
     def stripes(self) -> list[pb.StripeInformation]:
         """The directory entries of the stripes added so far."""
         return list(self._stripes)
+
+    @property
+    def stripe_offsets(self) -> list[int]:
+        """The byte offset of each stripe added so far (Iceberg's split offsets)."""
+        return [s.offset for s in self._stripes]
+
+    def column_statistics(self) -> list[ColumnStatistics]:
+        """The file's statistics of each column (by column id) over the stripes added so
+        far, as a reader of the finished file sees them (``bytes_on_disk`` included)."""
+        return [column_statistics_from_proto(p, t, writer_version=WRITER_VERSION,
+                                             writer=WRITER_CODE)
+                for p, t in zip(self._file_stats, self._types, strict=True)]
 
     def header(self) -> bytes:
         """The file's first bytes, ``"ORC"``; call once, before anything else."""

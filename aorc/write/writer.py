@@ -46,6 +46,7 @@ import pyarrow as pa
 from aorc.errors import AorcError
 from aorc.format.arrow import as_record_batches, as_table, conform, resolve_schema
 from aorc.format.columns.encode import EncodeOptions
+from aorc.format.statistics import ColumnStatistics
 from aorc.format.types import OrcType
 from aorc.io import open_output
 from aorc.io.base import IOStats
@@ -157,6 +158,16 @@ class OrcWriter:
     def num_stripes(self) -> int:
         """Stripes finished so far."""
         return self._assembler.num_stripes
+
+    @property
+    def stripe_offsets(self) -> list[int]:
+        """The byte offset of each stripe written so far."""
+        return self._assembler.stripe_offsets
+
+    def column_statistics(self) -> list[ColumnStatistics]:
+        """The file's column statistics (by ORC column id) over the stripes written so far:
+        after :meth:`close`, those of the file's footer."""
+        return self._assembler.column_statistics()
 
     @property
     def bytes_written(self) -> int:

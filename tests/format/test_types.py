@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import pathlib
 
 import pyarrow as pa
 import pyarrow.orc as po
@@ -10,6 +12,7 @@ import pytest
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format.types import (
+    ORC_ATTRIBUTES_METADATA_KEY,
     ORC_TYPE_METADATA_KEY,
     TypeKind,
     from_arrow_schema,
@@ -145,3 +148,54 @@ def test_corrupt_decimal_precision(precision: int, scale: int) -> None:
         types_from_proto(protos)
     protos[1].precision, protos[1].scale = 38, 38  # the largest valid one still reads
     assert types_from_proto(protos).children[0].precision == 38
+
+
+def _attrs(name: str) -> dict[bytes, bytes]:
+    return {ORC_ATTRIBUTES_METADATA_KEY: json.dumps({"iceberg.id": name,
+                                                    "note": f"n-{name}"}).encode()}
+
+
+def test_attributes_on_every_node_reach_pyarrow_and_pyorc(tmp_path: pathlib.Path) -> None:
+    """ORC:attributes field metadata becomes type attributes on every node -- columns, struct
+    fields, list elements, map keys and values (the Iceberg spec's ORC appendix puts ids on
+    all of them) -- and ORC C++ (pyarrow.orc, pyorc) reads them back."""
+    import aorc.sync
+
+    key = pa.field("key", pa.string(), nullable=False, metadata=_attrs("4"))
+    value = pa.field("value", pa.list_(pa.field("element", pa.int32(), metadata=_attrs("6"))),
+                     metadata=_attrs("5"))
+    inner = pa.struct([pa.field("x", pa.float64(), metadata=_attrs("8"))])
+    schema = pa.schema([
+        pa.field("a", pa.int64(), metadata=_attrs("1")),
+        pa.field("m", pa.map_(key, value), metadata=_attrs("3")),
+        pa.field("s", inner, metadata=_attrs("7")),
+    ])
+    root = from_arrow_schema(schema)
+    found = {dict(n.attributes).get("iceberg.id"): type_string(n) for n in root.walk()
+             if n.attributes}
+    assert found == {"1": "bigint", "3": "map<string,array<int>>", "4": "string",
+                     "5": "array<int>", "6": "int", "7": "struct<x:double>", "8": "double"}
+    table = pa.table({"a": [1, None], "m": [[("k", [1, None])], None],
+                      "s": [{"x": 1.5}, None]}, schema=schema)
+    path = tmp_path / "attrs.orc"
+    aorc.sync.write_table(table, path)
+    with aorc.sync.open_reader(path) as reader:
+        assert [dict(n.attributes).get("iceberg.id") for n in reader.orc_schema.walk()] == \
+            [None, "1", "3", "4", "5", "6", "7", "8"]
+    read = po.ORCFile(str(path)).schema
+    assert read.field("a").metadata[b"iceberg.id"] == b"1"
+    assert read.field("m").metadata[b"iceberg.id"] == b"3"
+    mt = read.field("m").type
+    assert mt.item_field.metadata[b"iceberg.id"] == b"5"
+    assert mt.item_field.type.value_field.metadata[b"iceberg.id"] == b"6"
+    assert read.field("s").type.field("x").metadata[b"iceberg.id"] == b"8"
+    assert po.ORCFile(str(path)).read().equals(pa.table(
+        {"a": [1, None], "m": [[("k", [1, None])], None], "s": [{"x": 1.5}, None]},
+        schema=pa.schema([(f.name, f.type) for f in read])))
+    with path.open("rb") as f:
+        orc = pyorc.Reader(f).schema
+    assert orc.fields["a"].attributes == {"iceberg.id": "1", "note": "n-1"}
+    assert orc.fields["m"].key.attributes == {"iceberg.id": "4", "note": "n-4"}
+    assert orc.fields["m"].value.attributes == {"iceberg.id": "5", "note": "n-5"}
+    assert orc.fields["m"].value.type.attributes == {"iceberg.id": "6", "note": "n-6"}
+    assert orc.fields["s"].fields["x"].attributes == {"iceberg.id": "8", "note": "n-8"}
