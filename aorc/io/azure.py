@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
 from aorc.io.azure_config import AzureAuth, AzureConfig, auth_for, parse_azure_url
 from aorc.io.base import IOStats
-from aorc.io.listing import FileInfo, ObjectNamespace, visible
+from aorc.io.listing import FileInfo, Level, ObjectNamespace, level_of, visible
 from aorc.io.pool import ClientLease
 from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
 from aorc.io.transport import Response, acquire_session, quote_path, send
@@ -54,6 +54,13 @@ def _error_code(response: Response) -> str:
     except ET.ParseError:
         return ""
     return node.text or "" if node is not None else ""
+
+
+def _xml(response: Response, path: str) -> ET.Element:
+    try:
+        return ET.fromstring(response.body)
+    except ET.ParseError as exc:
+        raise StoreError(f"{path}: an unreadable listing ({exc})") from None
 
 
 class _Blob:
@@ -301,6 +308,37 @@ class AzureScheme(ObjectNamespace):
         return [FileInfo(base + name, size) for name, size in found
                 if size and visible(name[len(prefix):])]
 
+    async def level(self, url: str, storage_options: Mapping[str, Any] | None,
+                    stats: IOStats) -> Level:
+        """One delimiter listing (``delimiter=/``, 5,000 entries a page) of the prefix."""
+        blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
+        key = blob.location.name
+        prefix = key if not key or key.endswith("/") else key + "/"
+        base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
+        try:
+            found, prefixes = await self._delimited(blob, prefix)
+        finally:
+            blob.release()
+        return level_of(base, found, prefixes)
+
+    @staticmethod
+    async def _delimited(blob: _Blob, prefix: str) -> tuple[list[tuple[str, int]], list[str]]:
+        found: list[tuple[str, int]] = []
+        prefixes: list[str] = []
+        params = {"restype": "container", "comp": "list", "prefix": prefix, "delimiter": "/",
+                  "maxresults": str(AZURE_PAGE_SIZE)}
+        while True:
+            response = await blob.send("GET", blob.url(params, container=True),
+                                       f"list {prefix or 'the container'}")
+            root = _xml(response, blob.path)
+            found += [(b.findtext("Name") or "", int(b.findtext("Properties/Content-Length")
+                                                     or "0")) for b in root.iter("Blob")]
+            prefixes += [p.findtext("Name") or "" for p in root.iter("BlobPrefix")]
+            marker = root.findtext("NextMarker")
+            if not marker:
+                return found, prefixes
+            params["marker"] = marker
+
     @staticmethod
     async def _pages(blob: _Blob, prefix: str) -> list[tuple[str, int]]:
         """Every (name, size) under ``prefix``: one request per 5,000 names."""
@@ -310,10 +348,7 @@ class AzureScheme(ObjectNamespace):
         while True:
             response = await blob.send("GET", blob.url(params, container=True),
                                        f"list {prefix or 'the container'}")
-            try:
-                root = ET.fromstring(response.body)
-            except ET.ParseError as exc:
-                raise StoreError(f"{blob.path}: an unreadable listing ({exc})") from None
+            root = _xml(response, blob.path)
             for item in root.iter("Blob"):
                 name = item.findtext("Name") or ""
                 size = item.findtext("Properties/Content-Length") or "0"

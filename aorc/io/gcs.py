@@ -28,7 +28,7 @@ from typing import Any
 from aorc.errors import ObjectNotFoundError, RetriesExhaustedError, SchemaError, StoreError
 from aorc.io.base import IOStats
 from aorc.io.gcs_config import GCSConfig, auth_for, parse_gcs_url
-from aorc.io.listing import LIST_PAGE_SIZE, FileInfo, ObjectNamespace, visible
+from aorc.io.listing import LIST_PAGE_SIZE, FileInfo, Level, ObjectNamespace, level_of, visible
 from aorc.io.pool import ClientLease
 from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
 from aorc.io.transport import Response, RetryPolicy, acquire_session, quote_path, send
@@ -356,6 +356,31 @@ class GCSScheme(ObjectNamespace):
             if not token:
                 return out
             params["pageToken"] = token
+
+    async def level(self, url: str, storage_options: Mapping[str, Any] | None,
+                    stats: IOStats) -> Level:
+        """One delimiter listing (``delimiter=/``, 1,000 entries a page) of the prefix."""
+        scheme, bucket, key = self._split(url)
+        prefix = key if not key or key.endswith("/") else key + "/"
+        requests = _Requests(GCSConfig.from_options(storage_options), bucket, key, url, stats)
+        found: list[tuple[str, int]] = []
+        prefixes: list[str] = []
+        params = {"prefix": prefix, "delimiter": "/", "maxResults": str(LIST_PAGE_SIZE),
+                  "fields": "items(name,size),prefixes,nextPageToken"}
+        try:
+            while True:
+                response = await requests.send("GET", requests.url("list", params),
+                                               f"list {prefix or 'the bucket'}")
+                page = json.loads(response.body or b"{}")
+                found += [(i["name"], int(i.get("size") or 0)) for i in page.get("items") or []]
+                prefixes += list(page.get("prefixes") or [])
+                token = page.get("nextPageToken")
+                if not token:
+                    break
+                params["pageToken"] = token
+        finally:
+            requests.release()
+        return level_of(f"{scheme}://{bucket}/", found, prefixes)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         bucket, name = parse_gcs_url(url)

@@ -14,9 +14,11 @@ from aorc.io.base import IOStats, Store
 __all__ = [
     "LIST_PAGE_SIZE",
     "FileInfo",
+    "Level",
     "ObjectNamespace",
     "ReadOnlyScheme",
     "is_hidden",
+    "level_of",
     "slash_join",
     "visible",
 ]
@@ -36,6 +38,32 @@ class FileInfo:
 
     path: str
     size: int
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of a folder or prefix (see :func:`aorc.io.registry.list_level`).
+
+    Attributes:
+        folders: the URLs (or paths) of the folders directly under it, each ending with the
+            separator (``/``), sorted; hidden names skipped.
+        files: the non-empty files directly under it, sorted by path; hidden names skipped.
+    """
+
+    folders: list[str]
+    files: list[FileInfo]
+
+
+def level_of(base: str, found: list[tuple[str, int]], prefixes: list[str]) -> Level:
+    """The :class:`Level` of an object store's delimiter listing: ``found`` (key, size)
+    pairs and ``prefixes`` (keys ending with ``/``) under a prefix, as URLs under ``base``
+    (the URL of the bucket's root, ending with ``/``), hidden and empty ones skipped."""
+    folders = sorted(base + p for p in prefixes
+                     if not is_hidden(p.rstrip("/").rpartition("/")[2]))
+    files = sorted((FileInfo(base + k, size) for k, size in found
+                    if size and not k.endswith("/") and not is_hidden(k.rpartition("/")[2])),
+                   key=lambda f: f.path)
+    return Level(folders, files)
 
 
 def is_hidden(name: str) -> bool:

@@ -48,9 +48,11 @@ from aorc.io.http import HTTPScheme
 from aorc.io.listing import (
     LIST_PAGE_SIZE,
     FileInfo,
+    Level,
     ObjectNamespace,
     ReadOnlyScheme,
     is_hidden,
+    level_of,
     visible,
 )
 from aorc.io.local import LocalStore, map_os_error
@@ -64,6 +66,7 @@ __all__ = [
     "FileInfo",
     "GCSScheme",
     "HTTPScheme",
+    "Level",
     "LocalScheme",
     "MemoryScheme",
     "ObjectNamespace",
@@ -77,6 +80,7 @@ __all__ = [
     "is_remote",
     "join",
     "list_files",
+    "list_level",
     "make_parents",
     "open_input",
     "open_output",
@@ -185,6 +189,32 @@ class LocalScheme:
         except OSError as exc:
             raise map_os_error(exc, root) from exc
 
+    async def level(self, url: str, storage_options: Mapping[str, Any] | None,
+                    stats: IOStats) -> Level:
+        """The folder's files and subfolders (one ``scandir``); a missing folder is empty."""
+        return await asyncio.to_thread(self._level_sync, self.path_of(url))
+
+    @staticmethod
+    def _level_sync(root: str) -> Level:
+        folders: list[str] = []
+        files: list[FileInfo] = []
+        try:
+            with os.scandir(root) as entries:
+                for entry in entries:
+                    if is_hidden(entry.name):
+                        continue
+                    if entry.is_dir():
+                        folders.append(os.path.join(root, entry.name) + os.sep)
+                    elif entry.is_file():
+                        size = entry.stat().st_size
+                        if size:
+                            files.append(FileInfo(os.path.join(root, entry.name), size))
+        except (FileNotFoundError, NotADirectoryError):
+            return Level([], [])
+        except OSError as exc:
+            raise map_os_error(exc, root) from exc
+        return Level(sorted(folders), sorted(files, key=lambda f: f.path))
+
     def join(self, base: str, *parts: str) -> str:
         return os.path.join(base, *(p for p in parts if p))
 
@@ -265,6 +295,21 @@ class MemoryScheme(ObjectNamespace):
         return [FileInfo(k, len(self.files[k])) for k in found
                 if self.files[k] and visible(k[len(prefix):])]
 
+    async def level(self, url: str, storage_options: Mapping[str, Any] | None,
+                    stats: IOStats) -> Level:
+        """The files and subfolders directly under ``url``."""
+        prefix = url.rstrip("/") + "/"
+        found: list[tuple[str, int]] = []
+        folders: set[str] = set()
+        for key, data in self.files.items():
+            if key.startswith(prefix):
+                rest = key[len(prefix):]
+                if "/" in rest:
+                    folders.add(rest.split("/", 1)[0] + "/")
+                else:
+                    found.append((rest, len(data)))
+        return level_of(prefix, found, sorted(folders))
+
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         self.files.pop(url, None)
 
@@ -322,6 +367,42 @@ class S3Scheme(ObjectNamespace):
         base = f"{scheme}://{bucket}/"
         return [FileInfo(base + k, size) for k, size in found
                 if size and visible(k[len(prefix):])]
+
+    async def level(self, url: str, storage_options: Mapping[str, Any] | None,
+                    stats: IOStats) -> Level:
+        """One delimiter listing (``Delimiter=/``, 1,000 entries a page) of the prefix."""
+        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3_config import S3Config
+
+        scheme, _, rest = url.partition("://")
+        bucket, _, key = rest.partition("/")
+        if not bucket:
+            raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
+        prefix = key if not key or key.endswith("/") else key + "/"
+        config = S3Config.from_options(storage_options)
+        if config.engine == "obstore":
+            from aorc.io.s3_obstore import level_with_obstore
+            found, prefixes = await level_with_obstore(config, bucket, prefix, stats)
+            return level_of(f"{scheme}://{bucket}/", found, prefixes)
+        lease = await acquire_client(config)
+        found, prefixes = [], []
+        params: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/",
+                                  "MaxKeys": LIST_PAGE_SIZE}
+        try:
+            while True:
+                response = await lease.client.list_objects_v2(**params)
+                stats.requests += 1
+                found += [(i["Key"], int(i["Size"])) for i in response.get("Contents", [])]
+                prefixes += [p["Prefix"] for p in response.get("CommonPrefixes", [])]
+                token = response.get("NextContinuationToken")
+                if not response.get("IsTruncated") or not token:
+                    break
+                params["ContinuationToken"] = token
+        except s3_failures() as exc:
+            raise map_s3_error(exc, url, "list") from exc
+        finally:
+            lease.release()
+        return level_of(f"{scheme}://{bucket}/", found, prefixes)
 
     @staticmethod
     async def _obstore_listing(url: str, config: Any, stats: IOStats) -> list[FileInfo]:
@@ -490,6 +571,46 @@ def open_output(dest: Destination,
         raise SchemaError(f"cannot write to a {type(dest).__name__}: pass a path, a URL or "
                           "an Output")
     return scheme_for(dest).open_output(_text(dest), storage_options)
+
+
+async def list_level(url: str | os.PathLike[str],
+                     storage_options: Mapping[str, Any] | None = None,
+                     stats: IOStats | None = None) -> Level:
+    """The files directly under the folder or prefix ``url`` and its subfolders: one
+    delimiter listing on object stores (``Delimiter=/``, paginated), one ``scandir`` locally.
+    Hidden names and empty files are skipped; a missing folder is empty. Datasets use it to
+    list only the partition folders a filter can match, level by level.
+
+    Args:
+        url: a folder or prefix (a trailing ``/`` is implied).
+        storage_options: store settings.
+        stats: where to count the listing requests.
+
+    Raises:
+        UnsupportedFeatureError: the store has no listing (HTTP).
+    """
+    counts = stats if stats is not None else IOStats()
+    scheme = scheme_for(url)
+    text = _text(url)
+    level = getattr(scheme, "level", None)
+    if level is not None:
+        found: Level = await level(text, storage_options, counts)
+        return found
+    # a scheme without delimiter listings: its whole listing, cut to one level
+    base = text.rstrip("/") + "/"
+    try:
+        every = await scheme.listing(base, storage_options, counts)
+    except ObjectNotFoundError:
+        return Level([], [])
+    folders: set[str] = set()
+    files: list[FileInfo] = []
+    for info in every:
+        rest = info.path[len(base):] if info.path.startswith(base) else info.path
+        if "/" in rest:
+            folders.add(base + rest.split("/", 1)[0] + "/")
+        else:
+            files.append(info)
+    return Level(sorted(folders), files)
 
 
 async def list_files(url: str | os.PathLike[str],

@@ -37,7 +37,8 @@ from aorc.io.base import IOStats
 from aorc.io.remote import Ranged, RemoteStore
 from aorc.io.s3_config import S3Config, parse_s3_url
 
-__all__ = ["ObstoreS3Store", "list_with_obstore", "obstore_store", "size_with_obstore"]
+__all__ = ["ObstoreS3Store", "level_with_obstore", "list_with_obstore", "obstore_store",
+           "size_with_obstore"]
 
 _STATUS = re.compile(r"status code: (\d{3})")
 _stores: dict[tuple[str, str], Any] = {}
@@ -269,3 +270,21 @@ async def size_with_obstore(config: S3Config, bucket: str, key: str,
     finally:
         stats.requests += 1
     return int(meta["size"])
+
+
+async def level_with_obstore(config: S3Config, bucket: str, prefix: str, stats: IOStats
+                             ) -> tuple[list[tuple[str, int]], list[str]]:
+    """The (key, size) pairs and the sub-prefixes (ending with ``/``) directly under
+    ``prefix``: obstore's delimiter listing."""
+    obstore = _import()
+    try:
+        result = await obstore.list_with_delimiter_async(obstore_store(config, bucket),
+                                                         prefix or None)
+    except Exception as exc:  # noqa: BLE001 - obstore's errors
+        error = _classify(exc, f"s3://{bucket}/{prefix}", "list")
+        raise (error or RetriesExhaustedError(f"s3://{bucket}/{prefix}: cannot list")) \
+            from None
+    finally:
+        stats.requests += 1
+    found = [(item["path"], int(item["size"])) for item in result["objects"]]
+    return found, [p.rstrip("/") + "/" for p in result["common_prefixes"]]

@@ -245,6 +245,8 @@ class GcsFront:
         items = sorted(listing.get("items") or [], key=lambda item: item["name"])
         page: dict[str, Any] = {"kind": "storage#objects",
                                 "items": items[start:start + page_size]}
+        if start == 0 and listing.get("prefixes"):
+            page["prefixes"] = sorted(listing["prefixes"])
         if start + page_size < len(items):
             page["nextPageToken"] = str(start + page_size)
         return web.json_response(page)

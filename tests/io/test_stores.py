@@ -417,3 +417,42 @@ async def test_delete(backend: Backend) -> None:
     await registry.delete(backend.url("a.bin"), backend.options)
     await registry.delete(backend.url("a.bin"), backend.options)  # gone already: fine
     assert backend.names() == []
+
+
+async def test_one_level_listing(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """list_level: the files and the sub-prefixes directly under a prefix, with one
+    delimiter listing (paginated), hidden and empty names skipped; a missing prefix is
+    empty."""
+    import aorc.io.azure
+    import aorc.io.gcs
+    for module in (registry, aorc.io.gcs):
+        monkeypatch.setattr(module, "LIST_PAGE_SIZE", 2)
+    monkeypatch.setattr(aorc.io.azure, "AZURE_PAGE_SIZE", 2)
+    for key in ("t/dt=1/a.orc", "t/dt=1/b.orc", "t/dt=2/c.orc", "t/dt=3/x/d.orc", "t/top.orc",
+                "t/_SUCCESS", "t/_tmp/e.orc", "t/.hidden/f.orc", "t/empty.orc", "u/dt=9/g.orc"):
+        backend.put(key, b"" if key.endswith("empty.orc") else DATA[:10])
+    stats = IOStats()
+    level = await registry.list_level(backend.url("t/"), backend.options, stats)
+    assert level.folders == [backend.url(f"t/dt={i}/") for i in (1, 2, 3)]
+    assert [(f.path, f.size) for f in level.files] == [(backend.url("t/top.orc"), 10)]
+    assert len(backend.records("list")) == stats.requests >= 1
+    inner = await registry.list_level(backend.url("t/dt=1"), backend.options)
+    assert inner.folders == [] and [f.path for f in inner.files] == [
+        backend.url("t/dt=1/a.orc"), backend.url("t/dt=1/b.orc")]
+    assert await registry.list_level(backend.url("t/dt=7/"), backend.options) == \
+        registry.Level([], [])
+
+
+async def test_one_level_listing_local_and_memory(tmp_path: Any) -> None:
+    for name in ("dt=1/a.orc", "dt=2/b.orc", "top.orc", "_SUCCESS", ".x/c.orc"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"abc")
+    level = await registry.list_level(str(tmp_path))
+    assert level.folders == [f"{tmp_path}/dt=1/", f"{tmp_path}/dt=2/"]
+    assert [f.path for f in level.files] == [f"{tmp_path}/top.orc"]
+    memory = registry.scheme_for("memory://x")
+    memory.files.update({"memory://lv/dt=1/a": b"1", "memory://lv/b": b"22"})  # type: ignore[attr-defined]
+    level = await registry.list_level("memory://lv")
+    assert level.folders == ["memory://lv/dt=1/"]
+    assert [(f.path, f.size) for f in level.files] == [("memory://lv/b", 2)]
