@@ -24,6 +24,7 @@ from aorc._version import __version__ as __version__
 from aorc.errors import (
     AccessDeniedError,
     AorcError,
+    AorcWarning,
     CorruptFileError,
     FormatError,
     ObjectChangedError,
@@ -57,6 +58,7 @@ from aorc.write.writer import OrcWriter, open_writer, write_table
 __all__ = [
     "AccessDeniedError",
     "AorcError",
+    "AorcWarning",
     "ColumnEncodingInfo",
     "ColumnStatistics",
     "CorruptFileError",

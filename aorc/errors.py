@@ -17,6 +17,9 @@ Every error aorc raises on purpose is an :class:`AorcError`::
         └── RetriesExhaustedError  transient failures persisted through every retry
 
 Errors carry where they happened (path, stripe, column, stream) when it is known.
+
+Warnings aorc gives are of class :class:`AorcWarning` (a :class:`UserWarning`): for example
+about the files a dataset skips because they sit at another partition depth.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "AccessDeniedError",
     "AorcError",
+    "AorcWarning",
     "CorruptFileError",
     "FormatError",
     "ObjectChangedError",
@@ -38,6 +42,11 @@ __all__ = [
 
 class AorcError(Exception):
     """Root of every error aorc raises on purpose."""
+
+
+class AorcWarning(UserWarning):
+    """Something aorc did on its own that the caller may want to know about (files of a
+    dataset it skipped, ...)."""
 
 
 class FormatError(AorcError, ValueError):
