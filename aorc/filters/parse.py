@@ -375,12 +375,24 @@ def _bytes_value(leaf: Leaf, value: Any) -> str | bytes:
         except UnicodeEncodeError as exc:
             raise SchemaError(f"filter on {leaf.name!r}: {value!r} is not valid UTF-8 "
                               "text") from exc
-        return str(value)
+        return _char_literal(leaf.column, str(value))
     if isinstance(value, str):
         return value.encode("utf-8", "surrogateescape")
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
     raise _type_error(leaf, value)
+
+
+def _char_literal(column: OrcType, value: str) -> str:
+    """A literal for a ``char(n)`` column as Hive and Spark compare it: trailing spaces do
+    not count, and the column's values are padded with spaces to ``n`` characters (as ORC
+    Java writes them), so the literal is padded alike (``'ab'`` matches ``'ab   '``). A
+    literal longer than ``n`` (spaces aside) is kept: no value equals it."""
+    n = column.max_length
+    if column.kind != TypeKind.CHAR or not n:
+        return value
+    core = value.rstrip(" ")
+    return core.ljust(n) if len(core) <= n else value
 
 
 def _domain_value(leaf: Leaf, value: Any) -> Any:
