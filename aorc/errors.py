@@ -10,6 +10,8 @@ Every error aorc raises on purpose is an :class:`AorcError`::
     │                            without keys, an unknown codec)
     ├── SchemaError              a user-supplied schema, column name or option is wrong
     │                            (also a ValueError)
+    ├── OldOffsetsError          a RollingSink stream got offsets at or below those it already
+    │                            wrote (a replay; on_old_offsets="skip" drops them)
     └── StoreError               reading or writing the store failed (also an OSError)
         ├── ObjectNotFoundError  the file/object does not exist (also FileNotFoundError)
         ├── AccessDeniedError    the store refused access (also PermissionError)
@@ -32,6 +34,7 @@ __all__ = [
     "FormatError",
     "ObjectChangedError",
     "ObjectNotFoundError",
+    "OldOffsetsError",
     "RetriesExhaustedError",
     "SchemaError",
     "StoreError",
@@ -67,6 +70,12 @@ class UnsupportedFeatureError(AorcError):
 
 class SchemaError(AorcError, ValueError):
     """A schema, column selection or option given by the caller is wrong."""
+
+
+class OldOffsetsError(AorcError):
+    """A :class:`~aorc.sink.RollingSink` stream was given records at or below the offset it
+    already wrote: a replay (e.g. after a consumer rebalance). ``on_old_offsets="skip"``
+    drops such records instead; the sink stays usable either way."""
 
 
 class StoreError(AorcError, OSError):
