@@ -1,5 +1,5 @@
 """Extra test environments for ``tests/spark``: the oldest and newest supported PySpark,
-and Spark Connect under the newest (see README, "Spark").
+and Spark Connect under the newest and the oldest line that has it (see README, "Spark").
 
 Each session makes (and with ``-r`` / ``reuse_venv`` keeps) a virtualenv holding aorc's
 runtime and test dependencies and one PySpark, then runs ``pytest tests/spark`` against this
@@ -7,8 +7,14 @@ source tree. aorc itself is imported from the tree (its Cython kernels must be b
 place first, as ``pip install -e .`` or ``python setup.py build_ext --inplace`` does), so no
 environment compiles anything::
 
-    nox -s spark-3.5 spark-connect      # what .ci/run runs after the main test command
+    nox -s spark-3.5                    # what .ci/run runs after the main test command,
+    flock /tmp/aorc-spark-connect.lock nox -s spark-connect spark-connect-4.0   # and this
     nox -s spark-4.0 spark-4.1 spark-4.2 spark-4.3   # the other supported lines
+
+Spark Connect's local server binds the fixed port 15002, so runs that start one are
+serialised by that ``flock`` on a shared machine. ``nox -s build`` checks the packaging:
+sdist and wheel build, and the wheel (with its compiled kernels) installs into a clean
+virtualenv and imports.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["spark-3.5", "spark-connect"]
+nox.options.sessions = ["spark-3.5", "spark-connect", "spark-connect-4.0"]
 
 #: The newest patch of each supported PySpark line (tested with Java 17).
 PYSPARK = {"3.5": "3.5.9", "4.0": "4.0.5", "4.1": "4.1.4", "4.2": "4.2.1", "4.3": "4.3.0"}
 NEWEST = "4.3"
+#: The oldest line with Spark Connect that aorc supports (Python data sources, 4.0).
+OLDEST_CONNECT = "4.0"
 
 
 def _requirements(*extras: str) -> list[str]:
@@ -58,9 +66,14 @@ for _line in PYSPARK:
     _make_spark_session(_line)
 
 
-@nox.session(name="spark-connect", reuse_venv=True)
-def spark_connect(session: nox.Session) -> None:
-    """tests/spark through a local Spark Connect server, under the newest PySpark."""
-    session.install(*_requirements("test", "spark-connect"), f"pyspark=={PYSPARK[NEWEST]}")
-    _run_spark_tests(session, connect=True)
+def _make_connect_session(name: str, line: str) -> None:
+    @nox.session(name=name, reuse_venv=True)
+    def connect(session: nox.Session) -> None:
+        """tests/spark through a local Spark Connect server (under the flock: see above)."""
+        session.install(*_requirements("test", "spark-connect"), f"pyspark=={PYSPARK[line]}")
+        _run_spark_tests(session, connect=True)
+
+
+_make_connect_session("spark-connect", NEWEST)
+_make_connect_session(f"spark-connect-{OLDEST_CONNECT}", OLDEST_CONNECT)
 
