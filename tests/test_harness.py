@@ -283,3 +283,16 @@ def test_civil_from_days(days: int) -> None:
     else:
         year, month, day = civil_from_days(days)
         assert (month, day) in ((3, 1), (1, 1))
+
+
+def test_ci_fails_without_an_lzo_peer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24 item 16: the LZO decoder's peer is an oracle like the others: with CI=true
+    its absence fails the run (pytest_sessionstart exits on any missing oracle)."""
+    import conftest
+
+    assert not [m for m in conftest.missing_oracles() if "LZO" in m]  # installed here
+    monkeypatch.setattr(conftest, "lzo_available", lambda: False)
+    assert [m for m in conftest.missing_oracles() if "LZO" in m]
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.exit.Exception, match="LZO"):
+        conftest.pytest_sessionstart(None)  # type: ignore[arg-type]
