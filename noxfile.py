@@ -20,6 +20,7 @@ virtualenv and imports.
 from __future__ import annotations
 
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -77,3 +78,31 @@ def _make_connect_session(name: str, line: str) -> None:
 _make_connect_session("spark-connect", NEWEST)
 _make_connect_session(f"spark-connect-{OLDEST_CONNECT}", OLDEST_CONNECT)
 
+
+
+@nox.session(name="build", reuse_venv=True)
+def build(session: nox.Session) -> None:
+    """Packaging: sdist and wheel (python -m build), then the wheel in a clean virtualenv."""
+    session.install("build")
+    work = Path(session.create_tmp()).resolve()
+    dist, clean = work / "dist", work / "clean"
+    for folder in (dist, clean):
+        shutil.rmtree(folder, ignore_errors=True)
+    # sdist first, then the wheel built from the unpacked sdist (build's default), so a file
+    # missing from the sdist fails here
+    session.run("python", "-m", "build", "--outdir", str(dist), str(ROOT))
+    session.run("python", str(ROOT / "scripts" / "check_dist.py"), str(dist))
+    session.run("python", "-m", "venv", str(clean))
+    python = str(clean / "bin" / "python")
+    wheel = next(dist.glob("*.whl"))
+    session.run(python, "-m", "pip", "install", "--quiet", str(wheel), "mypy",
+                external=True)
+    with session.chdir(work):  # outside the source tree: only the installed aorc imports
+        session.run(python, str(ROOT / "scripts" / "check_dist.py"), "--installed",
+                    external=True)
+    # The README's editable install for type checking: setuptools' strict mode (its default
+    # editable install is an import hook, which mypy cannot follow).
+    session.run(python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(ROOT),
+                "--config-settings", "editable_mode=strict", external=True)
+    with session.chdir(work):
+        session.run(python, str(ROOT / "scripts" / "check_dist.py"), "--mypy", external=True)
