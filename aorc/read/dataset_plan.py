@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
-from aorc.filters.expression import expression_mask, split_expression
 from aorc.read.discovery import DatasetFile
 from aorc.read.partitioning import Clauses, normalize_filters, surviving_rows
 
@@ -63,6 +62,9 @@ def dataset_filter(filters: object) -> DatasetFilter:
         SchemaError: malformed filters.
     """
     if isinstance(filters, pc.Expression):
+        # imported here: it loads pyarrow.dataset (about 50 MB), which only expressions need
+        from aorc.filters.expression import split_expression
+
         parts = split_expression(filters)
         clauses = normalize_filters(parts.implied) if parts.implied else None
         tops = dict.fromkeys(n.split(".")[0] for n in parts.names)
@@ -96,6 +98,8 @@ class ReadPlan:
         """``rows`` (in :attr:`row_schema`) filtered by the expression, in
         :attr:`out_schema`."""
         if self.expression is not None and rows.num_rows:
+            from aorc.filters.expression import expression_mask
+
             batches = [b.filter(expression_mask(self.expression, b))
                        for b in rows.to_batches()]
             rows = pa.Table.from_batches(batches, schema=rows.schema)

@@ -19,6 +19,7 @@ import collections
 import fnmatch
 import os
 import re
+import sys
 import urllib.parse
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -26,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 
 from aorc.errors import AorcError, AorcWarning, CorruptFileError, ObjectNotFoundError, SchemaError
 from aorc.format.columns import DecodeOptions
@@ -155,8 +155,13 @@ class Layout:
     names: tuple[str, ...] = ()
     schema: pa.Schema | None = None
 
-    def arrow_partitioning(self, schema: pa.Schema) -> pads.Partitioning | None:
-        """The :mod:`pyarrow.dataset` partitioning of this layout, with the columns' types."""
+    def arrow_partitioning(self, schema: pa.Schema) -> Any:
+        """The :mod:`pyarrow.dataset` partitioning of this layout, with the columns' types
+        (a ``HivePartitioning`` or ``DirectoryPartitioning``; ``None`` without partitions)."""
+        if self.flavor is None:
+            return None
+        import pyarrow.dataset as pads  # here: it loads about 50 MB, which few reads need
+
         if self.flavor == "hive":
             return pads.HivePartitioning(schema)
         if self.flavor == "directory":
@@ -181,6 +186,12 @@ def check_options(partitioning: Any, timestamp_unit: str, max_open_files: int,
     return _layout(partitioning)
 
 
+def _loaded_pyarrow_dataset() -> Any:
+    """:mod:`pyarrow.dataset` if something imported it (a partitioning object of it can
+    only come from there), else ``None``."""
+    return sys.modules.get("pyarrow.dataset")
+
+
 def _layout(partitioning: Any) -> Layout:
     if partitioning is None:
         return Layout(None)
@@ -193,9 +204,10 @@ def _layout(partitioning: Any) -> Layout:
         if len(set(partitioning)) != len(partitioning):
             raise SchemaError(f"partitioning: repeated column names in {list(partitioning)}")
         return Layout("directory", tuple(partitioning))
-    if isinstance(partitioning, pads.HivePartitioning):
+    pads = _loaded_pyarrow_dataset()
+    if pads is not None and isinstance(partitioning, pads.HivePartitioning):
         return Layout("hive", schema=partitioning.schema)
-    if isinstance(partitioning, pads.DirectoryPartitioning):
+    if pads is not None and isinstance(partitioning, pads.DirectoryPartitioning):
         return Layout("directory", tuple(partitioning.schema.names), partitioning.schema)
     raise SchemaError(
         f"partitioning must be 'hive' (key=value folders), a list of column names (one folder "
