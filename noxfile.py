@@ -1,5 +1,5 @@
 """Extra test environments for ``tests/spark``: the oldest and newest supported PySpark,
-and Spark Connect under the newest (see README, "Spark").
+and Spark Connect under the newest and the oldest line that has it (see README, "Spark").
 
 Each session makes (and with ``-r`` / ``reuse_venv`` keeps) a virtualenv holding aorc's
 runtime and test dependencies and one PySpark, then runs ``pytest tests/spark`` against this
@@ -7,13 +7,20 @@ source tree. aorc itself is imported from the tree (its Cython kernels must be b
 place first, as ``pip install -e .`` or ``python setup.py build_ext --inplace`` does), so no
 environment compiles anything::
 
-    nox -s spark-3.5 spark-connect      # what .ci/run runs after the main test command
+    nox -s spark-3.5                    # what .ci/run runs after the main test command,
+    flock /tmp/aorc-spark-connect.lock nox -s spark-connect spark-connect-4.0   # and this
     nox -s spark-4.0 spark-4.1 spark-4.2 spark-4.3   # the other supported lines
+
+Spark Connect's local server binds the fixed port 15002, so runs that start one are
+serialised by that ``flock`` on a shared machine. ``nox -s build`` checks the packaging:
+sdist and wheel build, and the wheel (with its compiled kernels) installs into a clean
+virtualenv and imports.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -21,11 +28,13 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["spark-3.5", "spark-connect"]
+nox.options.sessions = ["spark-3.5", "spark-connect", "spark-connect-4.0"]
 
 #: The newest patch of each supported PySpark line (tested with Java 17).
 PYSPARK = {"3.5": "3.5.9", "4.0": "4.0.5", "4.1": "4.1.4", "4.2": "4.2.1", "4.3": "4.3.0"}
 NEWEST = "4.3"
+#: The oldest line with Spark Connect that aorc supports (Python data sources, 4.0).
+OLDEST_CONNECT = "4.0"
 
 
 def _requirements(*extras: str) -> list[str]:
@@ -58,9 +67,42 @@ for _line in PYSPARK:
     _make_spark_session(_line)
 
 
-@nox.session(name="spark-connect", reuse_venv=True)
-def spark_connect(session: nox.Session) -> None:
-    """tests/spark through a local Spark Connect server, under the newest PySpark."""
-    session.install(*_requirements("test", "spark-connect"), f"pyspark=={PYSPARK[NEWEST]}")
-    _run_spark_tests(session, connect=True)
+def _make_connect_session(name: str, line: str) -> None:
+    @nox.session(name=name, reuse_venv=True)
+    def connect(session: nox.Session) -> None:
+        """tests/spark through a local Spark Connect server (under the flock: see above)."""
+        session.install(*_requirements("test", "spark-connect"), f"pyspark=={PYSPARK[line]}")
+        _run_spark_tests(session, connect=True)
 
+
+_make_connect_session("spark-connect", NEWEST)
+_make_connect_session(f"spark-connect-{OLDEST_CONNECT}", OLDEST_CONNECT)
+
+
+
+@nox.session(name="build", reuse_venv=True)
+def build(session: nox.Session) -> None:
+    """Packaging: sdist and wheel (python -m build), then the wheel in a clean virtualenv."""
+    session.install("build")
+    work = Path(session.create_tmp()).resolve()
+    dist, clean = work / "dist", work / "clean"
+    for folder in (dist, clean):
+        shutil.rmtree(folder, ignore_errors=True)
+    # sdist first, then the wheel built from the unpacked sdist (build's default), so a file
+    # missing from the sdist fails here
+    session.run("python", "-m", "build", "--outdir", str(dist), str(ROOT))
+    session.run("python", str(ROOT / "scripts" / "check_dist.py"), str(dist))
+    session.run("python", "-m", "venv", str(clean))
+    python = str(clean / "bin" / "python")
+    wheel = next(dist.glob("*.whl"))
+    session.run(python, "-m", "pip", "install", "--quiet", str(wheel), "mypy",
+                external=True)
+    with session.chdir(work):  # outside the source tree: only the installed aorc imports
+        session.run(python, str(ROOT / "scripts" / "check_dist.py"), "--installed",
+                    external=True)
+    # The README's editable install for type checking: setuptools' strict mode (its default
+    # editable install is an import hook, which mypy cannot follow).
+    session.run(python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(ROOT),
+                "--config-settings", "editable_mode=strict", external=True)
+    with session.chdir(work):
+        session.run(python, str(ROOT / "scripts" / "check_dist.py"), "--mypy", external=True)

@@ -10,6 +10,8 @@ Every error aorc raises on purpose is an :class:`AorcError`::
     │                            without keys, an unknown codec)
     ├── SchemaError              a user-supplied schema, column name or option is wrong
     │                            (also a ValueError)
+    ├── OldOffsetsError          a RollingSink stream got offsets at or below those it already
+    │                            wrote (a replay; on_old_offsets="skip" drops them)
     └── StoreError               reading or writing the store failed (also an OSError)
         ├── ObjectNotFoundError  the file/object does not exist (also FileNotFoundError)
         ├── AccessDeniedError    the store refused access (also PermissionError)
@@ -19,6 +21,9 @@ Every error aorc raises on purpose is an :class:`AorcError`::
         └── RetriesExhaustedError  transient failures persisted through every retry
 
 Errors carry where they happened (path, stripe, column, stream) when it is known.
+
+Warnings aorc gives are of class :class:`AorcWarning` (a :class:`UserWarning`): for example
+about the files a dataset skips because they sit at another partition depth.
 """
 
 from __future__ import annotations
@@ -26,11 +31,13 @@ from __future__ import annotations
 __all__ = [
     "AccessDeniedError",
     "AorcError",
+    "AorcWarning",
     "CorruptFileError",
     "FormatError",
     "ObjectChangedError",
     "ObjectExistsError",
     "ObjectNotFoundError",
+    "OldOffsetsError",
     "RetriesExhaustedError",
     "SchemaError",
     "StoreError",
@@ -41,6 +48,11 @@ __all__ = [
 
 class AorcError(Exception):
     """Root of every error aorc raises on purpose."""
+
+
+class AorcWarning(UserWarning):
+    """Something aorc did on its own that the caller may want to know about (files of a
+    dataset it skipped, ...)."""
 
 
 class FormatError(AorcError, ValueError):
@@ -61,6 +73,12 @@ class UnsupportedFeatureError(AorcError):
 
 class SchemaError(AorcError, ValueError):
     """A schema, column selection or option given by the caller is wrong."""
+
+
+class OldOffsetsError(AorcError):
+    """A :class:`~aorc.sink.RollingSink` stream was given records at or below the offset it
+    already wrote: a replay (e.g. after a consumer rebalance). ``on_old_offsets="skip"``
+    drops such records instead; the sink stays usable either way."""
 
 
 class StoreError(AorcError, OSError):

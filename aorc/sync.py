@@ -10,14 +10,27 @@
         print(reader.schema, reader.num_rows, reader.statistics["id"].maximum)
         for batch in reader.iter_batches(batch_size=10_000):
             ...
+    dataset = aorc.sync.open_dataset("s3://bucket/events/")
+    print(dataset.count_rows([("country", "==", "DE")]))
+    with aorc.sync.open_writer("out/stream.orc", table.schema) as writer:
+        writer.write(table)
+    with aorc.sync.RollingSink("out/events", table.schema, on_commit=print) as sink:
+        sink.write(table, topic="t", partition=0, offsets=0)
+
+Every function and method takes the same arguments as its async version (:func:`read_table`,
+:func:`write_table`, :func:`read_dataset`, :func:`write_dataset`, :func:`open_reader`,
+:func:`open_dataset`, :func:`open_writer`, :class:`RollingSink`) and returns what it returns,
+or a blocking view of it (:class:`SyncReader`, :class:`SyncDataset`, :class:`SyncWriter`):
+coroutines become blocking calls and async iterators plain iterators, while attributes
+(schemas, statistics, counters) are read as they are.
 
 The async code runs on a private event loop in a daemon thread (started on first use and
 shared by every call), so these functions work alike in a plain script and inside a running
 event loop such as Jupyter's, where ``asyncio.run`` fails. They must not be called from
-aorc's own loop thread (a callback of it), which would wait for itself.
+aorc's own loop thread (a callback of it), which would wait for itself; :func:`run` runs any
+coroutine of aorc's there.
 
-Adding an entry point is one line: ``name = _blocking(function)``. ``read_dataset`` and
-``write_dataset`` are wrapped on first use when :mod:`aorc` has them.
+Adding an entry point is one line: ``name = _blocking(function)``.
 """
 
 from __future__ import annotations
@@ -25,18 +38,40 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import inspect
+import os
 import threading
-from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
 import pyarrow as pa
 
 from aorc.errors import AorcError
+from aorc.format.types import OrcType
 from aorc.io import Source
+from aorc.io.output import Destination
+from aorc.options import WriteOptions
+from aorc.read.dataset import Dataset
+from aorc.read.dataset import open_dataset as _open_dataset
+from aorc.read.dataset import read_dataset as _read_dataset
 from aorc.read.dataset import read_table as _read_table
+from aorc.read.discovery import DatasetSource
 from aorc.read.reader import OrcReader
 from aorc.read.reader import open_reader as _open_reader
+from aorc.sink.results import SinkCommit
+from aorc.sink.rolling import RollingSink as _RollingSink
+from aorc.write.dataset import write_dataset as _write_dataset
+from aorc.write.writer import OrcWriter
+from aorc.write.writer import open_writer as _open_writer
 from aorc.write.writer import write_table as _write_table
 
 P = ParamSpec("P")
@@ -122,22 +157,27 @@ def _blocking(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
 
 read_table = _blocking(_read_table)
 write_table = _blocking(_write_table)
-
-#: Entry points wrapped on first use when :mod:`aorc` has them (datasets are being added).
-_OPTIONAL = ("read_dataset", "write_dataset")
-
-
-def __getattr__(name: str) -> Any:
-    import aorc
-
-    if name in _OPTIONAL and hasattr(aorc, name):
-        func = _blocking(getattr(aorc, name))
-        globals()[name] = func
-        return func
-    raise AttributeError(f"module 'aorc.sync' has no attribute {name!r}")
+read_dataset = _blocking(_read_dataset)
+write_dataset = _blocking(_write_dataset)
 
 
-class SyncReader:
+class _Blocking:
+    """A blocking view of an aorc object: its attributes as they are, its coroutine methods
+    as blocking ones (run on the private loop)."""
+
+    _target: Any
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if asyncio.iscoroutinefunction(value):
+            return _blocking(value)
+        return value
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *dir(self._target)})
+
+
+class SyncReader(_Blocking):
     """A blocking view of an :class:`aorc.OrcReader`; get one from :func:`open_reader`.
 
     File information (``schema``, ``num_rows``, ``statistics``, ``stripes``, ``metadata``,
@@ -146,27 +186,26 @@ class SyncReader:
     """
 
     def __init__(self, reader: OrcReader) -> None:
-        self._reader = reader
+        self._target = self._reader = reader
 
     @property
     def reader(self) -> OrcReader:
         """The async reader (its coroutines run on aorc's private loop: see :func:`run`)."""
         return self._reader
 
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._reader, name)
-        if asyncio.iscoroutinefunction(value):
-            return _blocking(value)
-        return value
+    def read(self, columns: Sequence[str] | None = None, filters: Any = None, *,
+             stripes: Sequence[int] | None = None,
+             use_threads: bool | int = True) -> pa.Table:
+        """Blocking :meth:`aorc.OrcReader.read` (same arguments)."""
+        return run(self._reader.read(columns, filters=filters, stripes=stripes,
+                                     use_threads=use_threads))
 
-    def read(self, columns: list[str] | None = None, filters: Any = None) -> pa.Table:
-        """Blocking :meth:`aorc.OrcReader.read`."""
-        return run(self._reader.read(columns, filters=filters))
-
-    def iter_batches(self, columns: list[str] | None = None, batch_size: int = 65536,
-                     filters: Any = None) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.OrcReader.iter_batches` (arguments are checked at once)."""
-        source = self._reader.iter_batches(columns, batch_size=batch_size, filters=filters)
+    def iter_batches(self, columns: Sequence[str] | None = None, batch_size: int = 65536,
+                     filters: Any = None, *, stripes: Sequence[int] | None = None,
+                     use_threads: bool | int = True) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.OrcReader.iter_batches` (same arguments, checked at once)."""
+        source = self._reader.iter_batches(columns, batch_size=batch_size, filters=filters,
+                                           stripes=stripes, use_threads=use_threads)
         return _iterate(source)
 
     def close(self) -> None:
@@ -192,20 +231,199 @@ def _iterate(source: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.Record
         run(source.aclose())
 
 
-async def _open(source: Source, storage_options: Mapping[str, Any] | None) -> OrcReader:
-    return await _open_reader(source, storage_options=storage_options)
+async def _open(source: Source, storage_options: Mapping[str, Any] | None,
+                timestamp_unit: str, read_dictionary: Sequence[str] | None) -> OrcReader:
+    return await _open_reader(source, storage_options=storage_options,
+                              timestamp_unit=timestamp_unit, read_dictionary=read_dictionary)
 
 
-def open_reader(source: Source, *,
-                storage_options: Mapping[str, Any] | None = None) -> SyncReader:
+def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
+                timestamp_unit: str = "ns",
+                read_dictionary: Sequence[str] | None = None) -> SyncReader:
     """Open an ORC file for reading, blocking: use as ``with open_reader(path) as r:``.
 
     Args:
         source: as for :func:`aorc.open_reader`: a path, ``file://`` or ``s3://`` URL,
             bytes, or a :class:`aorc.io.Store`.
         storage_options: as for :func:`aorc.open_reader`.
+        timestamp_unit: as for :func:`aorc.open_reader`.
+        read_dictionary: as for :func:`aorc.open_reader`.
     """
-    return SyncReader(run(_open(source, storage_options)))
+    return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary)))
 
 
-__all__ = ["SyncReader", "open_reader", "read_table", "run", "write_table"]
+# =========================================================================== datasets
+
+class SyncDataset(_Blocking):
+    """A blocking view of an :class:`aorc.Dataset`; get one from :func:`open_dataset`.
+
+    ``schema``, ``files``, ``partition_schema``, ``partitioning``, ``num_rows``,
+    ``io_stats`` and ``scan_stats`` are the dataset's; :meth:`read` (``to_table``),
+    :meth:`count_rows` and :meth:`head` block; :meth:`iter_batches` (``to_batches``) is a
+    plain iterator.
+    """
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._target = self._dataset = dataset
+
+    @property
+    def dataset(self) -> Dataset:
+        """The async dataset (its coroutines run on aorc's private loop: see :func:`run`)."""
+        return self._dataset
+
+    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
+                     batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.Dataset.iter_batches` (same arguments, checked at once)."""
+        return _iterate(self._dataset.iter_batches(columns, filters, batch_size=batch_size))
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.Dataset.to_batches` (pyarrow.dataset's name)."""
+        return _iterate(self._dataset.to_batches(columns, filter, batch_size=batch_size))
+
+
+async def _open_ds(source: DatasetSource, kwargs: dict[str, Any]) -> Dataset:
+    return await _open_dataset(source, **kwargs)
+
+
+def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
+                 schema: pa.Schema | None = None, timestamp_unit: str = "ns",
+                 storage_options: Mapping[str, Any] | None = None, max_open_files: int = 16,
+                 exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
+                 read_dictionary: Sequence[str] | None = None) -> SyncDataset:
+    """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`."""
+    kwargs = {"partitioning": partitioning, "schema": schema,
+              "timestamp_unit": timestamp_unit, "storage_options": storage_options,
+              "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
+              "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary}
+    return SyncDataset(run(_open_ds(source, kwargs)))
+
+
+# =========================================================================== writing
+
+class SyncWriter(_Blocking):
+    """A blocking view of an :class:`aorc.OrcWriter`; get one from :func:`open_writer` and
+    use it as ``with open_writer(...) as writer: writer.write(batch)``. Leaving the block
+    normally completes the file; an exception aborts it (nothing is left at the
+    destination). ``num_rows``, ``num_stripes``, ``bytes_written``, ... are the writer's."""
+
+    def __init__(self, writer: OrcWriter) -> None:
+        self._target = self._writer = writer
+
+    @property
+    def writer(self) -> OrcWriter:
+        """The async writer."""
+        return self._writer
+
+    def write(self, data: Any) -> None:
+        """Blocking :meth:`aorc.OrcWriter.write`."""
+        run(self._writer.write(data))
+
+    def close(self) -> None:
+        """Blocking :meth:`aorc.OrcWriter.close`: the file appears."""
+        run(self._writer.close())
+
+    def abort(self) -> None:
+        """Blocking :meth:`aorc.OrcWriter.abort`: nothing is left at the destination."""
+        run(self._writer.abort())
+
+    def __enter__(self) -> SyncWriter:
+        run(self._writer.__aenter__())
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        run(self._writer.__aexit__(exc_type, exc, tb))
+
+
+async def _new_writer(dest: Destination, schema: pa.Schema | str | OrcType,
+                      options: WriteOptions | None, storage_options: Mapping[str, Any] | None,
+                      keywords: dict[str, Any]) -> OrcWriter:
+    return _open_writer(dest, schema, options, storage_options=storage_options, **keywords)
+
+
+def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
+                options: WriteOptions | None = None, *,
+                storage_options: Mapping[str, Any] | None = None,
+                **keywords: Any) -> SyncWriter:
+    """Blocking :func:`aorc.open_writer` (same arguments): use as ``with open_writer(path,
+    schema) as writer: writer.write(batch)``."""
+    return SyncWriter(run(_new_writer(dest, schema, options, storage_options, keywords)))
+
+
+class RollingSink(_Blocking):
+    """A blocking :class:`aorc.sink.RollingSink` (same arguments): ``with RollingSink(...) as
+    sink: sink.write(batch, topic=..., partition=..., offsets=...)``; leaving the block
+    normally commits everything, an exception aborts. ``on_commit`` may be a plain function
+    (run in a worker thread, so that it may block, e.g. on a Kafka consumer's commit) or a
+    coroutine function. ``stats``, ``position()``, ``memory_in_use``, ... are the sink's."""
+
+    def __init__(self, prefix: str | os.PathLike[str], schema: pa.Schema, *,
+                 on_commit: Callable[[SinkCommit], Any] | None = None, **kwargs: Any) -> None:
+        self._target = self._sink = run(_new_sink(prefix, schema, _as_async(on_commit),
+                                                  kwargs))
+
+    @property
+    def sink(self) -> _RollingSink:
+        """The async sink."""
+        return self._sink
+
+    def write(self, data: pa.RecordBatch | pa.Table, *, topic: str, partition: int,
+              offsets: Any) -> None:
+        """Blocking :meth:`aorc.sink.RollingSink.write`."""
+        run(self._sink.write(data, topic=topic, partition=partition, offsets=offsets))
+
+    def flush(self, streams: Sequence[tuple[str, int]] | None = None) -> None:
+        """Blocking :meth:`aorc.sink.RollingSink.flush`."""
+        run(self._sink.flush(streams))
+
+    def close(self) -> None:
+        """Blocking :meth:`aorc.sink.RollingSink.close`."""
+        run(self._sink.close())
+
+    def abort(self) -> None:
+        """Blocking :meth:`aorc.sink.RollingSink.abort`."""
+        run(self._sink.abort())
+
+    def __enter__(self) -> RollingSink:
+        run(self._sink.__aenter__())
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        run(self._sink.__aexit__(exc_type, exc, tb))
+
+
+def _as_async(callback: Callable[[SinkCommit], Any] | None
+              ) -> Callable[[SinkCommit], Awaitable[None]] | None:
+    if callback is None or inspect.iscoroutinefunction(callback):
+        return callback
+
+    async def in_a_thread(commit: SinkCommit) -> None:
+        result = await asyncio.to_thread(callback, commit)
+        if inspect.isawaitable(result):
+            await result
+
+    return in_a_thread
+
+
+async def _new_sink(prefix: str | os.PathLike[str], schema: pa.Schema,
+                    on_commit: Callable[[SinkCommit], Awaitable[None]] | None,
+                    kwargs: dict[str, Any]) -> _RollingSink:
+    return _RollingSink(prefix, schema, on_commit=on_commit, **kwargs)
+
+
+__all__ = [
+    "RollingSink",
+    "SyncDataset",
+    "SyncReader",
+    "SyncWriter",
+    "open_dataset",
+    "open_reader",
+    "open_writer",
+    "read_dataset",
+    "read_table",
+    "run",
+    "write_dataset",
+    "write_table",
+]

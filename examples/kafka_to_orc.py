@@ -2,7 +2,7 @@
 
 Usage::
 
-    pip install 'aorc[kafka]'          # aiokafka
+    pip install '.[kafka]'             # from a clone of aorc: aiokafka too
     python examples/kafka_to_orc.py --bootstrap-servers broker:9092 --topic events \\
         --group orc-sink --dest s3://bucket/events \\
         --schema 'struct<user:string,action:string,amount:double>' [--endpoint-url URL]
@@ -212,8 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import aiokafka
     except ImportError:
-        print("kafka_to_orc.py needs aiokafka: pip install 'aorc[kafka]' (or aiokafka)",
-              file=sys.stderr)
+        print("kafka_to_orc.py needs aiokafka: pip install '.[kafka]' in a clone of aorc "
+              "(or pip install aiokafka)", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     return asyncio.run(run(args, aiokafka))

@@ -23,6 +23,7 @@ for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().pare
         sys.path.insert(0, str(_path))
 
 from helpers.corpus import corpus_root  # noqa: E402
+from helpers.lzo_peer import available as lzo_available  # noqa: E402
 from helpers.readers import READER_ENV, reader_name  # noqa: E402
 
 
@@ -41,6 +42,8 @@ def missing_oracles() -> list[str]:
         missing.append("a Java runtime (java on PATH or JAVA_HOME), for ORC Java and Spark")
     if importlib.util.find_spec("pyspark") is None:
         missing.append("PySpark")
+    if not lzo_available():
+        missing.append("an independent LZO implementation (lzallright, in the test extra)")
     return missing
 
 

@@ -58,3 +58,16 @@ def test_entry_point_is_the_cli_main() -> None:
     assert module == "aorc.cli"
     import aorc.cli
     assert callable(getattr(aorc.cli, func))
+
+
+def test_import_does_not_load_pyarrow_dataset() -> None:
+    """``import aorc`` (and its sync facade and CLI) stays light: pyarrow.dataset (about 50 MB
+    of RSS) loads only when an expression filter or a pyarrow partitioning object is used."""
+    import subprocess
+    import sys
+
+    code = ("import sys, aorc, aorc.sync, aorc.cli.main\n"
+            "print('pyarrow.dataset' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.strip() == "False"

@@ -113,10 +113,13 @@ async def test_corrupt_file_is_rejected(entry: CorpusFile) -> None:
 
 
 async def test_zero_byte_file(corpus: Path) -> None:
-    """A zero-byte file reads as an empty table (as ORC Java does)."""
+    """A zero-byte file is refused (as ORC C++ and pyarrow.orc refuse it; ORC Java reads an
+    empty struct): a 0-byte object is most often a failed upload (issue 24)."""
     require_aorc()
-    table = await read_table(corpus / "files" / "zero.orc")
-    assert (table.num_rows, table.num_columns) == (0, 0)
+    with pytest.raises(error_class("CorruptFileError"), match="empty file"):
+        await read_table(corpus / "files" / "zero.orc")
+    with pytest.raises(OSError, match="too small"):  # the peer (ORC C++) refuses it too
+        read_pyarrow(corpus / "files" / "zero.orc")
 
 
 @pytest.mark.parametrize("entry", corpus_params(lambda e: e.group == "encrypted"))

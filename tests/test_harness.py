@@ -12,6 +12,7 @@ import datetime
 import decimal
 import math
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -283,3 +284,18 @@ def test_civil_from_days(days: int) -> None:
     else:
         year, month, day = civil_from_days(days)
         assert (month, day) in ((3, 1), (1, 1))
+
+
+def test_ci_fails_without_an_lzo_peer(monkeypatch: pytest.MonkeyPatch,
+                                      request: pytest.FixtureRequest) -> None:
+    """Issue 24 item 16: the LZO decoder's peer is an oracle like the others: with CI=true
+    its absence fails the run (pytest_sessionstart exits on any missing oracle)."""
+    here = Path(__file__).resolve().with_name("conftest.py")
+    conftest = next(p for p in request.config.pluginmanager.get_plugins()
+                    if Path(getattr(p, "__file__", "") or "/").resolve() == here)
+    assert not [m for m in conftest.missing_oracles() if "LZO" in m]  # installed here
+    monkeypatch.setattr(conftest, "lzo_available", lambda: False)
+    assert [m for m in conftest.missing_oracles() if "LZO" in m]
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.exit.Exception, match="LZO"):
+        conftest.pytest_sessionstart(None)  # type: ignore[arg-type]

@@ -1,6 +1,12 @@
 """The CLI's datasets: ``meta``/``head``/``cat`` on folders and prefixes, ``aorc count``, and
 the timestamp unit of what ``head``/``cat`` print.
 
+Every command decides "file or dataset" as :func:`aorc.read_table` does
+(:func:`aorc.read.discovery.file_or_dataset`): a folder, or a URL ending with ``/``, is a
+dataset; otherwise a file, unless no file has that name and it is an object-store prefix
+(``s3://lake/events`` as well as ``s3://lake/events/``). Datasets take
+``--exclude-invalid-files`` and ``--path-glob-filter`` (:func:`dataset_flags`).
+
 :func:`open_rows` opens a single file (an :class:`~aorc.OrcReader`) or a dataset (a
 :class:`RowsOfDataset`, which has the few members the printing commands use). With
 ``--timestamp-unit auto`` (the default of ``head`` and ``cat``) a file is read in nanoseconds
@@ -13,23 +19,30 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import pyarrow as pa
 
 from aorc.filters.text import filters_from_text
 from aorc.format.types import TypeKind
-from aorc.read.dataset import Dataset, is_dataset_source, open_dataset
+from aorc.read.dataset import Dataset, open_dataset
+from aorc.read.discovery import file_or_dataset
 from aorc.read.partitioning import normalize_filters
 from aorc.read.reader import OrcReader, open_reader
 
 __all__ = [
+    "NO_DATASET_FLAGS",
     "TIMESTAMP_UNIT_CHOICES",
+    "DatasetFlags",
     "RowsOfDataset",
     "add_count_command",
+    "add_dataset_flags",
     "add_timestamp_unit_flag",
     "count",
+    "dataset_flags",
     "open_rows",
+    "open_source",
     "print_dataset_meta",
 ]
 
@@ -86,31 +99,79 @@ def _walk(reader: OrcReader) -> list[Any]:
     return list(parse_type_string(reader.orc_type).walk())
 
 
+@dataclass(frozen=True)
+class DatasetFlags:
+    """The dataset options of ``meta``, ``head``, ``cat`` and ``count`` (see
+    :func:`aorc.open_dataset`)."""
+
+    exclude_invalid_files: bool = False
+    path_glob_filter: str | None = None
+
+
+#: No dataset flags given.
+NO_DATASET_FLAGS = DatasetFlags()
+
+
+def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--exclude-invalid-files`` and ``--path-glob-filter``."""
+    group = parser.add_argument_group("datasets (a folder or prefix)")
+    group.add_argument("--exclude-invalid-files", action="store_true",
+                       help="skip files that are not ORC, and files at another partition "
+                       "depth than most (with a warning), instead of failing")
+    group.add_argument("--path-glob-filter", metavar="GLOB",
+                       help="read only files whose names match, e.g. '*.orc' or 'part-*' "
+                       "(default: every file but hidden ones and *.txt, *.md, *.json, *.crc, "
+                       "...)")
+
+
+def dataset_flags(args: argparse.Namespace) -> DatasetFlags:
+    """The :class:`DatasetFlags` of parsed arguments."""
+    return DatasetFlags(bool(getattr(args, "exclude_invalid_files", False)),
+                        getattr(args, "path_glob_filter", None))
+
+
+async def open_source(source: str, storage_options: Mapping[str, Any] | None,
+                      timestamp_unit: str = "ns", flags: DatasetFlags = NO_DATASET_FLAGS
+                      ) -> OrcReader | Dataset:
+    """The open file (an :class:`~aorc.OrcReader`, to be closed) or the opened dataset
+    ``source`` names, decided as :func:`aorc.read_table` decides. ``timestamp_unit="auto"``
+    reads a dataset in microseconds and a file as :func:`open_rows` says."""
+    async def one_file() -> OrcReader:
+        unit = timestamp_unit
+        if unit == "auto":
+            async with open_reader(source, storage_options=storage_options) as probe:
+                unit = "us" if _extreme_timestamps(probe) else "ns"
+        return await open_reader(source, storage_options=storage_options, timestamp_unit=unit)
+
+    async def dataset() -> Dataset:
+        return await open_dataset(source, storage_options=storage_options,
+                                  timestamp_unit="us" if timestamp_unit == "auto"
+                                  else timestamp_unit,
+                                  exclude_invalid_files=flags.exclude_invalid_files,
+                                  path_glob_filter=flags.path_glob_filter)
+
+    opened: OrcReader | Dataset = await file_or_dataset(source, one_file, dataset)
+    return opened
+
+
 @contextlib.asynccontextmanager
 async def open_rows(source: str, storage_options: Mapping[str, Any] | None,
-                    timestamp_unit: str = "ns") -> AsyncIterator[OrcReader | RowsOfDataset]:
+                    timestamp_unit: str = "ns", flags: DatasetFlags = NO_DATASET_FLAGS
+                    ) -> AsyncIterator[OrcReader | RowsOfDataset]:
     """A reader of the file, or the rows of the dataset, ``source`` names."""
-    if await is_dataset_source(source):
-        unit = "us" if timestamp_unit == "auto" else timestamp_unit
-        dataset = await open_dataset(source, storage_options=storage_options,
-                                     timestamp_unit=unit)
-        yield RowsOfDataset(dataset)
+    opened = await open_source(source, storage_options, timestamp_unit, flags)
+    if isinstance(opened, Dataset):
+        yield RowsOfDataset(opened)
         return
-    unit = timestamp_unit
-    if unit == "auto":
-        async with open_reader(source, storage_options=storage_options) as probe:
-            unit = "us" if _extreme_timestamps(probe) else "ns"
-    async with open_reader(source, storage_options=storage_options,
-                           timestamp_unit=unit) as reader:
-        yield reader
+    try:
+        yield opened
+    finally:
+        await opened.close()
 
 
-async def print_dataset_meta(source: str, as_json: bool, out: TextIO,
-                             storage_options: Mapping[str, Any] | None) -> bool:
-    """Describe ``source`` when it is a dataset (and say whether it was one)."""
-    if not await is_dataset_source(source):
-        return False
-    dataset = await open_dataset(source, storage_options=storage_options, timestamp_unit="us")
+async def print_dataset_meta(dataset: Dataset, source: str, as_json: bool,
+                             out: TextIO) -> None:
+    """Describe the dataset ``source`` names."""
     info = {
         "source": source,
         "files": len(dataset.files),
@@ -123,26 +184,34 @@ async def print_dataset_meta(source: str, as_json: bool, out: TextIO,
         import json
         json.dump(info, out, indent=2)
         out.write("\n")
-        return True
+        return
     lines = [f"dataset: {source}", f"files: {info['files']}", f"bytes: {info['bytes']}",
              f"rows: {info['rows']}",
              f"partition columns: {', '.join(dataset.partition_schema.names) or 'none'}",
              "schema:"]
     lines += [f"  {f.name}: {f.type}" for f in dataset.schema]
     out.write("\n".join(lines) + "\n")
-    return True
 
 
 # =========================================================================== count
 
 async def count(source: str, filters: Sequence[str], out: TextIO,
                 storage_options: Mapping[str, Any] | None,
-                timestamp_unit: str = "us") -> None:
+                timestamp_unit: str = "us", flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
     """Print the matching rows, the files scanned and their bytes of a file or dataset."""
-    sources: Any = source if await is_dataset_source(source) else [source]
-    dataset = await open_dataset(sources, storage_options=storage_options,
-                                 timestamp_unit=timestamp_unit,
-                                 partitioning="hive" if sources is source else None)
+    async def one_file() -> Dataset:
+        async with open_reader(source, storage_options=storage_options):
+            pass  # a file of that name exists (else a prefix is tried)
+        return await open_dataset([source], storage_options=storage_options,
+                                  timestamp_unit=timestamp_unit, partitioning=None)
+
+    async def whole() -> Dataset:
+        return await open_dataset(source, storage_options=storage_options,
+                                  timestamp_unit=timestamp_unit,
+                                  exclude_invalid_files=flags.exclude_invalid_files,
+                                  path_glob_filter=flags.path_glob_filter)
+
+    dataset: Dataset = await file_or_dataset(source, one_file, whole)
     terms = filters_from_text(filters, dataset.schema)
     normalize_filters(terms)
     rows = await dataset.count_rows(terms)
@@ -160,6 +229,7 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
     cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
                      help="keep rows where this holds (repeat: all must hold)")
     add_timestamp_unit_flag(cmd, default="us")
+    add_dataset_flags(cmd)
 
 
 def add_timestamp_unit_flag(parser: argparse.ArgumentParser, default: str = "auto") -> None:

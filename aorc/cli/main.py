@@ -42,17 +42,23 @@ import pyarrow.compute as pc
 from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
 from aorc.cli.dataset import (
+    NO_DATASET_FLAGS,
+    DatasetFlags,
     add_count_command,
+    add_dataset_flags,
     add_timestamp_unit_flag,
     count,
+    dataset_flags,
     open_rows,
+    open_source,
     print_dataset_meta,
 )
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.options import WriteOptions
-from aorc.read.reader import OrcReader, StripeFooterInfo, open_reader
+from aorc.read.dataset import Dataset
+from aorc.read.reader import OrcReader, StripeFooterInfo
 
 __all__ = ["main"]
 
@@ -157,14 +163,19 @@ def print_meta(info: dict[str, Any], out: TextIO) -> None:
 
 
 async def _meta(path: str, as_json: bool, out: TextIO,
-                storage_options: Mapping[str, Any] | None = None) -> None:
+                storage_options: Mapping[str, Any] | None = None,
+                flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
     if is_iceberg_url(path):
         await table_meta(path, as_json, out)
         return
-    if await print_dataset_meta(path, as_json, out, storage_options):
+    opened = await open_source(path, storage_options, flags=flags)
+    if isinstance(opened, Dataset):
+        await print_dataset_meta(opened, path, as_json, out)
         return
-    async with open_reader(path, storage_options=storage_options) as reader:
-        info = await describe(reader)
+    try:
+        info = await describe(opened)
+    finally:
+        await opened.close()
     if as_json:
         json.dump(info, out, indent=2, default=_json_default)
         out.write("\n")
@@ -252,14 +263,15 @@ def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
 
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
-                filters: Sequence[str] = (), timestamp_unit: str = "auto") -> None:
+                filters: Sequence[str] = (), timestamp_unit: str = "auto",
+                flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
     if n <= 0:
         return
     if is_iceberg_url(path):
         await table_rows(path, columns, filters, n, lambda batch: out.write("".join(
             json.dumps(row, default=_json_default) + "\n" for row in _rows(batch))))
         return
-    async with open_rows(path, storage_options, timestamp_unit) as reader:
+    async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
         left = n
         selected = filters_from_text(filters, reader.schema)
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
@@ -300,11 +312,11 @@ def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
 async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                storage_options: Mapping[str, Any] | None = None,
                progress: bool | None = None, filters: Sequence[str] = (),
-               timestamp_unit: str = "auto") -> None:
+               timestamp_unit: str = "auto", flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
     if is_iceberg_url(path):
         await _cat_table(path, fmt, columns, out, filters)
         return
-    async with open_rows(path, storage_options, timestamp_unit) as reader:
+    async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
         selected = filters_from_text(filters, reader.schema)
         header = fmt == "csv"
         if progress is None:  # a bar on the terminal only when the rows go elsewhere
@@ -478,12 +490,14 @@ def _parser() -> argparse.ArgumentParser:
                           help="describe a file: schema, stripes, statistics")
     meta.add_argument("file", help=where)
     meta.add_argument("--json", action="store_true", help="print JSON")
+    add_dataset_flags(meta)
     head = sub.add_parser("head", parents=[parent], help="print the first rows as JSON lines")
     head.add_argument("file", help=where)
     head.add_argument("-n", "--rows", type=int, default=10, help="rows to print (10)")
     head.add_argument("--columns", help="comma-separated column names or dotted paths")
     _filter_flag(head)
     add_timestamp_unit_flag(head)
+    add_dataset_flags(head)
     cat = sub.add_parser("cat", parents=[parent], help="print every row (JSON lines or CSV)")
     cat.add_argument("file", help=where)
     cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
@@ -491,6 +505,7 @@ def _parser() -> argparse.ArgumentParser:
     cat.add_argument("--columns", help="comma-separated column names or dotted paths")
     _filter_flag(cat)
     add_timestamp_unit_flag(cat)
+    add_dataset_flags(cat)
     _progress_flags(cat)
     _add_convert(sub, parent)
     add_count_command(sub, parent)
@@ -499,18 +514,19 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _run(args: argparse.Namespace, out: TextIO) -> None:
     options = _storage_options(args)
+    flags = dataset_flags(args)
     if args.command == "meta":
-        await _meta(args.file, args.json, out, options)
+        await _meta(args.file, args.json, out, options, flags)
     elif args.command == "head":
         await _head(args.file, args.rows, _names(args.columns), out, options, args.filter,
-                    args.timestamp_unit)
+                    args.timestamp_unit, flags)
     elif args.command == "cat":
         await _cat(args.file, args.format, _names(args.columns), out, options, args.progress,
-                   args.filter, args.timestamp_unit)
+                   args.filter, args.timestamp_unit, flags)
     elif args.command == "count" and is_iceberg_url(args.source):
         await table_count(args.source, args.filter, out, options)
     elif args.command == "count":
-        await count(args.source, args.filter, out, options, args.timestamp_unit)
+        await count(args.source, args.filter, out, options, args.timestamp_unit, flags)
     else:
         await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                       delimiter=args.delimiter, storage_options=options,

@@ -9,6 +9,11 @@ against the column's ORC type and brought into a comparison domain once:
   to a constant (``TRUE``, ``FALSE`` or ``NOT_NULL``);
 - floats: Python floats (a float32 column's ``==``/``in`` literal that no float32 equals folds);
 - strings: ``str`` (compared by code point, which is UTF-8 byte order); binary: ``bytes``.
+
+A literal given as text for a column of another type (``("day", ">=", "2024-01-31")``, JSON
+filters) is parsed first, by :func:`aorc.filters.literals.parse_text` (the grammar partition
+columns and the CLI use too); a text it cannot read raises a :class:`SchemaError` that says
+which formats the column takes.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.errors import SchemaError
+from aorc.filters.literals import parse_text
 from aorc.filters.ops import COMPARISONS, OPS, Op, op_named, spellings
-from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind
+from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind, to_arrow_type
 
 __all__ = [
     "COMPARISONS",
@@ -222,6 +228,19 @@ class _Nanos:
 _ARROW_UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
 
+def _from_text(leaf: Leaf, value: Any) -> Any:
+    """A text literal for a column that is not a string or binary one, parsed (see
+    :mod:`aorc.filters.literals`); anything else as it is."""
+    if not isinstance(value, str) or leaf.kind in STRING or leaf.kind == TypeKind.BINARY \
+            or leaf.kind.is_compound:
+        return value
+    try:
+        return parse_text(value, to_arrow_type(leaf.column))
+    except ValueError as exc:
+        raise SchemaError(f"filter on {leaf.name!r} (an ORC {leaf.kind.name.lower()} "
+                          f"column): {exc}") from None
+
+
 def _plain(value: Any) -> Any:
     """A literal given as a pyarrow scalar, as a Python value (timestamps exact)."""
     if not isinstance(value, pa.Scalar):
@@ -356,12 +375,24 @@ def _bytes_value(leaf: Leaf, value: Any) -> str | bytes:
         except UnicodeEncodeError as exc:
             raise SchemaError(f"filter on {leaf.name!r}: {value!r} is not valid UTF-8 "
                               "text") from exc
-        return str(value)
+        return _char_literal(leaf.column, str(value))
     if isinstance(value, str):
         return value.encode("utf-8", "surrogateescape")
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
     raise _type_error(leaf, value)
+
+
+def _char_literal(column: OrcType, value: str) -> str:
+    """A literal for a ``char(n)`` column as Hive and Spark compare it: trailing spaces do
+    not count, and the column's values are padded with spaces to ``n`` characters (as ORC
+    Java writes them), so the literal is padded alike (``'ab'`` matches ``'ab   '``). A
+    literal longer than ``n`` (spaces aside) is kept: no value equals it."""
+    n = column.max_length
+    if column.kind != TypeKind.CHAR or not n:
+        return value
+    core = value.rstrip(" ")
+    return core.ljust(n) if len(core) <= n else value
 
 
 def _domain_value(leaf: Leaf, value: Any) -> Any:
@@ -405,7 +436,7 @@ def _comparison_leaf(base: Leaf, value: Any) -> Leaf:
         raise SchemaError(f"filter ({base.name!r}, {op.value!r}, None): a comparison with "
                           f"None matches no row; to select missing values write "
                           f"({base.name!r}, {hint!r})")
-    value = _plain(value)
+    value = _plain(_from_text(base, value))
     if _is_null_literal(value):
         return _replace(base, Op.FALSE)  # a comparison with null is null: no row is kept
     if op in (Op.EQ, Op.NE):
@@ -459,7 +490,7 @@ def _set_leaf(base: Leaf, values: Any) -> Leaf:
     members: dict[Any, None] = {}
     null_in_set = False
     for value in values:
-        value = _plain(value)
+        value = _plain(_from_text(base, value))
         if _is_null_literal(value):
             null_in_set = True
             continue

@@ -1,12 +1,13 @@
 """Filters written as text, ``"col op value"``, as the command line takes them.
 
 ``parse_filter_text`` splits the text; ``filters_from_text`` also converts the value(s) to
-the column's type (with Arrow's cast from text, so ``amount > 10.5``, ``day >= 2024-01-31``,
-``ts < 2024-01-31 12:00:00``, ``ok == true`` all work), giving list-form filters for
-``filters=``. Ops are those of ``filters=``: ``==`` (or ``=``), ``!=``, ``<``, ``<=``, ``>``,
-``>=``, ``in``, ``not in``, ``is null``, ``is not null``. A value may be quoted with ``'``
-or ``"`` (needed for text with spaces or commas); ``in`` and ``not in`` take a
-comma-separated list, optionally in ``(...)`` or ``[...]``. Examples::
+the column's type, as ``filters=`` parses text values (:mod:`aorc.filters.literals`: so
+``amount > 10.5``, ``day >= 2024-01-31``, ``ts < 2024-01-31T12:00:00Z``, ``ok == true`` all
+work, and a value that does not parse says which formats the column takes), giving list-form
+filters for ``filters=``. Ops are those of ``filters=``: ``==`` (or ``=``), ``!=``, ``<``,
+``<=``, ``>``, ``>=``, ``in``, ``not in``, ``is null``, ``is not null``. A value may be
+quoted with ``'`` or ``"`` (needed for text with spaces or commas); ``in`` and ``not in``
+take a comma-separated list, optionally in ``(...)`` or ``[...]``. Examples::
 
     country == NO
     name in ('Ann', 'Bob')
@@ -23,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.errors import SchemaError
+from aorc.filters.literals import parse_text
 
 __all__ = ["filters_from_text", "parse_filter_text"]
 
@@ -110,17 +112,13 @@ def _typed(text: str, value: Value, t: pa.DataType | None) -> Any:
     raw, quoted = value
     if not quoted and raw.lower() == "null":
         return None
-    if t is None or pa.types.is_string(t) or pa.types.is_large_string(t):
+    if t is None:
         return raw
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return raw.encode("utf-8")
     target = t.value_type if pa.types.is_dictionary(t) else t
     try:
-        if pa.types.is_boolean(target):
-            return {"true": True, "false": False}[raw.strip().lower()]
-        return pa.array([raw.strip()]).cast(target)[0]
-    except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise SchemaError(f"filter {text!r}: {raw!r} is not a {target} value") from exc
+        return parse_text(raw, target)
+    except ValueError as exc:
+        raise SchemaError(f"filter {text!r}: {exc} (the column is {target})") from None
 
 
 def filters_from_text(texts: Sequence[str], schema: pa.Schema) -> list[tuple[Any, ...]] | None:

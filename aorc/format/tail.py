@@ -349,11 +349,13 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
 
     Returns:
         The :class:`FileTail`, or :class:`NeedBytes` with the exact number of bytes from the
-        end of the file needed to parse it. A zero-byte file is an empty ORC file (no rows,
-        schema ``struct<>``), as ORC Java reads it.
+        end of the file needed to parse it.
 
     Raises:
-        CorruptFileError: when the tail is damaged (bad lengths, magic, protobuf, ...).
+        CorruptFileError: when the tail is damaged (bad lengths, magic, protobuf, ...), or
+            the file is empty: a 0-byte object is most often a failed upload, so it is
+            refused as pyarrow.orc (ORC C++) refuses it, where ORC Java reads an empty
+            ``struct<>`` (datasets skip empty files, as Hive writes empty tables so).
         UnsupportedVersionError: for a format version ORC Java refuses (a future version).
         UnsupportedFeatureError: for an unknown compression codec.
         ValueError: when ``tail`` is longer than ``file_length``.
@@ -362,7 +364,8 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
         raise ValueError(f"tail of {len(tail)} bytes for a file of {file_length} bytes")
     where = f"{source or 'ORC file'} ({file_length} bytes)"
     if file_length == 0:
-        return _empty_tail(source)
+        raise CorruptFileError(f"{where}: an empty file is not an ORC file (an ORC file "
+                               "holds at least its magic and tail; was an upload cut short?)")
     if file_length <= len(MAGIC):
         raise CorruptFileError(f"{where}: too short to be an ORC file")
     if not tail:
@@ -493,20 +496,3 @@ def _stripes(footer: pb.Footer, stripes_end: int, where: str) -> list[StripeInfo
                 f"outside the stripe area {len(MAGIC)}..{stripes_end}")
         out.append(info)
     return out
-
-
-def _empty_tail(source: str | None) -> FileTail:
-    """The tail ORC Java makes up for a zero-byte file: ``struct<>``, no rows."""
-    ps = pb.PostScript(footerLength=0, compression=pb.NONE, version=list(V0_12),
-                       metadataLength=0, writerVersion=len(_JAVA_WRITER_VERSIONS) - 1,
-                       magic=MAGIC.decode())
-    footer = pb.Footer(headerLength=0, contentLength=0, numberOfRows=0, rowIndexStride=0,
-                       types=[pb.Type(kind=pb.Type.STRUCT)])
-    return FileTail(
-        postscript=ps, footer=footer, file_length=0, postscript_length=0, version=V0_12,
-        compression=CompressionKind.NONE, block_size=DEFAULT_BLOCK_SIZE,
-        writer_version=ps.writerVersion, writer=None, software_version=None,
-        calendar=pb.UNKNOWN_CALENDAR, schema=types_from_proto(footer.types), num_rows=0,
-        row_index_stride=0, stripes=[], user_metadata={}, has_encryption=False,
-        source=source)
-

@@ -17,27 +17,38 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 
-from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError
+from aorc.errors import CorruptFileError, SchemaError
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel
+from aorc.read.dataset_plan import (
+    FilePlan,
+    ReadPlan,
+    dataset_filter,
+    has_path,
+    plan_columns,
+    prune,
+)
+from aorc.read.dictionary import check_read_dictionary, present_columns
 from aorc.read.discovery import (
     DatasetFile,
     DatasetOptions,
     DatasetSource,
+    Layout,
     OpenedTail,
     check_options,
+    file_or_dataset,
     is_dataset_source,
     list_dataset,
     open_tail,
 )
 from aorc.read.evolution import conform, merge_schemas, positional_names
-from aorc.read.partitioning import Clauses, normalize_filters, surviving_rows
+from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader, open_reader
 from aorc.threads import pool_size
@@ -55,31 +66,30 @@ __all__ = [
 
 _DONE = object()
 _T = TypeVar("_T")
-
-
-@dataclass
-class _Plan:
-    """A read's files, each with the filter left for its data columns (``None``: all rows)."""
-
-    files: list[tuple[DatasetFile, Clauses | None]]
-    data_schema: pa.Schema
-    out_schema: pa.Schema
+_Plan = ReadPlan
 
 
 class Dataset:
     """Many ORC files read as one table. Create it with :func:`open_dataset`.
 
+    The names of :class:`pyarrow.dataset.Dataset` work too: :meth:`to_table`,
+    :meth:`to_batches`, :meth:`head`, :meth:`count_rows`, :attr:`schema`, :attr:`files`
+    and :attr:`partitioning` (they take ``filter=`` where aorc's own methods take
+    ``filters=``; both accept either form: list-form filters or an expression).
+
     Attributes:
-        files: the files, sorted by path (invalid ones left out when
-            ``exclude_invalid_files`` was given).
+        files: the files (:class:`DatasetFile`: path, size, partition values; each is
+            ``os.PathLike`` and prints as its path), sorted by path (invalid ones left out
+            when ``exclude_invalid_files`` was given).
         partition_schema: the partition columns and their types.
     """
 
     def __init__(self, files: list[DatasetFile], partition_schema: pa.Schema,
                  data_schema: pa.Schema, options: DatasetOptions, io_stats: IOStats,
-                 tails: dict[str, OpenedTail]) -> None:
+                 tails: dict[str, OpenedTail], layout: Layout | None = None) -> None:
         self.files = files
         self.partition_schema = partition_schema
+        self._layout = layout or Layout("hive")
         self._data_schema = data_schema
         self._options = options
         self._io = io_stats
@@ -100,6 +110,12 @@ class Dataset:
         if any(f.path not in self._tails for f in self.files):
             return None
         return sum(self._tails[f.path].tail.num_rows for f in self.files)
+
+    @property
+    def partitioning(self) -> Any:
+        """The partitioning as :mod:`pyarrow.dataset` describes it (a ``HivePartitioning``
+        or ``DirectoryPartitioning`` with the partition columns' types), or ``None``."""
+        return self._layout.arrow_partitioning(self.partition_schema)
 
     def files_matching(self, filters: Any = None) -> list[DatasetFile]:
         """The files a read with ``filters`` opens: those the partition terms leave."""
@@ -122,8 +138,10 @@ class Dataset:
 
         Args:
             columns: top-level column names (data or partition columns); ``None``: all.
-            filters: as for :meth:`aorc.OrcReader.iter_batches`, on data and partition
-                columns; partition terms prune files before they are opened.
+            filters: as for :meth:`aorc.OrcReader.iter_batches` (list-form filters or a
+                :class:`pyarrow.compute.Expression`), on data and partition columns;
+                partition terms prune files before they are opened. A column missing from
+                a file reads as nulls there.
 
         Raises:
             SchemaError: unknown columns, malformed filters, incompatible file schemas.
@@ -155,13 +173,18 @@ class Dataset:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
         return self._stream(self._plan(columns, filters), batch_size)
 
-    async def count_rows(self, filters: Any = None) -> int:
+    async def count_rows(self, filters: Any = None, *, filter: Any = None) -> int:  # noqa: A002
         """The number of matching rows: from the file footers where no data filter is left
-        for a file, else by a filtered read of the filter's columns only."""
-        plan = self._plan([], filters)
+        for a file, else by a filtered read of the filter's columns only.
+
+        Args:
+            filters: as for :meth:`read`.
+            filter: the same, by :mod:`pyarrow.dataset`'s name (give one of the two).
+        """
+        plan = self._plan([], _one_filter(filters, filter))
 
         async def count(f: DatasetFile, clauses: Clauses | None) -> int:
-            if clauses is None:
+            if clauses is None and plan.expression is None:
                 async with self._semaphore:
                     rows: int = (await self._tail(f)).tail.num_rows
                     return rows
@@ -170,38 +193,85 @@ class Dataset:
 
         return sum(await gather_or_cancel([count(f, c) for f, c in plan.files]))
 
+    # ------------------------------------------------------------------ pyarrow's names
+    async def to_table(self, columns: Sequence[str] | None = None,
+                       filter: Any = None) -> pa.Table:  # noqa: A002
+        """:meth:`read` by :meth:`pyarrow.dataset.Dataset.to_table`'s name: the matching
+        rows (``filter``: list-form filters or an expression) of ``columns``."""
+        return await self.read(columns, filter)
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+                   batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+        """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name (an
+        async iterator here: ``async for batch in dataset.to_batches(): ...``)."""
+        return self.iter_batches(columns, filter, batch_size=batch_size)
+
+    async def head(self, num_rows: int, columns: Sequence[str] | None = None,
+                   filter: Any = None) -> pa.Table:  # noqa: A002
+        """The first ``num_rows`` matching rows (files in path order), as
+        :meth:`pyarrow.dataset.Dataset.head`; reading stops once they are found.
+
+        Raises:
+            SchemaError: ``num_rows`` is not a non-negative integer, or as :meth:`read`.
+        """
+        if isinstance(num_rows, bool) or not isinstance(num_rows, int) or num_rows < 0:
+            raise SchemaError(f"num_rows must be a non-negative integer, got {num_rows!r}")
+        plan = self._plan(columns, filter)
+        batches: list[pa.RecordBatch] = []
+        left = num_rows
+        if left:
+            source = self._stream(plan, min(left, 65536))
+            async with contextlib.aclosing(source) as stream:
+                async for batch in stream:
+                    batches.append(batch.slice(0, left))
+                    left -= batches[-1].num_rows
+                    if not left:
+                        break
+        return pa.Table.from_batches(batches, schema=plan.out_schema)
+
     async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
                               schema_from: str = "read") -> pa.Table:
         """One-shot read of a dataset whose schema is not known yet: each file that
         survives the partition filter is opened and read at once (small files with one
         request), then the schemas are unified and every file's rows conformed. With
         ``schema_from="all"`` the schemas of the pruned files count too (their tails are
-        read at the same time, never their data)."""
-        clauses = normalize_filters(filters)
-        survivors = self._prune(clauses) if clauses else [(f, None) for f in self.files]
+        read at the same time, never their data); with ``"read"`` they are read afterwards
+        only when a column that ``columns`` or ``filters`` name is in no file read, so
+        that such a column reads as nulls whichever files the filter leaves."""
+        where = dataset_filter(filters)
+        survivors = (prune(self.files, self.partition_schema, where.clauses) if where.clauses
+                     else [(f, None) for f in self.files])
         if not survivors:
             await self._resolve_schema(self.files)
             return await self.read(columns, filters)
         kept = {f.path for f, _ in survivors}
-        pruned = ([f for f in self.files if f.path not in kept] if schema_from == "all"
-                  else [])
+        pruned = [f for f in self.files if f.path not in kept]
+        wanted = None if columns is None else {*columns, *where.names}
         threads = self._file_threads(len(survivors))
         results: list[Any] = await gather_or_cancel(
-            [self._read_raw(f, c, columns, threads) for f, c in survivors]
-            + [self._schema_only(f) for f in pruned])
+            [self._read_raw(f, c, wanted, threads) for f, c in survivors]
+            + [self._schema_only(f) for f in (pruned if schema_from == "all" else [])])
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
                               "schema=")
-        merged = merge_schemas([(f.path, schema) for f, schema, _ in found]
-                               + [r for r in results[len(survivors):] if r is not None])
-        self._data_schema = pa.schema([f for f in merged
-                                       if f.name not in self.partition_schema.names])
+        schemas = ([(f.path, schema) for f, schema, _ in found]
+                   + [r for r in results[len(survivors):] if r is not None])
+        self._data_schema = self._merged_data(schemas)
+        known = {*self._data_schema.names, *self.partition_schema.names}
+        if schema_from == "read" and pruned and not set(wanted or where.names) <= known:
+            extra = await gather_or_cancel([self._schema_only(f) for f in pruned])
+            self._data_schema = self._merged_data(schemas + [r for r in extra if r is not None])
         self.files = [f for f, _, _ in found]
         plan = self._plan(columns, filters)
         tables = [self._finish(t, f, {}, plan) for f, _, t in found]
         tables = [t for t in tables if t.num_rows]
         return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
+
+    def _merged_data(self, schemas: list[tuple[str, pa.Schema]]) -> pa.Schema:
+        """The files' schemas unified, without the partition columns."""
+        merged = merge_schemas(schemas)
+        return pa.schema([f for f in merged if f.name not in self.partition_schema.names])
 
     async def _resolve_schema(self, files: list[DatasetFile]) -> list[DatasetFile]:
         """Open ``files`` (their tails are kept) and unify their schemas into the dataset's;
@@ -222,7 +292,7 @@ class Dataset:
         return [f for f, s in zip(files, opened, strict=True) if s is not None]
 
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
-                        columns: Sequence[str] | None, threads: bool | int = True
+                        columns: set[str] | None, threads: bool | int = True
                         ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
@@ -234,7 +304,7 @@ class Dataset:
             try:
                 wanted = pa.schema([x for x in tail.schema
                                     if columns is None or x.name in columns])
-                fake = _Plan([], wanted, wanted)
+                fake = _Plan([], wanted, wanted, wanted)
                 cols, filt, possible, _ = self._file_request(tail.schema, clauses, fake)
                 if not possible:
                     return f, tail.schema, wanted.empty_table()
@@ -254,55 +324,17 @@ class Dataset:
 
     # ------------------------------------------------------------------ planning
     def _plan(self, columns: Sequence[str] | None, filters: Any) -> _Plan:
-        schema = self.schema
-        if columns is None:
-            names = schema.names
-        else:
-            if isinstance(columns, str):
-                raise SchemaError("columns must be a list of names, not a string")
-            names = list(columns)
-            for name in names:
-                if name not in schema.names:
-                    raise SchemaError(f"no column {name!r} in the dataset (columns: "
-                                      f"{', '.join(schema.names)})")
-        out = pa.schema([schema.field(n) for n in names])
-        data = pa.schema([f for f in out if f.name not in self.partition_schema.names])
-        clauses = normalize_filters(filters)
-        if clauses is None:
-            return _Plan([(f, None) for f in self.files], data, out)
-        for conj in clauses:
-            for name, _, _ in conj:
-                if name.split(".")[0] not in schema.names:
-                    raise SchemaError(f"filters: no column {name!r} in the dataset")
-        return _Plan(self._prune(clauses), data, out)
-
-    def _prune(self, clauses: Clauses) -> list[tuple[DatasetFile, Clauses | None]]:
-        """Each file whose partition values leave some conjunction possible, with the data
-        terms of those conjunctions (``None`` when a conjunction holds for all its rows)."""
-        parts = set(self.partition_schema.names)
-        table = (pa.Table.from_pylist([f.partition for f in self.files],
-                                      schema=self.partition_schema) if parts else None)
-        alive: list[set[int] | None] = []
-        for conj in clauses:
-            terms = [t for t in conj if t[0] in parts]
-            alive.append(surviving_rows(table, terms) if terms else None)
-        out: list[tuple[DatasetFile, Clauses | None]] = []
-        for i, f in enumerate(self.files):
-            left: Clauses = []
-            whole = False
-            for conj, ok in zip(clauses, alive, strict=True):
-                if ok is not None and i not in ok:
-                    continue
-                data_terms = [t for t in conj if t[0] not in parts]
-                if not data_terms:
-                    whole = True
-                    break
-                left.append(data_terms)
-            if whole:
-                out.append((f, None))
-            elif left:
-                out.append((f, left))
-        return out
+        where = dataset_filter(filters)
+        for name in self._options.read_dictionary or ():
+            if name.split(".")[0] not in self._data_schema.names:
+                raise SchemaError(f"read_dictionary: no data column {name!r} in the dataset "
+                                  f"(data columns: {', '.join(self._data_schema.names)})")
+        data, rows, out = plan_columns(self.schema, self.partition_schema.names, columns,
+                                       where)
+        files: list[FilePlan] = (prune(self.files, self.partition_schema, where.clauses)
+                                 if where.clauses is not None
+                                 else [(f, None) for f in self.files])
+        return _Plan(files, data, rows, out, where.expression)
 
     # ------------------------------------------------------------------ one file
     async def _tail(self, f: DatasetFile) -> OpenedTail:
@@ -320,8 +352,10 @@ class Dataset:
         """A reader of ``f`` on its opened tail, every request pinned to the version the
         tail came from (a file replaced since fails with ObjectChangedError)."""
         store = registry.open_input(f.path, tail.storage_options(self._options.storage_options))
+        dictionary = present_columns(tail.tail.schema, self._options.read_dictionary)
         return OrcReader(store, tail.tail, tail.data, owns_store=True,
-                         timestamp_unit=self._options.timestamp_unit)
+                         timestamp_unit=self._options.timestamp_unit,
+                         read_dictionary=dictionary or None)
 
     def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: _Plan
                       ) -> tuple[list[str], Clauses | None, bool, dict[str, str]]:
@@ -339,7 +373,7 @@ class Dataset:
             possible = True
             for name, op, value in conj:
                 top, _, rest = name.partition(".")
-                if top not in to_file or (rest and not _has_path(renamed.field(top), rest)):
+                if top not in to_file or (rest and not has_path(renamed.field(top), rest)):
                     if op == "is null":
                         continue  # a missing column is all nulls
                     possible = False
@@ -407,16 +441,16 @@ class Dataset:
                 plan: _Plan) -> pa.Table:
         table = table.rename_columns([names.get(n, n) for n in table.column_names])
         data = conform(table, plan.data_schema, f.path)
-        if not len(plan.out_schema):
+        if not len(plan.row_schema):
             return data
         columns = []
-        for field_ in plan.out_schema:
+        for field_ in plan.row_schema:
             if field_.name in self.partition_schema.names:
                 value = f.partition.get(field_.name)
                 columns.append(pa.repeat(pa.scalar(value, field_.type), data.num_rows))
             else:
                 columns.append(data.column(field_.name))
-        return pa.Table.from_arrays(columns, schema=plan.out_schema)
+        return plan.finish(pa.Table.from_arrays(columns, schema=plan.row_schema))
 
     def _count(self, reader: OrcReader, before: IOStats) -> None:
         io = reader.io_stats - before
@@ -494,29 +528,33 @@ class Dataset:
             await asyncio.gather(*(t for t, _ in active), return_exceptions=True)
 
 
-def _has_path(field_: pa.Field, rest: str) -> bool:
-    t = field_.type
-    for part in rest.split("."):
-        if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
-            return False
-        t = t.field(part).type
-    return True
-
-
 # =========================================================================== opening
+
+def _one_filter(filters: Any, filter_: Any) -> Any:
+    """``filters=`` or pyarrow's ``filter=``, whichever was given."""
+    if filters is not None and filter_ is not None:
+        raise SchemaError("give filters= or filter= (pyarrow.dataset's name), not both")
+    return filter_ if filters is None else filters
+
 
 async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema | None,
                 timestamp_unit: str, storage_options: Mapping[str, Any] | None,
                 max_open_files: int, exclude_invalid_files: bool,
+                path_glob_filter: str | None = None,
+                read_dictionary: Sequence[str] | None = None,
                 eager: bool = False) -> Dataset:
-    given_parts = check_options(partitioning, timestamp_unit, max_open_files, schema)
+    layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
+                           path_glob_filter)
+    check_read_dictionary(read_dictionary)
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
-                             timestamp_unit, schema)
+                             timestamp_unit, schema, path_glob_filter,
+                             list(read_dictionary) if read_dictionary is not None else None)
     io = IOStats()
-    files, part_schema = await list_dataset(source, partitioning, given_parts, options, io)
+    files, part_schema = await list_dataset(source, layout, options, io)
     data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
                    if schema is not None else None)
-    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io, {})
+    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io, {},
+                      layout)
     if data_schema is not None:
         return dataset
     if eager:
@@ -529,23 +567,39 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        schema: pa.Schema | None = None, timestamp_unit: str = "ns",
                        storage_options: Mapping[str, Any] | None = None,
                        max_open_files: int = 16,
-                       exclude_invalid_files: bool = False) -> Dataset:
+                       exclude_invalid_files: bool = False,
+                       path_glob_filter: str | None = None,
+                       read_dictionary: Sequence[str] | None = None) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
-    Files and folders whose names start with ``_`` or ``.`` are skipped. Without
-    ``schema`` every file's tail is read (at most ``max_open_files`` at once) to unify the
-    schemas by name; the tails are kept, so a later read opens no file twice.
+    Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
+    below the root whose names say they are not data (``*.txt``, ``*.md``, ``*.json``,
+    ``*.crc``, ... :data:`aorc.read.discovery.NON_DATA_SUFFIXES`) unless
+    ``path_glob_filter`` is given. Without ``schema`` every file's tail is read (at most
+    ``max_open_files`` at once) to unify the schemas by name; the tails are kept, so a later
+    read opens no file twice.
 
     Args:
         source: the dataset's root(s).
-        partitioning: ``"hive"`` (``key=value`` folders, types inferred as Spark does), a
-            ``pyarrow.Schema`` of the partition columns, or ``None``.
+        partitioning: ``"hive"`` (``key=value`` folders, types inferred as Spark does); a
+            list of column names, one per folder level (``["country", "day"]`` for
+            ``DE/2024-01-01/f.orc``, as pyarrow.dataset's directory partitioning; types
+            inferred as for hive); a ``pyarrow.Schema`` (hive folders, these types); a
+            ``pyarrow.dataset.HivePartitioning`` or ``DirectoryPartitioning``; or ``None``.
         schema: read every file into this schema (partition columns among it take its
             types); no file is opened before a read.
         timestamp_unit: ``"s"``, ``"ms"``, ``"us"`` or ``"ns"``.
         storage_options: store settings (see :func:`aorc.io.open_store`).
         max_open_files: files opened and read at once.
-        exclude_invalid_files: leave out files that are not ORC instead of failing.
+        exclude_invalid_files: leave out files that are not ORC (or are empty) instead of
+            failing, and files at another partition depth than most (with an
+            :class:`aorc.AorcWarning` naming them).
+        path_glob_filter: read only the files whose names match this glob (``*``, ``?``,
+            ``[...]``, ``{a,b}``), as Spark's ``pathGlobFilter``: e.g. ``"*.orc"``, or
+            ``"part-*"`` for Hive's files without an extension. The partition folders are
+            found as before.
+        read_dictionary: string or binary columns (top-level names or dotted paths) read
+            as Arrow ``dictionary<int32, ...>`` arrays, as :func:`aorc.open_reader`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -556,7 +610,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
     return await _open(source, partitioning=partitioning, schema=schema,
                        timestamp_unit=timestamp_unit, storage_options=storage_options,
                        max_open_files=max_open_files,
-                       exclude_invalid_files=exclude_invalid_files)
+                       exclude_invalid_files=exclude_invalid_files,
+                       path_glob_filter=path_glob_filter, read_dictionary=read_dictionary)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -565,18 +620,22 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        storage_options: Mapping[str, Any] | None = None,
                        max_open_files: int = 16,
                        exclude_invalid_files: bool = False,
-                       schema_from: str = "read") -> pa.Table:
+                       schema_from: str = "read",
+                       path_glob_filter: str | None = None,
+                       read_dictionary: Sequence[str] | None = None) -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
     :meth:`Dataset.read`. The data of files in partitions that ``filters`` exclude is never
     read.
 
     Args:
         schema_from: without ``schema=``, the files whose schemas are unified into the
-            table's. ``"read"`` (the default): only the files read, so that no file of a
-            pruned partition is opened; a column found only in pruned files is left out.
-            ``"all"``: every file's, as Spark's ``mergeSchema`` option (whose schema comes
-            from every footer before any filter applies) and as
-            ``open_dataset(...).read(...)``: such a column reads as nulls, and each pruned
+            table's. ``"read"`` (the default): the files read, so that no file of a pruned
+            partition is opened; a column found only in pruned files is left out -- unless
+            ``columns`` or ``filters`` name it: then the pruned files' tails are read
+            afterwards to find it, and it reads as nulls. ``"all"``: every file's, as
+            Spark's ``mergeSchema`` option (whose schema comes from every footer before
+            any filter applies) and as ``open_dataset(...).read(...)``: a column found
+            only in pruned files reads as nulls, and each pruned
             file costs its tail read (one request, sent with the reads of the surviving
             files; never its data) -- with a selective filter, several times the requests
             of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
@@ -591,7 +650,9 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
     dataset = await _open(source, partitioning=partitioning, schema=schema,
                           timestamp_unit=timestamp_unit, storage_options=storage_options,
                           max_open_files=max_open_files,
-                          exclude_invalid_files=exclude_invalid_files, eager=True)
+                          exclude_invalid_files=exclude_invalid_files,
+                          path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
+                          eager=True)
     if schema is not None:
         return await dataset.read(columns, filters)
     return await dataset.read_unresolved(columns, filters, schema_from)
@@ -600,7 +661,9 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
 async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] | None = None,
                      filters: Any = None,
                      storage_options: Mapping[str, Any] | None = None,
-                     timestamp_unit: str = "ns", use_threads: bool | int = True) -> pa.Table:
+                     timestamp_unit: str = "ns", use_threads: bool | int = True,
+                     stripes: Sequence[int] | None = None,
+                     read_dictionary: Sequence[str] | None = None) -> pa.Table:
     """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
     an Arrow table.
 
@@ -610,29 +673,33 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
             :func:`read_dataset`).
         columns: top-level column names or dotted nested paths, in the order wanted;
             ``None`` reads all.
-        filters: as for :meth:`aorc.OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``.
+        filters: as for :meth:`aorc.OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``,
+            or a :class:`pyarrow.compute.Expression`.
         storage_options: as for :func:`aorc.open_reader`.
         timestamp_unit: as for :func:`aorc.open_reader`.
         use_threads: for one file, as for :meth:`aorc.OrcReader.read` (decode stripes and
             columns on several threads); the files of a dataset are read concurrently.
+        stripes: for one file, the stripes to read (see :meth:`aorc.OrcReader.read`).
+        read_dictionary: string or binary columns read as Arrow dictionaries, as
+            :func:`aorc.open_reader` (the name of ``pyarrow.parquet.read_table``'s option).
+
+    Raises:
+        SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
     """
-    # A folder, a list or a URL ending with ``/`` is a dataset, anything else one file; a
-    # URL naming no object is tried as a prefix.
-    if await is_dataset_source(source):
+    async def one_file() -> pa.Table:
+        async with open_reader(cast(Source, source), storage_options=storage_options,
+                               timestamp_unit=timestamp_unit,
+                               read_dictionary=read_dictionary) as reader:
+            return await reader.read(columns, filters=filters, use_threads=use_threads,
+                                     stripes=stripes)
+
+    async def dataset() -> pa.Table:
+        if stripes is not None:
+            raise SchemaError("stripes= selects stripes of one file; this is a dataset")
         return await read_dataset(cast(DatasetSource, source), columns=columns,
                                   filters=filters, storage_options=storage_options,
-                                  timestamp_unit=timestamp_unit)
-    try:
-        async with open_reader(cast(Source, source), storage_options=storage_options,
-                               timestamp_unit=timestamp_unit) as reader:
-            return await reader.read(columns, filters=filters, use_threads=use_threads)
-    except ObjectNotFoundError:
-        if not isinstance(source, str):
-            raise
-        try:  # an object-store prefix without a trailing slash
-            return await read_dataset(source, columns=columns, filters=filters,
-                                      storage_options=storage_options,
-                                      timestamp_unit=timestamp_unit)
-        except ObjectNotFoundError:
-            pass
-        raise
+                                  timestamp_unit=timestamp_unit,
+                                  read_dictionary=read_dictionary)
+
+    table: pa.Table = await file_or_dataset(source, one_file, dataset)
+    return table

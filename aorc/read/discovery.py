@@ -1,24 +1,35 @@
-"""Finding a dataset's files: listing its sources, typing their Hive partition values, and
+"""Finding a dataset's files: listing its sources, typing their partition values, and
 opening a file's tail.
 
 :func:`list_dataset` lists the sources (one paginated listing per root, sizes included, hidden
-names such as ``_SUCCESS`` or ``.crc`` skipped) and parses their ``key=value`` folders
-(:mod:`aorc.read.partitioning`) into :class:`DatasetFile` records. :func:`open_tail` reads
-and parses a file's tail in one request (small files whole), kept by the dataset for the reads
-that follow. :mod:`aorc.read.dataset` drives the reads.
+names such as ``_SUCCESS`` or ``.crc`` skipped, and names that are clearly not data:
+:data:`NON_DATA_SUFFIXES`, or those ``path_glob_filter`` does not match), parses their
+``key=value`` folders (or, for directory partitioning, one value per folder level; see
+:mod:`aorc.read.partitioning`) and checks that every file sits in the same layout (files at
+another depth are skipped with an :class:`~aorc.errors.AorcWarning` when invalid files are
+excluded) into :class:`DatasetFile` records. :func:`open_tail` reads and parses a file's tail
+in one request (small files whole), kept by the dataset for the reads that follow.
+:mod:`aorc.read.dataset` drives the reads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import fnmatch
 import os
-from collections.abc import Mapping, Sequence
+import re
+import sys
+import urllib.parse
+import warnings
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from aorc.errors import AorcError, CorruptFileError, SchemaError
+from aorc.errors import AorcError, AorcWarning, CorruptFileError, ObjectNotFoundError, SchemaError
+from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
@@ -26,15 +37,19 @@ from aorc.format.types import to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.read.common import INLINE_BYTES, run_light
+from aorc.read.dictionary import dictionary_columns, dictionary_schema, present_columns
 from aorc.read.partitioning import infer_partition_schema, partition_table, partition_values
 
 __all__ = [
+    "NON_DATA_SUFFIXES",
     "SMALL_FILE_BYTES",
     "DatasetFile",
     "DatasetOptions",
     "DatasetSource",
+    "Layout",
     "OpenedTail",
     "check_options",
+    "file_or_dataset",
     "is_dataset_source",
     "list_dataset",
     "open_tail",
@@ -45,6 +60,13 @@ DatasetSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 #: One-shot reads (:func:`aorc.read_dataset`) fetch files up to this size whole, in one request.
 SMALL_FILE_BYTES = 4 << 20
+
+#: Files below a dataset's root whose names end so (any case) are not data and are skipped
+#: (notes, checksums, manifests, logs), unless ``path_glob_filter`` is given: then it alone
+#: decides. ORC files need no extension (Hive writes ``000000_0``), so none is required.
+NON_DATA_SUFFIXES = (".txt", ".md", ".json", ".crc", ".log", ".yaml", ".yml")
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -60,6 +82,12 @@ class DatasetFile:
     path: str
     size: int
     partition: dict[str, Any] = field(default_factory=dict)
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __str__(self) -> str:
+        return self.path
 
 
 @dataclass
@@ -98,6 +126,9 @@ class DatasetOptions:
         exclude_invalid_files: leave out files that are not ORC instead of failing.
         timestamp_unit: the unit of timestamp columns.
         given_schema: the ``schema=`` given to :func:`aorc.open_dataset`, if any.
+        path_glob_filter: only files whose names match this glob are read (Spark's
+            ``pathGlobFilter``); ``None``: every file but :data:`NON_DATA_SUFFIXES`.
+        read_dictionary: columns read as Arrow dictionaries (see :func:`aorc.open_reader`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -105,24 +136,84 @@ class DatasetOptions:
     exclude_invalid_files: bool
     timestamp_unit: str
     given_schema: pa.Schema | None
+    path_glob_filter: str | None = None
+    read_dictionary: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a dataset's folders name its partitions.
+
+    Attributes:
+        flavor: ``"hive"`` (``key=value`` folders), ``"directory"`` (one value per folder
+            level, named by ``names``) or ``None`` (no partition columns).
+        names: the directory partitioning's column names, outermost folder first.
+        schema: the partition columns' types given by the caller (some or all of them).
+    """
+
+    flavor: str | None
+    names: tuple[str, ...] = ()
+    schema: pa.Schema | None = None
+
+    def arrow_partitioning(self, schema: pa.Schema) -> Any:
+        """The :mod:`pyarrow.dataset` partitioning of this layout, with the columns' types
+        (a ``HivePartitioning`` or ``DirectoryPartitioning``; ``None`` without partitions)."""
+        if self.flavor is None:
+            return None
+        import pyarrow.dataset as pads  # here: it loads about 50 MB, which few reads need
+
+        if self.flavor == "hive":
+            return pads.HivePartitioning(schema)
+        if self.flavor == "directory":
+            return pads.DirectoryPartitioning(schema)
+        return None
 
 
 def check_options(partitioning: Any, timestamp_unit: str, max_open_files: int,
-                  schema: pa.Schema | None) -> pa.Schema | None:
-    """Check the options of :func:`aorc.open_dataset`; the partition schema given by
-    ``partitioning`` (``None`` for ``"hive"`` or none)."""
+                  schema: pa.Schema | None, path_glob_filter: str | None = None) -> Layout:
+    """Check the options of :func:`aorc.open_dataset`; the partition layout that
+    ``partitioning`` names."""
     check_timestamp_unit(timestamp_unit)
     if isinstance(max_open_files, bool) or not isinstance(max_open_files, int) \
             or max_open_files < 1:
         raise SchemaError(f"max_open_files must be a positive integer, got {max_open_files!r}")
     if schema is not None and not isinstance(schema, pa.Schema):
         raise SchemaError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
-    if partitioning is None or partitioning == "hive":
-        return None
+    if path_glob_filter is not None and (not isinstance(path_glob_filter, str)
+                                         or not path_glob_filter):
+        raise SchemaError(f"path_glob_filter must be a non-empty glob such as '*.orc', got "
+                          f"{path_glob_filter!r}")
+    return _layout(partitioning)
+
+
+def _loaded_pyarrow_dataset() -> Any:
+    """:mod:`pyarrow.dataset` if something imported it (a partitioning object of it can
+    only come from there), else ``None``."""
+    return sys.modules.get("pyarrow.dataset")
+
+
+def _layout(partitioning: Any) -> Layout:
+    if partitioning is None:
+        return Layout(None)
+    if isinstance(partitioning, str) and partitioning == "hive":
+        return Layout("hive")
     if isinstance(partitioning, pa.Schema):
-        return partitioning
-    raise SchemaError(f"partitioning must be 'hive', None or a pyarrow.Schema, got "
-                      f"{partitioning!r}")
+        return Layout("hive", schema=partitioning)
+    if isinstance(partitioning, (list, tuple)) and partitioning \
+            and all(isinstance(n, str) and n for n in partitioning):
+        if len(set(partitioning)) != len(partitioning):
+            raise SchemaError(f"partitioning: repeated column names in {list(partitioning)}")
+        return Layout("directory", tuple(partitioning))
+    pads = _loaded_pyarrow_dataset()
+    if pads is not None and isinstance(partitioning, pads.HivePartitioning):
+        return Layout("hive", schema=partitioning.schema)
+    if pads is not None and isinstance(partitioning, pads.DirectoryPartitioning):
+        return Layout("directory", tuple(partitioning.schema.names), partitioning.schema)
+    raise SchemaError(
+        f"partitioning must be 'hive' (key=value folders), a list of column names (one folder "
+        f"level each, as pyarrow.dataset's directory partitioning), a pyarrow.Schema (hive, "
+        f"with these types), a pyarrow.dataset.HivePartitioning or DirectoryPartitioning, or "
+        f"None; got {partitioning!r}")
 
 
 async def is_dataset_source(source: object) -> bool:
@@ -135,18 +226,52 @@ async def is_dataset_source(source: object) -> bool:
     return await registry.is_folder(source)
 
 
-async def list_dataset(source: DatasetSource, partitioning: Any,
-                       given_parts: pa.Schema | None, options: DatasetOptions, io: IOStats
-                       ) -> tuple[list[DatasetFile], pa.Schema]:
+async def file_or_dataset(source: object, open_file: Callable[[], Awaitable[_T]],
+                          open_dataset: Callable[[], Awaitable[Any]]) -> Any:
+    """Open ``source`` as one file or as a dataset, as :func:`aorc.read_table` decides: a
+    list, a local folder or a URL ending with ``/`` is a dataset; anything else is a file,
+    unless no file of that name exists and it is a URL or path text naming a prefix (an
+    object-store prefix given without its trailing ``/``).
+
+    Raises:
+        ObjectNotFoundError: neither a file nor a dataset exists there (the file's error).
+    """
+    if await is_dataset_source(source):
+        return await open_dataset()
+    try:
+        return await open_file()
+    except ObjectNotFoundError as missing:
+        if not isinstance(source, str):
+            raise
+        try:
+            return await open_dataset()
+        except ObjectNotFoundError:
+            raise missing from None
+
+
+async def list_dataset(source: DatasetSource, layout: Layout, options: DatasetOptions,
+                       io: IOStats) -> tuple[list[DatasetFile], pa.Schema]:
     """The files under ``source`` (sorted by path within each root) with their partition
-    values, and the partition schema: ``given_parts``, or the columns of ``schema=`` named
-    by the folders, or inferred from the folders' values."""
+    values, and the partition schema: the layout's given types, or the columns of
+    ``schema=`` named by the folders, or inferred from the folders' values.
+
+    Raises:
+        SchemaError: files at different partition depths or keys (unless invalid files are
+            excluded: then the files outside the most common layout are skipped, with an
+            :class:`~aorc.errors.AorcWarning`), or a partition value that does not fit its
+            given type.
+    """
     schema = options.given_schema
-    listed = await _discover(source, options, io)
+    listed = [(root, info) for root, info in await _discover(source, options, io)
+              if _is_data(root, info.path, options.path_glob_filter)]
+    if layout.flavor is None:
+        raw: list[dict[str, str | None]] = [{} for _ in listed]
+    else:
+        raw = [_folder_values(layout, root, info.path) for root, info in listed]
+    listed, raw = _one_layout(listed, raw, layout, options.exclude_invalid_files)
     paths = [info.path for _, info in listed]
-    raw = ([partition_values(root, info.path) for root, info in listed]
-           if partitioning is not None else [{} for _ in listed])
-    if schema is not None and given_parts is None and partitioning is not None:
+    given_parts = layout.schema
+    if schema is not None and given_parts is None and layout.flavor is not None:
         given_parts = pa.schema([f for f in schema if raw and f.name in raw[0]])
     part_schema = infer_partition_schema(raw, paths, given_parts)
     typed = partition_table(raw, part_schema, paths).to_pylist() if len(part_schema) \
@@ -154,6 +279,72 @@ async def list_dataset(source: DatasetSource, partitioning: Any,
     files = [DatasetFile(info.path, info.size, values)
              for (_, info), values in zip(listed, typed, strict=True)]
     return files, part_schema
+
+
+def _is_data(root: str | os.PathLike[str], path: str, glob: str | None) -> bool:
+    """Whether a listed file is read: a file given by name always; below a root, one whose
+    name matches ``glob`` (when given), else one without a :data:`NON_DATA_SUFFIXES` ending."""
+    if os.fspath(root) == path:
+        return True
+    name = path.replace(os.sep, "/").rsplit("/", 1)[-1]
+    if glob is not None:
+        return _glob_matches(glob, name)
+    return not name.lower().endswith(NON_DATA_SUFFIXES)
+
+
+def _glob_matches(glob: str, name: str) -> bool:
+    """Hadoop's glob on a file name: ``*``, ``?``, ``[...]`` and ``{a,b}`` alternatives."""
+    match = re.search(r"\{([^{}]*)\}", glob)
+    if match is None:
+        return fnmatch.fnmatchcase(name, glob)
+    return any(_glob_matches(glob[:match.start()] + option + glob[match.end():], name)
+               for option in match.group(1).split(","))
+
+
+def _folder_values(layout: Layout, root: str, path: str) -> dict[str, str | None]:
+    """A file's raw partition values: its ``key=value`` folders (hive), or its folders
+    below the root named by ``layout.names`` (directory; a file at another depth gets
+    its folders under the names ``0``, ``1``, ... so that it shows as another layout)."""
+    if layout.flavor == "hive":
+        return partition_values(root, path)
+    base = os.fspath(root).rstrip("/" + os.sep)
+    relative = path[len(base) + 1:].replace(os.sep, "/") if path.startswith(base) else ""
+    folders = [urllib.parse.unquote(p) for p in relative.split("/")[:-1]]
+    if len(folders) != len(layout.names):
+        return {str(i): v for i, v in enumerate(folders)}
+    return dict(zip(layout.names, folders, strict=True))
+
+
+def _one_layout(listed: list[tuple[str, registry.FileInfo]],
+                raw: list[dict[str, str | None]], layout: Layout, skip_others: bool
+                ) -> tuple[list[tuple[str, registry.FileInfo]], list[dict[str, str | None]]]:
+    """The files in one partition layout (the same keys, in the same order). Several:
+    :class:`SchemaError`, or with ``skip_others`` the files of the most common layout (the
+    first found among equals), the others skipped with a warning."""
+    layouts = collections.Counter(tuple(v) for v in raw)
+    if layout.flavor == "directory":
+        wanted = layout.names
+    elif len(layouts) <= 1:
+        return listed, raw
+    else:
+        wanted = layouts.most_common(1)[0][0]
+    kept = [i for i, v in enumerate(raw) if tuple(v) == wanted]
+    if len(kept) == len(raw):
+        return listed, raw
+    odd = next(i for i, v in enumerate(raw) if tuple(v) != wanted)
+    what = (f"{len(layout.names)} folder levels ({', '.join(layout.names)})"
+            if layout.flavor == "directory" else f"partition folders {list(wanted) or 'none'}")
+    found = (f"{len(raw[odd])} folder levels" if layout.flavor == "directory"
+             else list(raw[odd]) or "no partition folders")
+    if not skip_others:
+        raise SchemaError(
+            f"conflicting partition folders: {listed[odd][1].path} has {found}, where "
+            f"{len(kept)} of {len(raw)} files have {what}; pass exclude_invalid_files=True "
+            f"(CLI: --exclude-invalid-files) to skip the files at other depths, or "
+            f"path_glob_filter= to choose the files read")
+    warnings.warn(f"{len(raw) - len(kept)} file(s) skipped, not at the dataset's {what} "
+                  f"(e.g. {listed[odd][1].path}, with {found})", AorcWarning, stacklevel=2)
+    return [listed[i] for i in kept], [raw[i] for i in kept]
 
 
 async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int = 0, *,
@@ -174,6 +365,10 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
                 raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
                                        f"{len(data)} were read")
         schema = to_arrow_schema(tail.schema)
+        if options.read_dictionary:
+            ids = dictionary_columns(tail.schema,
+                                     present_columns(tail.schema, options.read_dictionary))
+            schema = dictionary_schema(tail.schema, DecodeOptions(dictionary_strings=ids))
         if options.timestamp_unit != "ns":
             schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
                                 for f in schema])

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
+from aorc.filters.literals import parse_text
 from aorc.filters.ops import Op, op_named
 from aorc.hive import HIVE_DEFAULT_PARTITION
 
@@ -256,10 +257,16 @@ def infer_partition_schema(values: Sequence[dict[str, str | None]],
 def filter_value(value: Any, t: pa.DataType) -> Any:
     """A filter's value for a partition column of type ``t``: a text (JSON filters, or a
     date written as the folders write it) is parsed as :func:`partition_table` parses the
-    folders (Spark's grammar, else Arrow's cast), so ``("dt", "==", "2024-01-01")`` matches a
-    date column (a zoned timestamp column takes only Spark's grammar: its wall clock is
-    returned for the caller to place in a zone); lists element by element; anything else,
-    or a text that does not parse, as it is (the comparison then says what does not fit)."""
+    folders (Spark's grammar), else as data columns parse text values
+    (:func:`aorc.filters.literals.parse_text`: timestamps with or without zone, dates,
+    decimals), else by Arrow's cast, so ``("dt", "==", "2024-01-01")`` matches a date column
+    (a zoned timestamp column takes only Spark's grammar: its wall clock is returned for the
+    caller to place in a zone); lists element by element; anything else as it is.
+
+    Raises:
+        SchemaError: a text that no grammar reads as a ``t`` (the message says which
+            formats are accepted).
+    """
     if isinstance(value, (list, tuple, set, frozenset)):
         return [filter_value(v, t) for v in value]
     if not isinstance(value, str) or pa.types.is_string(t) or pa.types.is_large_string(t):
@@ -271,9 +278,14 @@ def filter_value(value: Any, t: pa.DataType) -> Any:
     if pa.types.is_timestamp(t) and t.tz is not None:
         return value  # which zone a wall clock is in is the caller's to say
     try:
+        return parse_text(value, t)
+    except ValueError as exc:
+        problem = exc
+    try:
         return pa.scalar(value).cast(t).as_py()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return value
+        raise SchemaError(f"filters on partition columns: {problem} (the column is {t})"
+                          ) from None
 
 
 def partition_table(values: Sequence[dict[str, str | None]], schema: pa.Schema,

@@ -442,13 +442,16 @@ class ScanPlanner:
         a timestamp beyond nanoseconds raises only when its row matches the filter."""
         wide = dataclasses.replace(self.opts, timestamp_unit="us")
         batch = self._filtered_rows(work, whole, segment, r0, r1, {}, wide, count=False)
-        fields = [arrow_field(name, top, self.selected) for name, top in zip(
-            batch.schema.names, self._top_types(self.selected), strict=True)] \
+        dictionary = self.opts.dictionary_strings
+        fields = [arrow_field(name, top, self.selected, dictionary_strings=dictionary)
+                  for name, top in zip(batch.schema.names, self._top_types(self.selected),
+                                       strict=True)] \
             if self.tail.schema.kind == TypeKind.STRUCT else None
         try:
             return batch.cast(pa.schema(fields)) if fields is not None else \
                 pa.record_batch([batch.column(0).cast(
-                    arrow_field("_col0", self.tail.schema, self.selected).type)], ["_col0"])
+                    arrow_field("_col0", self.tail.schema, self.selected,
+                                dictionary_strings=dictionary).type)], ["_col0"])
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise exc from None
 
@@ -499,7 +502,8 @@ class ScanPlanner:
             return cache[key].slice(r0, n)
 
         arrays = _heaviest_first(decode, tops, work.streams, self.threads)
-        fields = [arrow_field(name, top, selected, timestamp_unit=opts.timestamp_unit)
+        fields = [arrow_field(name, top, selected, timestamp_unit=opts.timestamp_unit,
+                              dictionary_strings=opts.dictionary_strings)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 

@@ -61,6 +61,7 @@ from aorc.io.base import gather_or_cancel
 from aorc.read import footers as _footers
 from aorc.read import plan as _plan
 from aorc.read.common import INLINE_BYTES, add_context, guarded, run_light, stream_kind_name
+from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.footers import FooterCache
 from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
 from aorc.read.pushdown import ScanStats
@@ -74,6 +75,7 @@ __all__ = [
     "StripeFooterInfo",
     "StripeMetadata",
     "WriterInfo",
+    "check_read_dictionary",
     "open_reader",
 ]
 
@@ -201,8 +203,10 @@ class OrcReader:
     """
 
     def __init__(self, store: Store, tail: FileTail, tail_bytes: bytes, *,
-                 owns_store: bool, timestamp_unit: str = "ns") -> None:
+                 owns_store: bool, timestamp_unit: str = "ns",
+                 read_dictionary: Sequence[str] | None = None) -> None:
         check_timestamp_unit(timestamp_unit)
+        dictionary = dictionary_columns(tail.schema, read_dictionary)
         self._store = store
         self._tail = tail
         self._tail_bytes = memoryview(tail_bytes)
@@ -213,14 +217,18 @@ class OrcReader:
         self._footer_cache = FooterCache(FOOTER_CACHE_BYTES)  # parsed once, for every read
         self._closed = False
         self.path = store.path
-        self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit)
+        self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit,
+                                                       dictionary_strings=dictionary)
         self.timestamp_unit = timestamp_unit
+        self.read_dictionary = tuple(read_dictionary or ())
         self._scan_stats = ScanStats()
 
     # ------------------------------------------------------------------ file information
     @property
     def schema(self) -> pa.Schema:
         """The Arrow schema of the rows (a non-struct root is one column ``_col0``)."""
+        if self._decode_options.dictionary_strings:
+            return dictionary_schema(self._tail.schema, self._decode_options)
         schema = to_arrow_schema(self._tail.schema)
         if self.timestamp_unit == "ns":
             return schema
@@ -672,8 +680,10 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
 
 
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,
-                timestamp_unit: str = "ns") -> OrcReader:
+                timestamp_unit: str = "ns",
+                read_dictionary: Sequence[str] | None = None) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
+    check_read_dictionary(read_dictionary)
     owns_store = not isinstance(source, Store)
     store = open_store(source, storage_options)
     try:
@@ -690,7 +700,7 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 raise CorruptFileError(f"{store.path}: the file tail asks for {tail.n} bytes "
                                        f"after {len(tail_bytes)} were read")
         return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
-                         timestamp_unit=timestamp_unit)
+                         timestamp_unit=timestamp_unit, read_dictionary=read_dictionary)
     except BaseException:
         if owns_store:
             await store.close()
@@ -701,17 +711,19 @@ class _OpenReader:
     """What :func:`open_reader` returns: use ``async with`` (or ``await``, then close)."""
 
     def __init__(self, source: Source, storage_options: Mapping[str, Any] | None,
-                 timestamp_unit: str = "ns") -> None:
+                 timestamp_unit: str = "ns",
+                 read_dictionary: Sequence[str] | None = None) -> None:
         self._source = source
         self._options = storage_options
         self._unit = timestamp_unit
+        self._dictionary = read_dictionary
         self._reader: OrcReader | None = None
 
     def __await__(self) -> Generator[Any, None, OrcReader]:
-        return _load(self._source, self._options, self._unit).__await__()
+        return _load(self._source, self._options, self._unit, self._dictionary).__await__()
 
     async def __aenter__(self) -> OrcReader:
-        self._reader = await _load(self._source, self._options, self._unit)
+        self._reader = await _load(self._source, self._options, self._unit, self._dictionary)
         return self._reader
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -721,7 +733,8 @@ class _OpenReader:
 
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
-                timestamp_unit: str = "ns") -> _OpenReader:
+                timestamp_unit: str = "ns",
+                read_dictionary: Sequence[str] | None = None) -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -745,10 +758,16 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
             ``"ns"`` (the default, as pyarrow.orc); ``"us"`` holds every ORC timestamp
             (year 9999 too). A value outside the unit's range raises an error naming this
             option; coarser units floor the values.
+        read_dictionary: string, char, varchar or binary columns (top-level names or
+            dotted paths; a nested column names every string column in it) read as Arrow
+            ``dictionary<int32, string>`` arrays, as ``pyarrow.parquet.read_table``'s
+            option: a dictionary-encoded stripe keeps ORC's own dictionary (no expansion),
+            a directly encoded one is dictionary-encoded as it is read.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
-        CorruptFileError: when the file's tail is damaged.
+        CorruptFileError: when the file's tail is damaged (an empty, 0-byte file too).
         UnsupportedVersionError: for a future format version.
+        SchemaError: a ``read_dictionary`` column that is unknown or holds no strings.
     """
-    return _OpenReader(source, storage_options, timestamp_unit)
+    return _OpenReader(source, storage_options, timestamp_unit, read_dictionary)

@@ -65,24 +65,41 @@ class SinkCommit:
 
 @dataclass
 class SinkStats:
-    """Counters of a :class:`RollingSink`.
+    """Counters of a :class:`RollingSink`. A row goes through three stages: *received* (a
+    :meth:`~RollingSink.write` took it), *written* (its file is complete on the store, so
+    readers see it) and *committed* (``on_commit`` returned for its cut, so the source may
+    forget it). Until committed it is *pending*: a crash before then replays it.
 
     Attributes:
-        rows_written: rows in complete files.
+        rows_received: rows taken by ``write`` (replayed rows that were skipped aside).
+        rows_written: rows in complete files (visible on the store; committed or not).
         files_written: complete files.
         bytes_written: bytes of complete files.
-        commits: ``on_commit`` calls that returned.
+        rows_committed: rows of the cuts whose ``on_commit`` returned (without
+            ``on_commit``: of the cuts whose files are complete).
+        files_committed: files of those cuts.
+        commits: cuts committed (``on_commit`` calls that returned).
         cuts: cuts by reason.
         peak_memory: the largest :attr:`RollingSink.memory_in_use` seen.
         peak_open_files: the most files open at once.
         rows_skipped: replayed rows dropped by ``on_old_offsets="skip"``.
     """
 
+    rows_received: int = 0
     rows_written: int = 0
     files_written: int = 0
     bytes_written: int = 0
+    rows_committed: int = 0
+    files_committed: int = 0
     commits: int = 0
     cuts: dict[str, int] = field(default_factory=dict)
     peak_memory: int = 0
     peak_open_files: int = 0
     rows_skipped: int = 0
+
+    @property
+    def rows_pending(self) -> int:
+        """Rows received but not committed yet: in open files, in files being completed, or
+        in complete files whose commit has not returned (after an abort: the rows lost,
+        which a restart from the last commit replays)."""
+        return self.rows_received - self.rows_committed

@@ -74,7 +74,11 @@ reached, before ``on_commit``; a new sink resumes each stream after the target's
 (rows at or before it are skipped), so the target holds every record exactly once.
 Replays: after a consumer rebalance a source may replay records already written; with
 ``on_old_offsets="skip"`` rows at or below the stream's last written offset are dropped and
-counted in :attr:`SinkStats.rows_skipped` (the default ``"raise"`` refuses them).
+counted in :attr:`SinkStats.rows_skipped` (the default ``"raise"`` refuses them with an
+:class:`~aorc.errors.OldOffsetsError`).
+
+Counters. :attr:`RollingSink.stats` (:class:`SinkStats`) tells rows received, written (in
+complete files) and committed apart: ``stats.rows_pending`` rows are not committed yet.
 """
 
 from __future__ import annotations
@@ -91,7 +95,7 @@ from typing import Any, cast
 import numpy as np
 import pyarrow as pa
 
-from aorc.errors import AorcError, SchemaError
+from aorc.errors import AorcError, OldOffsetsError, SchemaError
 from aorc.format.arrow import as_record_batches, conform
 from aorc.format.types import from_arrow_schema
 from aorc.io import registry
@@ -182,9 +186,9 @@ class RollingSink:
         storage_options: settings of the store (see :func:`aorc.io.open_store`).
         drop_partition_columns: leave ``partition_by`` columns out of the files.
         on_old_offsets: what :meth:`write` does with rows at or below the stream's last
-            written offset (a replay after a consumer rebalance): ``"raise"`` a SchemaError
-            (default for folders) or ``"skip"`` them (counted in
-            :attr:`SinkStats.rows_skipped`; the default with a target).
+            written offset (a replay after a consumer rebalance): ``"raise"`` an
+            :class:`~aorc.errors.OldOffsetsError` (default for folders) or ``"skip"`` them
+            (counted in :attr:`SinkStats.rows_skipped`; the default with a target).
         clock: the monotonic clock of ``max_age`` (seconds; default ``time.monotonic``).
         options: an :class:`aorc.WriteOptions` for the files (default: the defaults; the
             stripe size then follows ``max_bytes``).
@@ -435,6 +439,8 @@ class RollingSink:
 
         Raises:
             SchemaError: rows or offsets that do not fit (the sink stays usable).
+            OldOffsetsError: offsets at or below the stream's last written one, with
+                ``on_old_offsets="raise"`` (the sink stays usable).
             AorcError: the sink is closed or broken by an earlier error.
             StoreError: sending a finished stripe to the store failed (the sink is broken).
         """
@@ -458,10 +464,14 @@ class RollingSink:
             stream = self._streams.get(key) or await self._new_stream(topic, int(partition))
             if total and stream.last_offset is not None and offs[0] <= stream.last_offset:
                 if self.on_old_offsets == "raise":
-                    raise SchemaError(f"offsets of {topic}+{partition} must increase: got "
-                                      f"{int(offs[0])} after {stream.last_offset}")
+                    raise OldOffsetsError(
+                        f"{topic}+{partition}: offset {int(offs[0])} is at or below "
+                        f"{stream.last_offset}, the last one written (a replay, e.g. after a "
+                        f"consumer rebalance?); pass on_old_offsets=\"skip\" to drop such "
+                        f"records (counted in stats.rows_skipped)")
                 batches, offs = self._skip_old(batches, offs, stream.last_offset)
             self._streams[key] = stream
+            self.stats.rows_received += int(len(offs))
             try:
                 self._cut_aged()
                 start = 0
@@ -725,6 +735,8 @@ class RollingSink:
         if self._on_commit is not None:
             await self._on_commit(commit)
         self.stats.commits += 1
+        self.stats.rows_committed += sum(f.num_rows for f in written)
+        self.stats.files_committed += len(written)
 
     async def _finish_file(self, stream: StreamState, f: OpenFile) -> None:
         async with self._uploads:

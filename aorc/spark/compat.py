@@ -21,6 +21,13 @@ classic sessions and Spark Connect), found by looking for features, not at versi
   after every row it appends (``BatchedPythonArrowInput``: the size of every vector, per row),
   which costs more JVM time than Spark's whole ORC write; 3.5 has no such bound.
   :func:`unbounded_arrow_batch_bytes` lifts it for one job (see there).
+- Spark Connect 4.0's analyzer refuses an aggregate over ``spark_partition_id()``
+  (``AGGREGATE_FUNCTION_WITH_NONDETERMINISTIC_EXPRESSION``; 4.3 pulls it into a projection
+  itself): :func:`default_parallelism` projects the partition id first.
+- A classic session's Python workers run ``PYSPARK_PYTHON`` (``python3`` from the ``PATH``
+  when unset), not the driver's interpreter: from a virtualenv that is not activated they
+  cannot import pyarrow or aorc. :func:`check_worker_python` finds that out before a job
+  starts (in local mode, where the workers' interpreter is on this machine).
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ import inspect
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 import zoneinfo
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -39,7 +49,7 @@ from typing import Any
 import pyarrow as pa
 
 import aorc
-from aorc.errors import UnsupportedFeatureError
+from aorc.errors import AorcError, UnsupportedFeatureError
 from aorc.format.types import ORC_ATTRIBUTES_METADATA_KEY, OrcType, TypeKind
 from aorc.format.types import from_arrow_schema as orc_from_arrow_schema
 
@@ -49,6 +59,7 @@ __all__ = [
     "DATA_SOURCE_VERSION",
     "NO_BYTE_BOUND",
     "NTZ",
+    "check_worker_python",
     "default_parallelism",
     "executor_path",
     "from_arrow_schema",
@@ -57,6 +68,7 @@ __all__ = [
     "is_connect",
     "orc_schema",
     "require_data_sources",
+    "server_parallelism",
     "session_time_zone",
     "session_zone",
     "storage_schema",
@@ -119,10 +131,20 @@ def default_parallelism(spark: Any) -> int:
     value = spark.conf.get("spark.default.parallelism", None)
     if value:
         return max(1, int(value))
+    return server_parallelism(spark)
+
+
+def server_parallelism(spark: Any) -> int:
+    """The number of partitions ``spark.range`` makes without a partition count: the
+    server's default parallelism, found by one small job (Spark Connect without
+    ``spark.default.parallelism`` set)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    # range() without a partition count is cut into the server's default parallelism
-    row = spark.range(0, 1 << 16).select(F.max(F.spark_partition_id())).first()
+    # range() without a partition count is cut into the server's default parallelism. The
+    # partition id is projected before it is aggregated: Spark 4.0 refuses an aggregate
+    # whose argument is nondeterministic (AGGREGATE_FUNCTION_WITH_NONDETERMINISTIC_...).
+    ids = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("partition"))
+    row = ids.agg(F.max("partition")).first()
     return max(1, int(row[0]) + 1)
 
 
@@ -168,16 +190,75 @@ def tzinfo(zone: str) -> datetime.tzinfo:
 
 def executor_path(spark: Any) -> None:
     """Let a classic session's Python workers import this aorc when it is not installed
-    (a source checkout): its folder goes first on their ``PYTHONPATH``. Spark Connect
-    clients cannot change the server's workers: there aorc must be installed (or on the
-    ``PYTHONPATH`` the server was started with)."""
+    (a source checkout): its folder goes first on their ``PYTHONPATH``; then check that
+    they can (:func:`check_worker_python`). Spark Connect clients cannot change the
+    server's workers: there aorc must be installed (or on the ``PYTHONPATH`` the server was
+    started with).
+
+    Raises:
+        AorcError: the workers' interpreter cannot import aorc.
+    """
     root = os.path.dirname(os.path.dirname(os.path.abspath(aorc.__file__)))
     if os.path.basename(root) in ("site-packages", "dist-packages") or is_connect(spark):
+        check_worker_python(spark)
         return
     env = spark.sparkContext.environment
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
         env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    check_worker_python(spark)
+
+
+def check_worker_python(spark: Any) -> None:
+    """Raise an error that names the fix when a classic local session's Python workers
+    cannot import aorc (and pyarrow): they run ``PYSPARK_PYTHON``, or ``python3`` from the
+    ``PATH``, which from a virtualenv that is not activated is another interpreter than the
+    driver's. Checked once per interpreter and ``PYTHONPATH``, in a subprocess, only when
+    that interpreter is not the driver's own; Spark Connect sessions and clusters (whose
+    workers are not on this machine) are not checked.
+
+    Raises:
+        AorcError: the workers' interpreter cannot import aorc.
+    """
+    if is_connect(spark):
+        return
+    context = spark.sparkContext
+    if not str(getattr(context, "master", "")).startswith("local"):
+        return
+    executable = str(getattr(context, "pythonExec", None) or "python3")
+    found = shutil.which(executable) or executable
+    if os.path.abspath(found) == os.path.abspath(sys.executable):
+        return
+    # the workers' PYTHONPATH: the session's executor environment, then the JVM's own
+    paths = [getattr(context, "environment", {}).get("PYTHONPATH", ""),
+             os.environ.get("PYTHONPATH", "")]
+    problem = _import_problem(found, os.pathsep.join(p for p in paths if p))
+    if problem is None:
+        return
+    origin = ("PYSPARK_PYTHON" if os.environ.get("PYSPARK_PYTHON")
+              else "PYSPARK_PYTHON is not set, so Spark takes python3 from the PATH")
+    raise AorcError(
+        f"aorc.spark: Spark's Python workers run {executable!r} ({origin}), which cannot "
+        f"import aorc: {problem}. Set PYSPARK_PYTHON={sys.executable} (this interpreter, "
+        f"which has aorc) before the SparkSession starts, or spark.pyspark.python for "
+        f"spark-submit, or install aorc for {executable!r}")
+
+
+@functools.lru_cache(maxsize=8)
+def _import_problem(executable: str, pythonpath: str) -> str | None:
+    """Why ``executable`` cannot import aorc and pyarrow (its last error line), or None."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    try:
+        done = subprocess.run([executable, "-c", "import pyarrow, aorc"], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 @contextlib.contextmanager

@@ -213,19 +213,17 @@ def _entry(name: str) -> CorpusFile:
     return next(e for e in load_manifest() if e.name == name)
 
 
-def test_zero_byte_file_is_empty_struct() -> None:
-    tail = parse_tail(b"", 0)
-    assert isinstance(tail, FileTail)
-    assert type_string(tail.schema) == "struct<>"
-    assert tail.num_rows == 0 and tail.stripes == [] and tail.user_metadata == {}
-    assert tail.compression == CompressionKind.NONE
-    assert tail.column_statistics == [] and tail.stripe_statistics is None
+def test_zero_byte_file_is_refused() -> None:
+    """Issue 24: a 0-byte file raises CorruptFileError (pyarrow.orc refuses it too), where it
+    read as an empty struct<> (ORC Java's choice)."""
+    with pytest.raises(CorruptFileError, match="empty file"):
+        parse_tail(b"", 0, source="s3://b/k.orc")
 
 
 def test_corpus_zero_file() -> None:
     data = _entry("zero.orc").path.read_bytes()
-    tail, requests = read_tail(data)
-    assert requests == [0] and tail.num_rows == 0 and type_string(tail.schema) == "struct<>"
+    with pytest.raises(CorruptFileError, match="empty file"):
+        read_tail(data)
 
 
 def test_future_version_refused() -> None:

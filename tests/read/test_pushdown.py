@@ -258,8 +258,10 @@ def test_bad_filters_raise_before_reading(keyed_files: list[tuple[str, pa.Table,
             before = reader.io_stats.requests
             with pytest.raises(SchemaError, match="unknown filter column"):
                 reader.iter_batches(filters=[("nope", "==", 1)])
+            with pytest.raises(SchemaError, match="'one' is not an integer"):
+                await reader.read(filters=[("key", "==", "one")])  # "1" is parsed (issue 24)
             with pytest.raises(SchemaError, match="cannot be compared"):
-                await reader.read(filters=[("key", "==", "1")])
+                await reader.read(filters=[("key", "==", b"1")])
             assert reader.io_stats.requests == before
 
     run(attempt())

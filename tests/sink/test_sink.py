@@ -29,7 +29,7 @@ from helpers.sink_stream import (
 )
 
 from aorc import read_table
-from aorc.errors import AorcError, SchemaError
+from aorc.errors import AorcError, OldOffsetsError, SchemaError
 from aorc.io.output import LocalOutput
 from aorc.sink import rolling
 from aorc.sink.rolling import RollingSink, SinkCommit, file_name, partition_segment
@@ -315,7 +315,7 @@ async def test_offsets_are_checked(tmp_path: pathlib.Path) -> None:
         with pytest.raises(SchemaError, match="3 offsets for 10 rows"):
             await sink.write(table, topic="t", partition=0, offsets=[0, 1, 2])
         await sink.write(table, topic="t", partition=0, offsets=100)
-        with pytest.raises(SchemaError, match="must increase"):
+        with pytest.raises(OldOffsetsError, match='on_old_offsets="skip"'):
             await sink.write(table, topic="t", partition=0, offsets=105)
         with pytest.raises(SchemaError, match="differ"):
             await sink.write(table.select(["ts"]), topic="t", partition=0, offsets=500)

@@ -25,7 +25,7 @@ import pytest
 from helpers.sink_stream import list_objects, pending_uploads
 
 from aorc import read_table
-from aorc.errors import SchemaError
+from aorc.errors import OldOffsetsError, SchemaError
 from aorc.sink.rolling import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, RollingSink, SinkCommit
 
 MiB = 1 << 20
@@ -252,9 +252,11 @@ async def test_on_old_offsets_raise_is_the_default(tmp_path: pathlib.Path) -> No
     table = noisy_table(10, seed=6)
     async with RollingSink(tmp_path, table.schema) as sink:
         await sink.write(table, topic="t", partition=0, offsets="offset")
-        with pytest.raises(SchemaError, match="must increase"):
+        with pytest.raises(OldOffsetsError, match="at or below 9") as info:
             await sink.write(table.slice(5), topic="t", partition=0, offsets="offset")
-        assert sink.stats.rows_skipped == 0
+        assert not isinstance(info.value, SchemaError)  # issue 24: a replay, not a bad schema
+        assert 'on_old_offsets="skip"' in str(info.value)
+        assert sink.stats.rows_skipped == 0 and sink.stats.rows_received == 10
     assert (await read_table(str(visible_files(tmp_path)[0]))).num_rows == 10
 
 

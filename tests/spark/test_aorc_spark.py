@@ -29,10 +29,7 @@ from aorc.spark.compat import (
     unbounded_arrow_batch_bytes,
 )
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
-]
+pytestmark = pytest.mark.spark
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MiB = 1 << 20

@@ -19,10 +19,7 @@ from java_stats_model import column_levels, expected_statistics, merge_all
 from spark_java_orc import assert_stats_equal
 from spark_tables import dataframe_from_arrow, micros_type, spark_maps
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
-]
+pytestmark = pytest.mark.spark
 
 ROWS = 4000
 SPARK_ROWS = 2500  # rows written by both Spark and aorc (one stripe each)

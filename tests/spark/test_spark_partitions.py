@@ -23,10 +23,7 @@ import aorc
 import aorc.spark
 from aorc.spark.compat import has_data_sources
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
-]
+pytestmark = pytest.mark.spark
 
 # ts: whole seconds and one tenth (Spark's pattern yyyy-MM-dd HH:mm:ss[.S]); tsm: micros,
 # which Spark's inference does not take (a string column); mix: ints and a word

@@ -37,10 +37,7 @@ from spark_tables import (
 
 F = pytest.importorskip("pyspark.sql.functions")
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
-]
+pytestmark = pytest.mark.spark
 
 CODECS = ["zstd", "zlib", "snappy", "lz4", "none"]
 SPARK_CODEC_NAMES = {c: c.upper() for c in CODECS}  # CompressionKind names in ORC Java

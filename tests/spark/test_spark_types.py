@@ -20,10 +20,7 @@ import pytest
 import aorc.spark
 from aorc.spark.compat import has_data_sources
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
-]
+pytestmark = pytest.mark.spark
 
 ROWS = 3000
 

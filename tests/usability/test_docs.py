@@ -70,6 +70,23 @@ def test_sync_snippet(in_tmp: Path) -> None:
     assert small.equals(DATA.select(["id", "name"]).slice(0, 10))
 
 
+def test_rolling_sink_snippet_runs_as_it_is(in_tmp: Path, capsys: pytest.CaptureFixture[str]
+                                            ) -> None:
+    """Issue 24 item 17: the README's RollingSink snippet runs on its own (a stand-in
+    source, a local folder), and its files hold every row once (pyarrow.orc reads them)."""
+    code = first_python_block("## Streams into rolling files (Kafka)")
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out.startswith("{('events', 0): 3000} SinkStats(")
+    files = sorted((in_tmp / "lake" / "events").rglob("*.orc"))
+    assert {f.parent.parent.parent.name for f in files} == {"country=DE", "country=NO"}
+    assert sum(po.read_table(f).num_rows for f in files) == 3000
+
+
+def test_examples_are_listed_once() -> None:
+    listed = re.findall(r"^- `examples/([\w.]+\.py)`", section("## Examples"), re.MULTILINE)
+    assert len(listed) == len(set(listed))
+
+
 # --------------------------------------------------------------------------- type mapping
 
 PLACEHOLDERS = {"t": "pa.int32()", "k": "pa.string()", "v": "pa.int64()",

@@ -4,10 +4,13 @@ loop (as in Jupyter), in a fresh interpreter, and with the reader's metadata."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import io
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.orc as po
@@ -87,11 +90,109 @@ def test_fresh_interpreter_exits_cleanly(tmp_path: Path) -> None:
     assert done.stdout.strip() == "2" and done.stderr == ""
 
 
-@pytest.mark.parametrize("name", ["read_dataset", "write_dataset"])
-def test_dataset_functions_follow_aorc(name: str) -> None:
-    if hasattr(aorc, name) is False:
-        with pytest.raises(AttributeError):
-            getattr(aorc.sync, name)
-    if not hasattr(aorc, name):
-        pytest.skip(f"aorc.{name} is not in this tree yet")
-    assert callable(getattr(aorc.sync, name))
+FUNCTIONS = ["read_table", "write_table", "read_dataset", "write_dataset", "open_reader",
+             "open_dataset", "open_writer"]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_same_arguments_as_the_async_functions(name: str) -> None:
+    """Issue 24 item 9: every blocking function takes the async one's arguments."""
+    ours = inspect.signature(getattr(aorc.sync, name)).parameters
+    theirs = inspect.signature(getattr(aorc, name)).parameters
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == \
+        [(p.name, p.kind, p.default) for p in theirs.values()]
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [
+    (aorc.sync.SyncReader.read, aorc.OrcReader.read),
+    (aorc.sync.SyncReader.iter_batches, aorc.OrcReader.iter_batches),
+    (aorc.sync.SyncDataset.iter_batches, aorc.Dataset.iter_batches),
+    (aorc.sync.SyncDataset.to_batches, aorc.Dataset.to_batches),
+    (aorc.sync.SyncWriter.write, aorc.OrcWriter.write),
+    (aorc.sync.RollingSink.write, aorc.RollingSink.write),
+    (aorc.sync.RollingSink.flush, aorc.RollingSink.flush),
+])
+def test_methods_take_the_same_arguments(ours: Any, theirs: Any) -> None:
+    assert [(p.name, p.kind, p.default) for p in inspect.signature(ours).parameters.values()] \
+        == [(p.name, p.kind, p.default) for p in inspect.signature(theirs).parameters.values()]
+
+
+def test_rolling_sink_takes_the_sinks_arguments() -> None:
+    theirs = set(inspect.signature(aorc.RollingSink).parameters)
+    ours = inspect.signature(aorc.sync.RollingSink).parameters
+    assert {"prefix", "schema", "on_commit"} <= set(ours)
+    assert ours["kwargs"].kind == inspect.Parameter.VAR_KEYWORD
+    assert theirs - {"prefix", "schema", "on_commit"}  # all passed through **kwargs
+
+
+def test_everything_is_listed() -> None:
+    assert sorted(aorc.sync.__all__) == aorc.sync.__all__
+    for name in aorc.sync.__all__:
+        assert name in dir(aorc.sync) and getattr(aorc.sync, name) is not None
+    assert {"read_dataset", "write_dataset", "open_dataset", "open_writer",
+            "RollingSink"} <= set(aorc.sync.__all__)
+    doc = (aorc.sync.__doc__ or "") + Path(__file__).parents[2].joinpath("README.md").read_text()
+    assert "being added" not in doc and "when aorc has them" not in doc
+
+
+def test_reader_takes_stripes_threads_unit_and_dictionaries(tmp_path: Path) -> None:
+    path = tmp_path / "t.orc"
+    big = pa.table({"id": list(range(200_000)), "name": [f"n{i % 97}" for i in range(200_000)]})
+    po.write_table(big, path, stripe_size=64 * 1024)
+    with aorc.sync.open_reader(path, timestamp_unit="us", read_dictionary=["name"]) as r:
+        assert r.num_stripes > 1 and r.timestamp_unit == "us"
+        first = r.read(["id"], stripes=[0], use_threads=False)
+        assert first.column("id").to_pylist() == list(range(first.num_rows))
+        batches = list(r.iter_batches(["name"], stripes=[1], use_threads=1))
+        assert batches and pa.types.is_dictionary(batches[0].schema.field("name").type)
+        assert "read_stripe_footer" in dir(r) and "num_rows" in dir(r)
+    assert aorc.sync.read_table(path, stripes=[0], use_threads=False).equals(
+        big.slice(0, first.num_rows))
+
+
+def test_datasets(tmp_path: Path) -> None:
+    written = aorc.sync.write_dataset(TABLE.append_column("k", pa.array([i % 2 for i in
+                                                                         range(1000)])),
+                                      tmp_path / "ds", partition_cols=["k"])
+    assert len(written) == 2
+    dataset = aorc.sync.open_dataset(tmp_path / "ds", timestamp_unit="us")
+    assert dataset.schema.names == ["id", "name", "k"] and len(dataset.files) == 2
+    assert dataset.count_rows([("k", "==", 1)]) == 500
+    assert dataset.read(["id"], [("id", "<", 3)]).num_rows == 3
+    assert dataset.to_table(["id"], filter=[("id", "<", 3)]).num_rows == 3
+    assert dataset.head(5).num_rows == 5
+    assert sum(b.num_rows for b in dataset.iter_batches(batch_size=100)) == 1000
+    assert sum(b.num_rows for b in dataset.to_batches(batch_size=100)) == 1000
+    assert aorc.sync.read_dataset(tmp_path / "ds", filters=[("k", "==", 0)]).num_rows == 500
+
+
+def test_writer_completes_or_aborts(tmp_path: Path) -> None:
+    path = tmp_path / "w.orc"
+    with aorc.sync.open_writer(path, TABLE.schema, compression="zlib") as writer:
+        writer.write(TABLE.slice(0, 600))
+        writer.write(TABLE.slice(600))
+    assert po.read_table(path).equals(TABLE) and writer.num_rows == 1000
+    broken = tmp_path / "broken.orc"
+    with pytest.raises(KeyError), aorc.sync.open_writer(broken, TABLE.schema) as writer:
+        writer.write(TABLE)
+        raise KeyError("stop")
+    assert not broken.exists() and list(tmp_path.iterdir()) == [path]
+
+
+def test_rolling_sink_with_a_plain_callback(tmp_path: Path) -> None:
+    commits: list[aorc.SinkCommit] = []
+    loop_thread: list[bool] = []
+
+    def on_commit(commit: aorc.SinkCommit) -> None:  # a plain function: runs in a thread
+        loop_thread.append(threading.current_thread().name == "aorc-sync-loop")
+        commits.append(commit)
+
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    with aorc.sync.RollingSink(tmp_path / "sink", schema, on_commit=on_commit,
+                               time_partitioning=None, max_rows=400) as sink:
+        sink.write(TABLE.cast(schema), topic="t", partition=0, offsets=0)
+        sink.flush()
+        assert sink.stats.rows_written == 1000
+    assert [c.offset for c in commits][-1] == 999 and loop_thread and not any(loop_thread)
+    files = sorted((tmp_path / "sink").rglob("*.orc"))
+    assert sum(po.read_table(f).num_rows for f in files) == 1000

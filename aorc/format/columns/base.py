@@ -36,6 +36,7 @@ __all__ = [
     "decode_column",
     "decode_stripe",
     "values_to_skip",
+    "wants_dictionary",
     "with_timestamp_unit",
 ]
 
@@ -133,7 +134,8 @@ class DecodeOptions:
             the local zone of this machine.
         dictionary_strings: return string, char, varchar and binary columns as Arrow
             ``dictionary<int32, ...>`` arrays (dictionary-encoded columns keep the stripe's
-            dictionary; direct-encoded ones are dictionary-encoded on the fly).
+            dictionary; direct-encoded ones are dictionary-encoded on the fly): ``True``
+            for all of them, or a set of column ids (``read_dictionary=``).
         file_version: the postscript version, e.g. ``(0, 12)``.
         writer: footer ``writer`` code (0 Java, 1 C++, ...), ``None`` when absent.
         writer_version: footer/postscript writer version.
@@ -146,7 +148,7 @@ class DecodeOptions:
     """
 
     reader_timezone: str | None = None
-    dictionary_strings: bool = False
+    dictionary_strings: bool | frozenset[int] = False
     file_version: tuple[int, ...] = (0, 12)
     writer: int | None = None
     writer_version: int = 0
@@ -402,6 +404,15 @@ def offsets_from_lengths(t: OrcType, slots: Slots, lengths: npt.NDArray[np.int64
 _STRING_KINDS = frozenset({TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.BINARY})
 
 
+def wants_dictionary(dictionary_strings: bool | frozenset[int], t: OrcType) -> bool:
+    """Whether column ``t`` reads as an Arrow dictionary under ``dictionary_strings`` (see
+    :class:`DecodeOptions`)."""
+    if t.kind not in _STRING_KINDS or not dictionary_strings:
+        return False
+    return dictionary_strings is True or (isinstance(dictionary_strings, frozenset)
+                                          and t.column_id in dictionary_strings)
+
+
 def with_timestamp_unit(dt: pa.DataType, unit: str) -> pa.DataType:
     """``dt`` with every timestamp (nested ones too) in ``unit``."""
     if unit == "ns":
@@ -422,7 +433,8 @@ def with_timestamp_unit(dt: pa.DataType, unit: str) -> pa.DataType:
 
 
 def arrow_type(t: OrcType, selected: set[int] | None = None, *,
-               dictionary_strings: bool = False, timestamp_unit: str = "ns") -> pa.DataType:
+               dictionary_strings: bool | frozenset[int] = False,
+               timestamp_unit: str = "ns") -> pa.DataType:
     """The Arrow type of ``t``; struct fields whose column is not in ``selected`` are left out.
 
     With ``selected=None`` this is :func:`aorc.format.types.to_arrow_type`. With
@@ -433,10 +445,10 @@ def arrow_type(t: OrcType, selected: set[int] | None = None, *,
 
 
 def _arrow_type(t: OrcType, selected: set[int] | None,
-                dictionary_strings: bool) -> pa.DataType:
+                dictionary_strings: bool | frozenset[int]) -> pa.DataType:
     if not t.kind.is_compound:
         dt = to_arrow_type(t)
-        if dictionary_strings and t.kind in _STRING_KINDS:
+        if wants_dictionary(dictionary_strings, t):
             return pa.dictionary(pa.int32(), dt)
         return dt
     if selected is None and not dictionary_strings:
@@ -458,7 +470,8 @@ def _arrow_type(t: OrcType, selected: set[int] | None,
 
 
 def arrow_field(name: str, t: OrcType, selected: set[int] | None = None, *,
-                dictionary_strings: bool = False, timestamp_unit: str = "ns") -> pa.Field:
+                dictionary_strings: bool | frozenset[int] = False,
+                timestamp_unit: str = "ns") -> pa.Field:
     """The Arrow field for ``t`` (see :func:`arrow_type`), with the metadata of
     :func:`aorc.format.types.to_arrow_field`."""
     base = to_arrow_field(name, t)

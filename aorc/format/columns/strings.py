@@ -23,6 +23,7 @@ from aorc.format.columns.base import (
     column_error,
     offsets_from_lengths,
     register,
+    wants_dictionary,
 )
 from aorc.format.types import OrcType, TypeKind, to_arrow_type
 
@@ -36,7 +37,7 @@ def decode_string(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     if ctx.is_dictionary(t):
         return _decode_dictionary(t, ctx, slots)
     array = _decode_direct(t, ctx, slots)
-    if ctx.opts.dictionary_strings:
+    if wants_dictionary(ctx.opts.dictionary_strings, t):
         return pc.dictionary_encode(array)
     return array
 
@@ -81,7 +82,7 @@ def _decode_dictionary(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
     validity = slots.validity()
     index_array = pa.Array.from_buffers(pa.int32(), slots.length, [validity, pa.py_buffer(idx)],
                                         null_count=slots.null_count)
-    if ctx.opts.dictionary_strings:
+    if wants_dictionary(ctx.opts.dictionary_strings, t):
         return pa.DictionaryArray.from_arrays(index_array, dictionary)
     return dictionary.take(index_array)
 
