@@ -30,7 +30,6 @@ import multiprocessing
 import subprocess
 import sys
 import threading
-import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -55,26 +54,12 @@ def _start_gcs() -> tuple[Any, Any, str]:
 
 
 def _start_azurite(workdir: Path) -> tuple[Any, str]:
-    from helpers.store_fixtures import azurite_script
+    from helpers.store_fixtures import start_azurite
 
-    script = azurite_script()
-    if script is None:
+    started = start_azurite(workdir)
+    if started is None:
         raise RuntimeError("Azurite is not available (needs Node and npm)")
-    log = workdir / "azurite.log"
-    with open(log, "w") as out:
-        child = subprocess.Popen(["node", str(script), "--blobHost", "127.0.0.1", "--blobPort",
-                                  "0", "--inMemoryPersistence", "--disableTelemetry",
-                                  "--skipApiVersionCheck", "--loose"],
-                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=workdir)
-    started = time.monotonic()
-    while child.poll() is None and time.monotonic() - started < 120:
-        for line in log.read_text().splitlines():
-            if "successfully listens on" in line:
-                return child, line.strip().rsplit(" ", 1)[-1].rstrip("/")
-        time.sleep(0.05)
-    child.kill()
-    raise RuntimeError(f"Azurite did not start: {log.read_text()[-300:]}")
+    return started
 
 
 def _serve(conn: Connection, latency: float, workdir: str) -> None:
@@ -110,8 +95,8 @@ def _serve(conn: Connection, latency: float, workdir: str) -> None:
         assert gcs_child.stdin is not None
         gcs_child.stdin.close()
         gcs_child.wait(timeout=30)
-        az_child.terminate()
-        az_child.wait(timeout=30)
+        from helpers.store_fixtures import stop_azurite
+        stop_azurite(az_child)
         conn.send(None)
 
 

