@@ -47,11 +47,16 @@ def dataframe_from_arrow(spark: Any, table: pa.Table) -> Any:
 
 def read_orc(spark: Any, path: str) -> Any:
     """``spark.read.orc(path)``; skips the test when this Spark cannot parse ORC's
-    ``timestamp with local time zone`` (Spark 3.5 to 4.1), which the file under test holds."""
+    ``timestamp with local time zone`` (Spark 3.5 to 4.1), which the file under test holds.
+
+    The schema is resolved inside the ``try``: a classic session infers it when the reader is
+    made, but Spark Connect only when the plan is first analysed (``df.schema``)."""
     from pyspark.errors import ParseException
 
     try:
-        return spark.read.orc(path)
+        df = spark.read.orc(path)
+        df.schema  # noqa: B018 -- Connect analyses (and fails) here, not in read.orc
+        return df
     except ParseException as exc:
         if "timestamp with local time zone" not in str(exc):
             raise
