@@ -40,6 +40,7 @@ from aorc.errors import (
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
+from aorc.progress import ProgressEvent
 from aorc.read.dataset import Dataset, open_dataset, read_dataset, read_table
 from aorc.read.discovery import DatasetFile
 from aorc.read.reader import (
@@ -74,6 +75,7 @@ __all__ = [
     "OldOffsetsError",
     "OrcReader",
     "OrcWriter",
+    "ProgressEvent",
     "RetriesExhaustedError",
     "RollingSink",
     "ScanStats",

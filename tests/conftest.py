@@ -44,6 +44,8 @@ def missing_oracles() -> list[str]:
         missing.append("PySpark")
     if not lzo_available():
         missing.append("an independent LZO implementation (lzallright, in the test extra)")
+    if importlib.util.find_spec("tqdm") is None:
+        missing.append("tqdm (the progress hooks' peer bar, in the test extra)")
     return missing
 
 

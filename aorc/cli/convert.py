@@ -29,6 +29,7 @@ from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store
 from aorc.io.registry import is_remote
 from aorc.options import WriteOptions
+from aorc.progress import ProgressHook, ProgressTracker
 from aorc.read.reader import open_reader
 from aorc.write.writer import open_writer
 
@@ -80,20 +81,31 @@ class Progress:
         unit: ``"B"`` for bytes or a word such as ``"rows"``.
         stream: where to draw; standard error by default.
         enabled: force on or off; default: whether ``stream`` is a TTY.
+        hook: a caller's progress hook, told of the same counts (unit ``"bytes"`` for
+            ``"B"``).
     """
 
     def __init__(self, label: str, total: int | None, unit: str = "B", *,
-                 stream: TextIO | None = None, enabled: bool | None = None) -> None:
+                 stream: TextIO | None = None, enabled: bool | None = None,
+                 hook: ProgressTracker | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = isatty(self.stream) if enabled is None else enabled
         self.label, self.total, self.unit = label, total, unit
         self.done = 0
+        self.hook = hook
+        if hook is not None:
+            hook.unit = "bytes" if unit == "B" else unit
+            if total is not None:
+                hook.set_total(total)
         self._start = time.monotonic()
         self._drawn = 0.0
+        self._drawn_done: int | None = None
 
     def update(self, n: int) -> None:
         """Count ``n`` more units done."""
         self.done += n
+        if self.hook is not None:
+            self.hook.advance(n)
         now = time.monotonic()
         if self.enabled and now - self._drawn >= 0.1:
             self._draw(now)
@@ -103,7 +115,7 @@ class Progress:
         self.update(done - self.done)
 
     def _draw(self, now: float) -> None:
-        self._drawn = now
+        self._drawn, self._drawn_done = now, self.done
         elapsed = max(now - self._start, 1e-9)
         rate = f"{_size_text(self.done / elapsed, self.unit)}/s"
         if self.total:
@@ -118,9 +130,10 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        """Draw the final state and end the line."""
+        """Draw the final state (unless it is on the line already) and end the line."""
         if self.enabled and self._drawn:
-            self._draw(time.monotonic())
+            if self._drawn_done != self.done:
+                self._draw(time.monotonic())
             self.stream.write("\n")
             self.stream.flush()
 
@@ -344,13 +357,13 @@ def _cast(batch: pa.RecordBatch, schema: pa.Schema, name: str) -> pa.RecordBatch
 
 
 async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions,
-                   storage_options: Mapping[str, Any] | None,
-                   progress_enabled: bool | None) -> AsyncGenerator[pa.RecordBatch, None]:
+                   storage_options: Mapping[str, Any] | None, progress_enabled: bool | None,
+                   hook: ProgressTracker | None) -> AsyncGenerator[pa.RecordBatch, None]:
     """The input's batches; the first one is empty and carries the schema."""
     if fmt == "orc":
         async with open_reader(src, storage_options=storage_options) as reader:
             progress = Progress(f"converting {src}", reader.num_rows, "rows",
-                                enabled=progress_enabled)
+                                enabled=progress_enabled, hook=hook)
             yield pa.RecordBatch.from_pylist([], schema=reader.schema)
             async with contextlib.aclosing(reader.iter_batches(batch_size=BATCH_ROWS)) as it:
                 async for batch in it:
@@ -364,7 +377,8 @@ async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions
     try:
         source = _Input(local, src, fmt, schema, csv)
         total, unit = await asyncio.to_thread(source.total)
-        progress = Progress(f"converting {src}", total, unit, enabled=progress_enabled)
+        progress = Progress(f"converting {src}", total, unit, enabled=progress_enabled,
+                            hook=hook)
         async for batch in source.batches(progress):
             yield batch
         progress.close()
@@ -375,7 +389,8 @@ async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions
 
 async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | None = None,
                   delimiter: str = ",", storage_options: Mapping[str, Any] | None = None,
-                  progress: bool | None = None, null_values: Sequence[str] | None = None,
+                  progress: bool | ProgressHook | None = None,
+                  null_values: Sequence[str] | None = None,
                   strings_can_be_null: bool = False, options: WriteOptions | None = None,
                   **write_options: Any) -> ConvertResult:
     """Convert a CSV, JSON lines, Parquet or ORC file to an ORC file.
@@ -392,7 +407,10 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
         strings_can_be_null: CSV string columns read ``null_values`` as null too.
         storage_options: store settings (see :func:`aorc.io.open_store`), for the ``s3://``
             side(s); for both sides when neither is on S3.
-        progress: show a progress bar on standard error (default: when it is a terminal).
+        progress: ``True``/``False``: show a progress bar on standard error, or not
+            (default: when it is a terminal); or a hook (a callable taking an
+            :class:`aorc.ProgressEvent`, or a tqdm-like bar; see :mod:`aorc.progress`),
+            told of the rows converted (bytes for CSV and JSON inputs), with no bar.
         options: an :class:`aorc.WriteOptions` for the output (default: the defaults).
         **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
 
@@ -401,6 +419,9 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
             ``dest``).
     """
     write = WriteOptions.create(options, write_options, caller="convert")
+    bar = progress if progress is None or isinstance(progress, bool) else False
+    hook = None if progress is None or isinstance(progress, bool) else \
+        ProgressTracker(progress, "convert", "rows")
     fmt = fmt or detect_format(src)
     if fmt not in FORMATS:
         raise SchemaError(f"unknown input format {fmt!r} (expected one of {', '.join(FORMATS)})")
@@ -412,7 +433,7 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
     csv = CsvOptions(delimiter, tuple(null_values) if null_values is not None else None,
                      strings_can_be_null)
     async with contextlib.aclosing(_batches(src, fmt, wanted, csv, src_options,
-                                            progress)) as it:
+                                            bar, hook)) as it:
         first = await anext(it)
         target = wanted if wanted is not None else _writable(first.schema)
         writer = open_writer(dest, schema if schema else target, write,

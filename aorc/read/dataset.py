@@ -26,6 +26,7 @@ import pyarrow as pa
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel
+from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.read.dataset_plan import (
     FilePlan,
     ReadPlan,
@@ -133,7 +134,7 @@ class Dataset:
 
     # ------------------------------------------------------------------ reading
     async def read(self, columns: Sequence[str] | None = None,
-                   filters: Any = None) -> pa.Table:
+                   filters: Any = None, *, progress: ProgressHook | None = None) -> pa.Table:
         """Read the matching rows of every file into one table.
 
         Args:
@@ -142,15 +143,20 @@ class Dataset:
                 :class:`pyarrow.compute.Expression`), on data and partition columns;
                 partition terms prune files before they are opened. A column missing from
                 a file reads as nulls there.
+            progress: a hook told of each file read (unit ``"files"``; the total is the
+                files left after partition pruning): a callable taking an
+                :class:`aorc.ProgressEvent` or a tqdm-like bar (see :mod:`aorc.progress`).
 
         Raises:
             SchemaError: unknown columns, malformed filters, incompatible file schemas.
             CorruptFileError: a file is not ORC or is damaged (the message names it).
         """
         plan = self._plan(columns, filters)
+        counter = tracker(progress, "read_dataset", "files", len(plan.files))
         threads = self._file_threads(len(plan.files))
         tables = await gather_or_cancel(
-            [self._read_file(f, clauses, plan, threads) for f, clauses in plan.files])
+            [_counted(self._read_file(f, clauses, plan, threads), counter)
+             for f, clauses in plan.files])
         tables = [t for t in tables if t.num_rows]
         if not tables:
             return plan.out_schema.empty_table()
@@ -230,7 +236,8 @@ class Dataset:
         return pa.Table.from_batches(batches, schema=plan.out_schema)
 
     async def read_unresolved(self, columns: Sequence[str] | None, filters: Any,
-                              schema_from: str = "read") -> pa.Table:
+                              schema_from: str = "read", *,
+                              progress: ProgressHook | None = None) -> pa.Table:
         """One-shot read of a dataset whose schema is not known yet: each file that
         survives the partition filter is opened and read at once (small files with one
         request), then the schemas are unified and every file's rows conformed. With
@@ -243,13 +250,14 @@ class Dataset:
                      else [(f, None) for f in self.files])
         if not survivors:
             await self._resolve_schema(self.files)
-            return await self.read(columns, filters)
+            return await self.read(columns, filters, progress=progress)
+        counter = tracker(progress, "read_dataset", "files", len(survivors))
         kept = {f.path for f, _ in survivors}
         pruned = [f for f in self.files if f.path not in kept]
         wanted = None if columns is None else {*columns, *where.names}
         threads = self._file_threads(len(survivors))
         results: list[Any] = await gather_or_cancel(
-            [self._read_raw(f, c, wanted, threads) for f, c in survivors]
+            [_counted(self._read_raw(f, c, wanted, threads), counter) for f, c in survivors]
             + [self._schema_only(f) for f in (pruned if schema_from == "all" else [])])
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
@@ -530,6 +538,14 @@ class Dataset:
 
 # =========================================================================== opening
 
+async def _counted(work: Awaitable[_T], counter: ProgressTracker | None) -> _T:
+    """``work``'s result, counting one file done once it is."""
+    result = await work
+    if counter is not None:
+        counter.advance(1)
+    return result
+
+
 def _one_filter(filters: Any, filter_: Any) -> Any:
     """``filters=`` or pyarrow's ``filter=``, whichever was given."""
     if filters is not None and filter_ is not None:
@@ -622,10 +638,11 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        exclude_invalid_files: bool = False,
                        schema_from: str = "read",
                        path_glob_filter: str | None = None,
-                       read_dictionary: Sequence[str] | None = None) -> pa.Table:
+                       read_dictionary: Sequence[str] | None = None,
+                       progress: ProgressHook | None = None) -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
-    :meth:`Dataset.read`. The data of files in partitions that ``filters`` exclude is never
-    read.
+    :meth:`Dataset.read` (``progress=`` counts the files read). The data of files in
+    partitions that ``filters`` exclude is never read.
 
     Args:
         schema_from: without ``schema=``, the files whose schemas are unified into the
@@ -654,8 +671,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                           eager=True)
     if schema is not None:
-        return await dataset.read(columns, filters)
-    return await dataset.read_unresolved(columns, filters, schema_from)
+        return await dataset.read(columns, filters, progress=progress)
+    return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)
 
 
 async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] | None = None,

@@ -26,6 +26,7 @@ from aorc.hive import partition_segment
 from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
+from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.write.writer import open_writer
 
 __all__ = ["EXISTING_DATA_BEHAVIORS", "write_dataset"]
@@ -81,7 +82,7 @@ async def _delete_others(folders: set[str], written: set[str],
 
 async def _write_one(table: pa.Table, uri: str, storage_options: Mapping[str, Any] | None,
                      options: WriteOptions, limit: asyncio.Semaphore,
-                     done: list[str]) -> str:
+                     done: list[str], progress: ProgressTracker | None = None) -> str:
     async with limit:
         await registry.make_parents(uri)
         writer = open_writer(uri, table.schema, options=options, storage_options=storage_options)
@@ -89,6 +90,8 @@ async def _write_one(table: pa.Table, uri: str, storage_options: Mapping[str, An
             for batch in table.to_batches():
                 await writer.write(batch)
         done.append(uri)
+    if progress is not None:
+        progress.advance(table.num_rows)
     return uri
 
 
@@ -151,6 +154,7 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
                         max_rows_per_file: int | None = None,
                         storage_options: Mapping[str, Any] | None = None,
                         max_concurrency: int = 8, options: WriteOptions | None = None,
+                        progress: ProgressHook | None = None,
                         **write_options: Any) -> list[str]:
     """Write rows as a dataset of ORC files under ``base_dir`` (a folder or S3 prefix).
 
@@ -168,6 +172,9 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
         storage_options: store settings (see :func:`aorc.io.open_store`).
         max_concurrency: files written at once.
         options: writer options as an :class:`aorc.WriteOptions`.
+        progress: a hook told of the rows written, file by file once each file is
+            complete (a callable taking an :class:`aorc.ProgressEvent`, or a tqdm-like bar;
+            see :mod:`aorc.progress`); the total is the input's row count.
         **write_options: writer options as keywords (as :func:`aorc.open_writer` takes them),
             overriding the fields of ``options``.
 
@@ -192,11 +199,12 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
         await _check_empty(base, storage_options)
     jobs, folders = _plan_files(table, base, partition_cols, basename_template,
                                 max_rows_per_file)
+    counter = tracker(progress, "write_dataset", "rows", table.num_rows)
     limit = asyncio.Semaphore(max_concurrency)
     done: list[str] = []
     try:
         written = await gather_or_cancel([
-            _write_one(rows, uri, storage_options, opts, limit, done)
+            _write_one(rows, uri, storage_options, opts, limit, done, counter)
             for rows, uri in jobs if rows.num_rows or not partition_cols])
     except BaseException as exc:
         with contextlib.suppress(BaseException):
