@@ -31,6 +31,7 @@ that a driver can run them on several threads; :meth:`StripeJob.run` runs them i
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -208,6 +209,9 @@ class ReadPlan:
         self.footers = footers if footers is not None else FooterCache()
         #: Footers fetched ahead for the next groups, not parsed yet.
         self.raw_footers: dict[int, bytes | memoryview] = {}
+        #: The bytes a projection fetches of each stripe whose footer was seen (see
+        #: :meth:`next_group`).
+        self._fetched_bytes: dict[int, int] = {}
 
     def _chosen(self, stripes: Sequence[int] | None) -> list[StripeInfo]:
         every = self.tail.stripes
@@ -246,6 +250,56 @@ class ReadPlan:
         else:
             stripes = self.stripes
         return [GroupPlan(self, g) for g in group_stripes(stripes, self.group_bytes)]
+
+    def next_group(self, queue: collections.deque[GroupPlan]) -> GroupPlan:
+        """Take the next group to fetch from ``queue`` (groups of :meth:`groups`, none
+        started), joined with the groups after it while they follow on and the bytes this
+        read fetches of them stay within ``group_bytes``.
+
+        :meth:`groups` cuts groups by stripe size, which is what a whole read fetches. A read
+        of some columns fetches only their streams, often a small share of each stripe:
+        counted by stripe size, it would take one or two round trips per stripe. Here the
+        streams' sizes come from the footers fetched so far (a group's footer round fetches
+        those of the next :data:`FOOTERS_AHEAD` stripes too), and a stripe whose footer is
+        not known yet counts at the share of the known ones (its whole size before any is
+        known). The bytes held at once stay bounded by ``group_bytes`` as before.
+        """
+        first = queue.popleft()
+        if self.scan is not None or self.all_columns or not queue:
+            return first
+        stripes = list(first.stripes)
+        size = sum(self._fetched_estimate(s) for s in stripes)
+        while queue and queue[0].stripes[0].index == stripes[-1].index + 1:
+            more = sum(self._fetched_estimate(s) for s in queue[0].stripes)
+            if size + more > self.group_bytes:
+                break
+            stripes += queue.popleft().stripes
+            size += more
+        return first if len(stripes) == len(first.stripes) else GroupPlan(self, stripes)
+
+    def _fetched_estimate(self, stripe: StripeInfo) -> int:
+        """The bytes of ``stripe`` a projection fetches: from its footer when it is known,
+        else its size scaled by the share of the stripes measured so far."""
+        known = self._fetched_bytes.get(stripe.index)
+        if known is not None:
+            return known
+        raw = self.raw_footers.get(stripe.index)
+        if raw is None:
+            raw = self.footers.get(stripe.index)
+        if raw is not None:
+            try:
+                _, layout = parse_layout(self.path, self.tail, stripe, raw)
+            except AorcError:  # reported when the stripe is read
+                return stripe.length
+            known = sum(s.length for s in layout
+                        if s.column in self.selected and s.kind in DATA_KINDS)
+            self._fetched_bytes[stripe.index] = known
+            return known
+        if not self._fetched_bytes:
+            return stripe.length
+        every = self.tail.stripes
+        total = sum(every[i].length for i in self._fetched_bytes)
+        return stripe.length * sum(self._fetched_bytes.values()) // max(total, 1)
 
     # ------------------------------------------------------------------ unfiltered decode
     def stripe_job(self, stripe: StripeInfo, footer: pb.StripeFooter,

@@ -584,7 +584,7 @@ class OrcReader:
         def prefetch() -> None:
             nonlocal pending
             if pending is None and queue and all(g == taken - 1 for g, _ in window):
-                pending = self._spawn(self._fetch(queue.popleft()))
+                pending = self._spawn(self._fetch(queue[0].plan.next_group(queue)))
 
         try:
             while True:
