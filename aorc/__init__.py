@@ -37,6 +37,7 @@ from aorc.errors import (
     UnsupportedFeatureError,
     UnsupportedVersionError,
 )
+from aorc.compaction import CompactResult, compact
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
@@ -64,6 +65,7 @@ __all__ = [
     "AorcWarning",
     "ColumnEncodingInfo",
     "ColumnStatistics",
+    "CompactResult",
     "CorruptFileError",
     "Dataset",
     "DatasetFile",
@@ -91,6 +93,7 @@ __all__ = [
     "UnsupportedVersionError",
     "WriteOptions",
     "WriterInfo",
+    "compact",
     "open_dataset",
     "open_reader",
     "open_store",

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 import pyarrow as pa
 
+from aorc.cli.convert import Progress
+from aorc.compaction import DEFAULT_TARGET_SIZE, compact
 from aorc.filters.text import filters_from_text
 from aorc.format.types import TypeKind
+from aorc.options import WriteOptions
 from aorc.read.dataset import Dataset, open_dataset
 from aorc.read.discovery import file_or_dataset
 from aorc.read.partitioning import normalize_filters
@@ -36,9 +39,11 @@ __all__ = [
     "TIMESTAMP_UNIT_CHOICES",
     "DatasetFlags",
     "RowsOfDataset",
+    "add_compact_command",
     "add_count_command",
     "add_dataset_flags",
     "add_timestamp_unit_flag",
+    "compact_command",
     "count",
     "dataset_flags",
     "open_rows",
@@ -230,6 +235,49 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
                      help="keep rows where this holds (repeat: all must hold)")
     add_timestamp_unit_flag(cmd, default="us")
     add_dataset_flags(cmd)
+
+
+# =========================================================================== compact
+
+async def compact_command(source: str, filters: Sequence[str], target_size: int,
+                          min_size: int | None, out: TextIO,
+                          storage_options: Mapping[str, Any] | None, options: WriteOptions,
+                          progress: bool | None) -> None:
+    """Compact a dataset's small files (:func:`aorc.compact`) and say what was done."""
+    terms = None
+    if filters:
+        dataset = await open_dataset(source, storage_options=storage_options)
+        terms = filters_from_text(filters, dataset.schema)
+    bar = Progress(f"compacting {source}", None, "files", enabled=progress)
+    result = await compact(source, target_size=target_size, min_size=min_size, filters=terms,
+                           storage_options=storage_options, options=options,
+                           progress=lambda e: bar.set(e.done))
+    bar.close()
+    out.write(f"merged: {len(result.removed)} files into {len(result.written)} "
+              f"(stripe copy: {result.stripe_copied}, re-encoded: {result.re_encoded})\n"
+              f"recovered: {result.recovered} interrupted merges\n"
+              f"skipped: {sum(len(paths) for paths, _ in result.skipped)} files\n")
+    for path in result.written:
+        out.write(f"  {path}\n")
+
+
+def add_compact_command(sub: Any, parent: argparse.ArgumentParser,
+                        size: Callable[[str], int]) -> argparse.ArgumentParser:
+    """Add ``aorc compact SOURCE [--target-size 128M] [--min-size N] [--filter ...]``; the
+    caller adds the writer and progress flags."""
+    cmd: argparse.ArgumentParser = sub.add_parser("compact", parents=[parent],
+                                                  help="merge each partition folder's "
+                                                  "small files (stripe copy where the files "
+                                                  "allow it); crash-safe")
+    cmd.add_argument("source", help="a dataset's root folder or prefix")
+    cmd.add_argument("--target-size", type=size, default=DEFAULT_TARGET_SIZE,
+                     help="largest input bytes merged into one file (128M)")
+    cmd.add_argument("--min-size", type=size,
+                     help="files this size or larger are left alone (3/4 of --target-size)")
+    cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
+                     help="only partition folders where this holds (partition columns; "
+                     "repeat: all must hold)")
+    return cmd
 
 
 def add_timestamp_unit_flag(parser: argparse.ArgumentParser, default: str = "auto") -> None:

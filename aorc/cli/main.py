@@ -44,9 +44,11 @@ from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
 from aorc.cli.dataset import (
     NO_DATASET_FLAGS,
     DatasetFlags,
+    add_compact_command,
     add_count_command,
     add_dataset_flags,
     add_timestamp_unit_flag,
+    compact_command,
     count,
     dataset_flags,
     open_rows,
@@ -446,21 +448,26 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
     conv.add_argument("--strings-can-be-null", action="store_true",
                       help="CSV string columns read the null values as null too (otherwise "
                       "an empty field is an empty string)")
-    conv.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
-    conv.add_argument("--compression-level", type=int,
-                      help="codec level of every stream (default: ORC Java's, zstd 3)")
-    conv.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
-    conv.add_argument("--compression-block-size", type=_size, help="e.g. 256k")
-    conv.add_argument("--row-index-stride", type=int, help="rows per row group (0: none)")
-    conv.add_argument("--bloom-filter-columns", help="comma-separated column names")
-    conv.add_argument("--bloom-filter-fpp", type=float, help="false positive rate (0.01)")
-    conv.add_argument("--dictionary-key-size-threshold", type=float)
-    conv.add_argument("--timezone", help="zone of naive timestamps (UTC)")
-    conv.add_argument("--threads", type=int,
-                      help="threads that encode and compress columns (default: one per CPU)")
-    conv.add_argument("--metadata", action="append", metavar="KEY=VALUE",
-                      help="user metadata; repeatable")
+    _writer_flags(conv)
     _progress_flags(conv)
+
+
+def _writer_flags(parser: argparse.ArgumentParser) -> None:
+    """The ORC writer's options (read back by :func:`_write_options`)."""
+    parser.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
+    parser.add_argument("--compression-level", type=int,
+                        help="codec level of every stream (default: ORC Java's, zstd 3)")
+    parser.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
+    parser.add_argument("--compression-block-size", type=_size, help="e.g. 256k")
+    parser.add_argument("--row-index-stride", type=int, help="rows per row group (0: none)")
+    parser.add_argument("--bloom-filter-columns", help="comma-separated column names")
+    parser.add_argument("--bloom-filter-fpp", type=float, help="false positive rate (0.01)")
+    parser.add_argument("--dictionary-key-size-threshold", type=float)
+    parser.add_argument("--timezone", help="zone of naive timestamps (UTC)")
+    parser.add_argument("--threads", type=int,
+                        help="threads that encode and compress columns (default: one per CPU)")
+    parser.add_argument("--metadata", action="append", metavar="KEY=VALUE",
+                        help="user metadata; repeatable")
 
 
 def _filter_flag(parser: argparse.ArgumentParser) -> None:
@@ -509,6 +516,9 @@ def _parser() -> argparse.ArgumentParser:
     _progress_flags(cat)
     _add_convert(sub, parent)
     add_count_command(sub, parent)
+    comp = add_compact_command(sub, parent, _size)
+    _writer_flags(comp)
+    _progress_flags(comp)
     return parser
 
 
@@ -527,6 +537,9 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
         await table_count(args.source, args.filter, out, options)
     elif args.command == "count":
         await count(args.source, args.filter, out, options, args.timestamp_unit, flags)
+    elif args.command == "compact":
+        await compact_command(args.source, args.filter, args.target_size, args.min_size, out,
+                              options, _write_options(args), args.progress)
     else:
         await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                       delimiter=args.delimiter, storage_options=options,
