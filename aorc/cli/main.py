@@ -56,6 +56,7 @@ from aorc.cli.dataset import (
     print_dataset_meta,
 )
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
+from aorc.cli.jsonl import jsonl_text
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.options import WriteOptions
@@ -263,6 +264,11 @@ def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
+def _jsonl(batch: pa.RecordBatch) -> str:
+    """The batch's rows as JSON lines (``json.dumps`` of each row, made column-wise)."""
+    return jsonl_text(batch.columns, batch.schema.names, _column_values, _json_default)
+
+
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
                 filters: Sequence[str] = (), timestamp_unit: str = "auto",
@@ -270,8 +276,7 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
     if n <= 0:
         return
     if is_iceberg_url(path):
-        await table_rows(path, columns, filters, n, lambda batch: out.write("".join(
-            json.dumps(row, default=_json_default) + "\n" for row in _rows(batch))))
+        await table_rows(path, columns, filters, n, lambda batch: out.write(_jsonl(batch)))
         return
     async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
         left = n
@@ -279,8 +284,7 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
                                                            filters=selected)) as batches:
             async for batch in batches:
-                for row in _rows(batch.slice(0, left)):
-                    out.write(json.dumps(row, default=_json_default) + "\n")
+                out.write(_jsonl(batch.slice(0, left)))
                 left -= min(left, batch.num_rows)
                 if not left:
                     break
@@ -331,8 +335,7 @@ async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                     out.write(_csv_text(batch, header))
                     header = False
                 else:
-                    out.write("".join(json.dumps(row, default=_json_default) + "\n"
-                                      for row in _rows(batch)))
+                    out.write(_jsonl(batch))
                 bar.update(batch.num_rows)
         bar.close()
         if header:  # no rows: the header alone
@@ -349,8 +352,7 @@ async def _cat_table(url: str, fmt: str, columns: list[str] | None, out: TextIO,
             out.write(_csv_text(batch, header[0]))
             header[0] = False
         else:
-            out.write("".join(json.dumps(row, default=_json_default) + "\n"
-                              for row in _rows(batch)))
+            out.write(_jsonl(batch))
 
     await table_rows(url, columns, filters, None, write)
 
