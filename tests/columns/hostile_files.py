@@ -7,7 +7,7 @@ the file is consistent and only the named problem remains (issue 20, items 4 and
 * :func:`decimal_scales_file`: a decimal column whose SECONDARY stream (each value's scale)
   changes every row, as RLE v2 DELTA runs a few bytes long.
 * :func:`zone_spellings_file`: many stripes, each naming one time zone with a different
-  spelling (surrounding spaces).
+  spelling (surrounding spaces, which aorc ignores; ORC C++ refuses them).
 * :func:`deep_type_file`: a type tree of lists nested to a given depth (pyarrow.orc writes
   and reads any depth).
 """
@@ -73,16 +73,20 @@ def _replace(model: FileModel, stripe: StripeModel, column: int, kind: int,
 
 
 def decimal_scales_file(rows: int, scales: list[int], precision: int = 38,
-                        scale: int = 10, compression: str = "zlib") -> bytes:
-    """A file of one ``decimal(precision, scale)`` column of ``rows`` zeros whose per-value
-    scales cycle through ``scales`` (e.g. ``list(range(rows))``: a new scale every row)."""
+                        scale: int = 10, compression: str = "zlib",
+                        values: list[int] | None = None) -> bytes:
+    """A file of one ``decimal(precision, scale)`` column of ``rows`` unscaled ``values``
+    (zeros by default) whose per-value scales cycle through ``scales`` (e.g.
+    ``list(range(rows))``: a new scale every row)."""
     table = pa.table({"d": pa.array([decimal.Decimal(0)] * rows,
                                     pa.decimal128(precision, scale))})
     model = _model(table, compression)
     stripe = copy.deepcopy(model.stripes[0])
-    values = [scales[i % len(scales)] for i in range(rows)]
-    _replace(model, stripe, 1, K.DATA, b"\x00" * rows)  # varint 0 per row
-    _replace(model, stripe, 1, K.SECONDARY, delta_rle_v2(values, signed=True))
+    per_row = [scales[i % len(scales)] for i in range(rows)]
+    data = (b"".join(varint(zigzag(v)) for v in values) if values is not None
+            else b"\x00" * rows)  # varint 0 per row
+    _replace(model, stripe, 1, K.DATA, data)
+    _replace(model, stripe, 1, K.SECONDARY, delta_rle_v2(per_row, signed=True))
     out = build(model, {0: stripe}, metadata_raw=b"",
                 footer_hook=lambda f: f.ClearField("statistics"))
     assert out is not None
@@ -91,8 +95,8 @@ def decimal_scales_file(rows: int, scales: list[int], precision: int = 38,
 
 def zone_spellings_file(stripes: int, zone: str = "America/New_York",
                         compression: str = "zlib") -> bytes:
-    """A file of ``stripes`` stripes of one timestamp row each, stripe ``i`` naming ``zone``
-    as its writer's time zone followed by ``i`` spaces."""
+    """A file of ``stripes`` stripes of one timestamp row each, each naming ``zone`` as its
+    writer's time zone with a different number of spaces before and after it."""
     table = pa.table({"t": pa.array(np.array([10**9 * 86400], "datetime64[ns]"))})
     model = _model(table, compression)
     first = model.stripes[0]
@@ -100,7 +104,7 @@ def zone_spellings_file(stripes: int, zone: str = "America/New_York",
     del model.footer.stripes[:]
     for i in range(stripes):
         stripe = copy.deepcopy(first)
-        stripe.footer.writerTimezone = zone + " " * i
+        stripe.footer.writerTimezone = " " * (i % 50) + zone + " " * (i // 50)
         stripe.footer_raw = model.frame(stripe.footer.SerializeToString())
         model.stripes.append(stripe)
         model.footer.stripes.add().CopyFrom(first.info)
