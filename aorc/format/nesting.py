@@ -16,17 +16,22 @@ nested lists), so no Arrow data that has travelled over IPC is deeper.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 
-if TYPE_CHECKING:
-    from aorc.format.types import OrcType
+__all__ = ["MAX_TYPE_DEPTH", "Tree", "arrow_type_depth", "check_depth", "check_proto_depth"]
 
-__all__ = ["MAX_TYPE_DEPTH", "arrow_type_depth", "check_depth", "check_proto_depth"]
+class Tree(Protocol):
+    """A type tree node (:class:`~aorc.format.types.OrcType`)."""
+
+    @property
+    def children(self) -> Sequence[Tree]:
+        """The node's children."""
+
 
 #: Deepest type aorc reads or writes, in levels below the root (a column is at level 1).
 MAX_TYPE_DEPTH = 64
@@ -47,7 +52,7 @@ def check_proto_depth(flat: Sequence[pb.Type]) -> None:
                         f"{sub}), deeper than aorc reads (MAX_TYPE_DEPTH)")
 
 
-def check_depth(t: OrcType | pa.DataType | pa.Schema, what: str = "schema") -> None:
+def check_depth(t: Tree | pa.DataType | pa.Schema, what: str = "schema") -> None:
     """Raise SchemaError when a type (an ORC tree, an Arrow type or schema, whose fields
     are at level 1) is nested deeper than :data:`MAX_TYPE_DEPTH`."""
     if isinstance(t, (pa.DataType, pa.Schema)):
