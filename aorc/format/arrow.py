@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
+from aorc.format.nesting import check_depth
 from aorc.format.types import (
     OrcType,
     TypeKind,
@@ -31,8 +32,11 @@ def resolve_schema(schema: pa.Schema | str | OrcType) -> tuple[pa.Schema, OrcTyp
     """The Arrow schema batches must have and the ORC type tree of the file.
 
     Raises:
-        SchemaError: the schema cannot be written as ORC, or its root is not a struct.
+        SchemaError: the schema cannot be written as ORC, its root is not a struct, or it is
+            nested deeper than :data:`~aorc.format.nesting.MAX_TYPE_DEPTH`.
     """
+    if isinstance(schema, pa.Schema | OrcType):
+        check_depth(schema)  # before any recursive walk
     if isinstance(schema, pa.Schema):
         widened = pa.schema([f.with_type(widen_arrow_type(f.type)) for f in schema],
                             metadata=schema.metadata)

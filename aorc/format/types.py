@@ -2,6 +2,10 @@
 
 An ORC schema is a tree of types numbered in pre-order: the root is column 0, and every
 subtree occupies a contiguous range of column ids. :class:`OrcType` is that tree.
+
+Trees are at most :data:`~aorc.format.nesting.MAX_TYPE_DEPTH` (64) levels deep below the
+root: deeper trees in a file are refused when its footer is parsed, and deeper schemas when
+a writer is opened, before any recursive walk could exhaust the stack.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.nesting import MAX_TYPE_DEPTH, check_depth, check_proto_depth
 
 __all__ = [
     "ORC_ATTRIBUTES_METADATA_KEY",
@@ -231,10 +236,9 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
     flat = list(types)
     if not flat:
         raise CorruptFileError("footer has no types")
+    check_proto_depth(flat)
 
-    def build(cid: int, depth: int) -> OrcType:
-        if depth > 256:
-            raise CorruptFileError("type tree nested deeper than 256 levels")
+    def build(cid: int) -> OrcType:
         if cid >= len(flat):
             raise CorruptFileError(f"type {cid} referenced but footer has {len(flat)} types")
         p = flat[cid]
@@ -252,7 +256,7 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
                 raise CorruptFileError(
                     f"column {cid}: subtype {sub} is not in pre-order (expected {expected})"
                 )
-            child = build(sub, depth + 1)
+            child = build(sub)
             children.append(child)
             expected = child.max_column_id + 1
         _check_arity(cid, kind, len(children), len(names))
@@ -270,8 +274,7 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
             expected - 1,
         )
 
-    root = build(0, 0)
-    return root
+    return build(0)
 
 
 def _text(value: str | bytes, cid: int) -> str:
@@ -356,6 +359,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def error(self, msg: str) -> SchemaError:
         return SchemaError(f"bad ORC type string {self.text!r} at {self.pos}: {msg}")
@@ -435,6 +439,9 @@ class _Parser:
         if not kind.is_compound:
             return OrcType(kind)
         self.expect("<")
+        self.depth += 1
+        if self.depth > MAX_TYPE_DEPTH:
+            raise self.error(f"nested more than {MAX_TYPE_DEPTH} levels deep (MAX_TYPE_DEPTH)")
         children: list[OrcType] = []
         names: list[str] = []
         if self.peek() != ">":
@@ -447,6 +454,7 @@ class _Parser:
                     break
                 self.pos += 1
         self.expect(">")
+        self.depth -= 1
         try:
             _check_arity(0, kind, len(children), len(names))
         except CorruptFileError as exc:
@@ -635,7 +643,13 @@ def _from_field(f: pa.Field) -> OrcType:
 
 
 def from_arrow_schema(schema: pa.Schema) -> OrcType:
-    """The ORC struct type for an Arrow schema, with column ids assigned."""
+    """The ORC struct type for an Arrow schema, with column ids assigned.
+
+    Raises:
+        SchemaError: a type cannot be written as ORC or is nested deeper than
+            :data:`~aorc.format.nesting.MAX_TYPE_DEPTH`.
+    """
+    check_depth(schema)
     root = OrcType(
         TypeKind.STRUCT,
         children=tuple(_from_field(f) for f in schema),

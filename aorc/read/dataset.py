@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError
+from aorc.format.nesting import check_depth
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressHook, ProgressTracker, tracker
@@ -562,6 +563,8 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_read_dictionary(read_dictionary)
+    if schema is not None:
+        check_depth(schema, "the dataset schema")
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None)

@@ -7,10 +7,15 @@ offset in force after each — so that a lookup is one ``np.searchsorted``. Tran
 the zone's TZif file; those after the file's last listed transition (zones with a recurring
 daylight-saving rule) are found by sampling :mod:`zoneinfo` weekly and bisecting each change.
 Offsets themselves always come from :mod:`zoneinfo`, so the table agrees with it.
+
+Tabulating a zone with a daylight-saving rule takes tens of milliseconds, and every stripe
+names its writer's zone: each distinct spelling of a name is resolved once per process, and
+each zone (whatever the spelling that named it) tabulated once, in bounded caches.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.resources
 import os
@@ -46,6 +51,8 @@ _JAVA_SHORT_IDS = {
     "PRT": "America/Puerto_Rico", "PST": "America/Los_Angeles", "SST": "Pacific/Guadalcanal",
     "VST": "Asia/Ho_Chi_Minh",
 }
+#: Longer names are refused unread (the longest zone id has about 30 characters).
+_MAX_NAME = 256
 _FIXED = re.compile(r"^(?:GMT|UTC|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?$")
 
 
@@ -117,10 +124,21 @@ def zone_offsets(name: str | None) -> ZoneOffsets:
     return _zone_offsets(name)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=4096)
 def _zone_offsets(name: str | None) -> ZoneOffsets:
+    """The table of a zone as spelled in a file: resolved here, tabulated once per zone."""
+    if name is not None and len(name) > _MAX_NAME:  # not cached: exceptions never are
+        raise CorruptFileError(f"unknown time zone {name[:40]!r}... ({len(name)} characters)")
     zone, tzif = _resolve(name)
     label = name if name is not None else "localtime"
+    table = _tabulate(zone, tzif)
+    return table if table.name == label else dataclasses.replace(table, name=label)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tabulate(zone: tzinfo, tzif: bytes | None) -> ZoneOffsets:
+    """The offset table of a resolved zone (``tzif``: its TZif file, when found)."""
+    label = str(zone)
     base = int(datetime(2015, 1, 1, tzinfo=zone).timestamp())
     if isinstance(zone, timezone):
         off = _offset(zone, 0)

@@ -3,7 +3,10 @@
 DATA holds each unscaled value as a zigzag base-128 varint of up to 128 bits, SECONDARY
 (signed integer RLE) each value's own scale: ORC Java trims trailing zeros, so scales vary
 from row to row. Every value is rescaled to the type's scale: multiplied exactly by a power of
-ten, or divided with truncation toward zero when its scale is larger (as ORC C++ does).
+ten, or divided with truncation toward zero when its scale is larger (as ORC C++ does). A
+scale outside 0 to 38 (which no decimal can have) makes the column corrupt. Rows are grouped
+by scale and each group is rescaled with array arithmetic, so the work is linear in the rows
+whatever the scales.
 
 Legacy Hive 0.11 ``decimal(0,0)`` columns are read at scale 10 (see :mod:`aorc.format.types`); a
 value
@@ -23,7 +26,12 @@ import pyarrow as pa
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
 from aorc.format.columns.base import Context, Placement, Slots, column_error, register
-from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind
+from aorc.format.types import (
+    LEGACY_DECIMAL_SCALE,
+    MAX_DECIMAL_PRECISION,
+    OrcType,
+    TypeKind,
+)
 
 __all__ = ["rescale"]
 
@@ -50,6 +58,7 @@ def decode_decimal(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
         return _build(dt, slots, np.zeros((0, 2), np.uint64))
     with ctx.reading(t, pb.Stream.DATA):
         words = rle.read_varint128(data, slots.count)
+    _check_scales(t, scales)
     target = LEGACY_DECIMAL_SCALE if t.is_legacy_decimal else (t.scale or 0)
     words, overflow, fits = _rescale(words, scales, target, _fits_int64(words))
     wide = _too_wide(words, 38 if t.is_legacy_decimal else (t.precision or 38), fits)
@@ -63,6 +72,15 @@ def decode_decimal(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
                            f"value {row} has more than {t.precision} digits at scale {t.scale}")
     # Unbounded legacy decimals: what does not fit 38 digits is null, as in ORC C++ and Java.
     return _build(dt, _drop(slots, wide), words[~wide])
+
+
+def _check_scales(t: OrcType, scales: npt.NDArray[np.int64]) -> None:
+    """Refuse a value scale no decimal can have (below 0 or above 38 digits)."""
+    if int(scales.min()) >= 0 and int(scales.max()) <= MAX_DECIMAL_PRECISION:
+        return
+    row = int(np.flatnonzero((scales < 0) | (scales > MAX_DECIMAL_PRECISION))[0])
+    raise column_error(t, pb.Stream.SECONDARY, f"value {row} has scale {int(scales[row])}, "
+                       f"outside 0 to {MAX_DECIMAL_PRECISION}")
 
 
 def _fits_int64(words: npt.NDArray[np.uint64]) -> bool:
@@ -149,11 +167,15 @@ def _rescale(words: npt.NDArray[np.uint64], scales: npt.NDArray[np.int64], targe
         return fast, None, True
     words = words.copy()
     overflow = np.zeros(len(words), np.bool_)
-    for d in np.unique(diff):
-        d = int(d)
+    # One sort groups the rows by scale difference: linear work per group, not per scale.
+    order = np.argsort(diff, kind="stable")
+    ordered = diff[order]
+    starts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(diff)], strict=True):
+        d = int(ordered[lo])
         if d == 0:
             continue
-        rows = diff == d
+        rows = order[lo:hi]
         result, over = _scale_by(words[rows], d)
         words[rows] = result
         overflow[rows] = over
