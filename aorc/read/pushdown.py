@@ -409,7 +409,7 @@ class ScanPlanner:
             One batch per run of row groups (empty batches left out).
         """
         whole = LazyStreams(work.footer, work.streams, fetched, self.tail,
-                            threads=self.threads)
+                            threads=self.threads, max_decoded_bytes=self.opts.max_decoded_bytes)
         stride = self.tail.row_index_stride
         num_rows = work.stripe.num_rows
         runs = work.runs if work.runs is not None else [(0, 0)]
@@ -537,6 +537,7 @@ class _SegmentStreams:
         self._end = end
         self._plain: dict[tuple[int, int], memoryview] = {}
         self.writer_timezone = whole.writer_timezone
+        self.budget = whole.budget  # the stripe's (see LazyStreams)
 
     def _start(self, column: int, kind: int) -> StreamStart | None:
         starts = self._work.positions.get(column, {}).get(kind)
@@ -556,7 +557,8 @@ class _SegmentStreams:
         raw = self._fetched.get(offset, length)
         where = f"column {column} {pb.Stream.Kind.Name(kind)} stream"
         try:
-            plain = decompress_complete(raw, self._tail.compression, self._tail.block_size)
+            plain = decompress_complete(raw, self._tail.compression, self._tail.block_size,
+                                        self.budget)
         except CorruptFileError as exc:
             raise CorruptFileError(f"{where}: {exc}") from exc
         return slice_start(plain, start, where)

@@ -43,6 +43,7 @@ from aorc.errors import (
 )
 from aorc.filters.predicate import parse_filters
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
@@ -204,7 +205,8 @@ class OrcReader:
 
     def __init__(self, store: Store, tail: FileTail, tail_bytes: bytes, *,
                  owns_store: bool, timestamp_unit: str = "ns",
-                 read_dictionary: Sequence[str] | None = None) -> None:
+                 read_dictionary: Sequence[str] | None = None,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> None:
         check_timestamp_unit(timestamp_unit)
         dictionary = dictionary_columns(tail.schema, read_dictionary)
         self._store = store
@@ -218,7 +220,8 @@ class OrcReader:
         self._closed = False
         self.path = store.path
         self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit,
-                                                       dictionary_strings=dictionary)
+                                                       dictionary_strings=dictionary,
+                                                       max_decoded_bytes=max_decoded_bytes)
         self.timestamp_unit = timestamp_unit
         self.read_dictionary = tuple(read_dictionary or ())
         self._scan_stats = ScanStats()
@@ -679,11 +682,19 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
     return guarded(path, None, lambda: parse_tail(tail, size, source=path))
 
 
+def _check_max_decoded_bytes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SchemaError(f"max_decoded_bytes must be a positive integer, got {value!r}")
+    return value
+
+
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str = "ns",
-                read_dictionary: Sequence[str] | None = None) -> OrcReader:
+                read_dictionary: Sequence[str] | None = None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
     check_read_dictionary(read_dictionary)
+    _check_max_decoded_bytes(max_decoded_bytes)
     owns_store = not isinstance(source, Store)
     store = open_store(source, storage_options)
     try:
@@ -700,7 +711,8 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 raise CorruptFileError(f"{store.path}: the file tail asks for {tail.n} bytes "
                                        f"after {len(tail_bytes)} were read")
         return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
-                         timestamp_unit=timestamp_unit, read_dictionary=read_dictionary)
+                         timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
+                         max_decoded_bytes=max_decoded_bytes)
     except BaseException:
         if owns_store:
             await store.close()
@@ -712,18 +724,22 @@ class _OpenReader:
 
     def __init__(self, source: Source, storage_options: Mapping[str, Any] | None,
                  timestamp_unit: str = "ns",
-                 read_dictionary: Sequence[str] | None = None) -> None:
+                 read_dictionary: Sequence[str] | None = None,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> None:
         self._source = source
         self._options = storage_options
         self._unit = timestamp_unit
         self._dictionary = read_dictionary
+        self._limit = max_decoded_bytes
         self._reader: OrcReader | None = None
 
     def __await__(self) -> Generator[Any, None, OrcReader]:
-        return _load(self._source, self._options, self._unit, self._dictionary).__await__()
+        return _load(self._source, self._options, self._unit, self._dictionary,
+                     self._limit).__await__()
 
     async def __aenter__(self) -> OrcReader:
-        self._reader = await _load(self._source, self._options, self._unit, self._dictionary)
+        self._reader = await _load(self._source, self._options, self._unit, self._dictionary,
+                                   self._limit)
         return self._reader
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -734,7 +750,8 @@ class _OpenReader:
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
-                read_dictionary: Sequence[str] | None = None) -> _OpenReader:
+                read_dictionary: Sequence[str] | None = None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -763,11 +780,17 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
             ``dictionary<int32, string>`` arrays, as ``pyarrow.parquet.read_table``'s
             option: a dictionary-encoded stripe keeps ORC's own dictionary (no expansion),
             a directly encoded one is dictionary-encoded as it is read.
+        max_decoded_bytes: the most bytes the decompressed streams (and dictionary tables)
+            of one stripe may take, 1 GiB by default: beyond it a read raises
+            :class:`~aorc.errors.ResourceLimitError` before allocating (see "Resource
+            limits" in the README). Raise it for stripes that decompress to more.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
         CorruptFileError: when the file's tail is damaged (an empty, 0-byte file too).
         UnsupportedVersionError: for a future format version.
-        SchemaError: a ``read_dictionary`` column that is unknown or holds no strings.
+        SchemaError: a ``read_dictionary`` column that is unknown or holds no strings, or a
+            ``max_decoded_bytes`` that is not a positive integer.
     """
-    return _OpenReader(source, storage_options, timestamp_unit, read_dictionary)
+    return _OpenReader(source, storage_options, timestamp_unit, read_dictionary,
+                       max_decoded_bytes)
