@@ -70,7 +70,7 @@ MAX_BLOCK_SIZE = 1 << 23
 MAX_TAIL_LENGTH = (1 << 31) - 1
 
 #: A compressed metadata section may decompress to this many times the file's length ...
-SECTION_EXPANSION = 8
+SECTION_EXPANSION = 128
 #: ... or to this many bytes, whichever is more (see :func:`section_limit`).
 SECTION_FLOOR = 1 << 20
 

@@ -228,13 +228,15 @@ def read_in_child(path: pathlib.Path, mode: str = "open", *, pythonpath: str | N
                   address_space: int = 12 << 30, timeout: float = 600) -> dict[str, Any]:
     """Open (``mode="open"``), read (``"read"``, ``"threads"``) or parse the metadata of
     (``"metadata"``) the file at ``path`` in a child process, importing aorc from
-    ``pythonpath`` (default: this repository) under an ``address_space`` limit.
+    ``pythonpath`` (default: ``$AORC_HOSTILE_PYTHONPATH``, else this repository) under an
+    ``address_space`` limit.
 
     Returns:
         ``{"error": [class, message] or None, "peak": VmHWM bytes, "growth": VmHWM growth
         over the read, "cpu": CPU seconds of the read}``.
     """
-    root = pythonpath or str(REPO)  # another copy of aorc (the unfixed code, say)
+    # Another copy of aorc (the unfixed code, to see a test fail): AORC_HOSTILE_PYTHONPATH.
+    root = pythonpath or os.environ.get("AORC_HOSTILE_PYTHONPATH") or str(REPO)
     env = {**os.environ, "PYTHONPATH": root}
     result = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), mode, str(address_space)], cwd=root,
