@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from aorc.errors import AorcError, CorruptFileError
+from aorc.errors import AorcError, CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
     DEFAULT_MAX_DECODED_BYTES,
@@ -39,6 +39,7 @@ __all__ = [
     "FetchedBytes",
     "LazyStreams",
     "add_context",
+    "check_max_decoded_bytes",
     "group_stripes",
     "guarded",
     "merge_ranges",
@@ -72,6 +73,17 @@ DECODE_FAILURES = (IndexError, KeyError, ValueError, OverflowError, struct.error
 
 
 # =========================================================================== errors
+
+def check_max_decoded_bytes(value: Any) -> int:
+    """Check a reader's ``max_decoded_bytes`` (a positive integer).
+
+    Raises:
+        SchemaError: another value.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SchemaError(f"max_decoded_bytes must be a positive integer, got {value!r}")
+    return value
+
 
 def prefixed(exc: AorcError, prefix: str) -> AorcError:
     """A new exception of the same class whose message is ``prefix: message`` (for a class

@@ -61,7 +61,14 @@ from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
 from aorc.read import footers as _footers
 from aorc.read import plan as _plan
-from aorc.read.common import INLINE_BYTES, add_context, guarded, run_light, stream_kind_name
+from aorc.read.common import (
+    INLINE_BYTES,
+    add_context,
+    check_max_decoded_bytes,
+    guarded,
+    run_light,
+    stream_kind_name,
+)
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.footers import FooterCache
 from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
@@ -682,19 +689,13 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
     return guarded(path, None, lambda: parse_tail(tail, size, source=path))
 
 
-def _check_max_decoded_bytes(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SchemaError(f"max_decoded_bytes must be a positive integer, got {value!r}")
-    return value
-
-
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
     check_read_dictionary(read_dictionary)
-    _check_max_decoded_bytes(max_decoded_bytes)
+    check_max_decoded_bytes(max_decoded_bytes)
     owns_store = not isinstance(source, Store)
     store = open_store(source, storage_options)
     try:
@@ -722,24 +723,15 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
 class _OpenReader:
     """What :func:`open_reader` returns: use ``async with`` (or ``await``, then close)."""
 
-    def __init__(self, source: Source, storage_options: Mapping[str, Any] | None,
-                 timestamp_unit: str = "ns",
-                 read_dictionary: Sequence[str] | None = None,
-                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> None:
-        self._source = source
-        self._options = storage_options
-        self._unit = timestamp_unit
-        self._dictionary = read_dictionary
-        self._limit = max_decoded_bytes
+    def __init__(self, *args: Any) -> None:
+        self._args = args  # those of _load
         self._reader: OrcReader | None = None
 
     def __await__(self) -> Generator[Any, None, OrcReader]:
-        return _load(self._source, self._options, self._unit, self._dictionary,
-                     self._limit).__await__()
+        return _load(*self._args).__await__()
 
     async def __aenter__(self) -> OrcReader:
-        self._reader = await _load(self._source, self._options, self._unit, self._dictionary,
-                                   self._limit)
+        self._reader = await _load(*self._args)
         return self._reader
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
