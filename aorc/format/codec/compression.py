@@ -49,8 +49,9 @@ import cramjam
 import lz4.block
 import zstandard
 
-from aorc.errors import CorruptFileError, ResourceLimitError, SchemaError, UnsupportedFeatureError
+from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
 from aorc.format.codec import _lzo
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES, Budget
 
 __all__ = [
     "CODECS",
@@ -84,10 +85,6 @@ MAX_BLOCK_SIZE = (1 << 23) - 1
 """Largest compression block size ORC Java and C++ accept (the header's 23-bit length)."""
 DEFAULT_BLOCK_SIZE = 256 * 1024
 """Block size of ORC Java (``orc.compress.size``) and of files without one in the PostScript."""
-
-DEFAULT_MAX_DECODED_BYTES = 1 << 30
-"""Default of the readers' ``max_decoded_bytes``: the most bytes the streams of one stripe may
-decompress to (1 GiB; see :class:`Budget`)."""
 
 BytesLike = Any  # bytes, bytearray, memoryview or any other object with the buffer protocol
 
@@ -135,39 +132,6 @@ def default_level(kind: CompressionKind, stream_kind: int | None = None) -> int 
 
 class _ChunkError(Exception):
     """A chunk's contents are wrong; re-raised as CorruptFileError with its position."""
-
-
-class Budget:
-    """The bytes decompression may still produce, shared by the threads that decompress the
-    streams of one stripe (or one metadata section).
-
-    Args:
-        limit: the most bytes in all.
-        what: what is limited, for the message (``"max_decoded_bytes=1073741824"``).
-        corrupt: raise :class:`CorruptFileError` (a size the file cannot legitimately
-            encode) instead of :class:`ResourceLimitError` (an explicit limit).
-    """
-
-    def __init__(self, limit: int, what: str, *, corrupt: bool = False) -> None:
-        self.limit = limit
-        self.left = limit
-        self.what = what
-        self.corrupt = corrupt
-        self._lock = threading.Lock()
-
-    def take(self, n: int) -> None:
-        """Count ``n`` more bytes (before allocating them, when their number is known).
-
-        Raises:
-            ResourceLimitError: the bytes taken exceed the limit (CorruptFileError when
-                ``corrupt``).
-        """
-        with self._lock:
-            self.left -= n
-            over = self.left < 0
-        if over:
-            message = f"decoding needs more than {self.limit} bytes ({self.what})"
-            raise CorruptFileError(message) if self.corrupt else ResourceLimitError(message)
 
 
 _codec_state = threading.local()  # per-thread zstd contexts (they are not thread safe)

@@ -6,10 +6,11 @@ LENGTH their lengths, and DATA (unsigned integer RLE) one dictionary index per v
 values are returned as stored (ORC writers pad them to the declared length), like ORC C++.
 Values are not checked for valid UTF-8, again like ORC C++ and pyarrow.orc.
 
-A dictionary's tables (``dictionarySize`` lengths and offsets, 12 bytes an entry) are taken
-from the stripe's decoding budget (``max_decoded_bytes``, see
+A dictionary's tables (``dictionarySize`` lengths and offsets, 12 bytes an entry) must fit
+in what is left of the stripe's decoding budget (``max_decoded_bytes``, see
 :class:`aorc.format.codec.compression.Budget`) before they are allocated, after the LENGTH
-stream was found long enough to hold that many lengths.
+stream was found long enough to hold that many lengths. (They are checked, not counted: a
+filtered read builds the dictionary once per run of row groups.)
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _dictionary(t: OrcType, ctx: Context, size: int) -> pa.Array:
         limit = ctx.opts.max_decoded_bytes
         budget = Budget(limit, f"max_decoded_bytes={limit} for one stripe")
     try:
-        budget.take(size * _ENTRY_BYTES)
+        budget.check(size * _ENTRY_BYTES)
     except AorcError as exc:
         raise type(exc)(f"column {t.column_id} ({type_string(t)}): a dictionary of {size} "
                         f"entries: {exc}") from exc
