@@ -213,13 +213,14 @@ def index_ranges(layout: Iterable[StreamInfo], columns: AbstractSet[int],
 
 def parse_row_index(data: bytes | memoryview, tail: FileTail, *,
                     where: str = "row index") -> pb.RowIndex:
-    """Decompress and parse a ROW_INDEX stream.
+    """Decompress and parse a ROW_INDEX stream (at most
+    :func:`~aorc.format.tail.section_limit` bytes once decompressed).
 
     Raises:
         CorruptFileError: when the stream does not decompress or parse.
     """
     return parse_compressed(pb.RowIndex, data, tail.compression, tail.block_size,
-                            f"{tail.where()}: {where}")
+                            f"{tail.where()}: {where}", limit=section_limit(tail.file_length))
 
 
 def parse_bloom_filter_index(data: bytes | memoryview, tail: FileTail, *,

@@ -1,10 +1,11 @@
 """Hostile file tails (issue 20 item 1): sections that decompress far beyond their file.
 
 An 18.7 KB file whose zstd footer lists 10**8 empty stripes took 6.5 GB while opening; the
-same bomb in the Metadata section or in a stripe footer took 3.5-5 GB. Each file is built
-by :mod:`helpers.hostile` and read in a child process whose peak memory and CPU time are
-checked (unfixed: 7.6 GB and 13.6 s for the footer, RuntimeError; 3.6 GB and no error for
-the metadata; 5.1 GB for the stripe footer). Compressed sections may now expand to
+same bomb in the Metadata section, a stripe footer or a row index took 3.5-5 GB. Each file
+is built by :mod:`helpers.hostile` and read in a child process whose peak memory and CPU
+time are checked (unfixed: 7.6 GB and 13.6 s for the footer, RuntimeError; 3.6 GB and no
+error for the metadata; 5.1 GB for the stripe footer; 5.1 GB, 8.7 s and no error for the
+row index). Compressed sections may now expand to
 :func:`aorc.format.tail.section_limit` of the file's length, and a footer may list at most
 one stripe per byte of the stripe area.
 """
@@ -41,7 +42,8 @@ MAX_CPU = 10.0
     (hostile.footer_bomb, "open"),
     (hostile.metadata_bomb, "metadata"),
     (hostile.stripe_footer_bomb, "read"),
-], ids=["footer", "metadata", "stripe-footer"])
+    (hostile.row_index_bomb, "filter"),
+], ids=["footer", "metadata", "stripe-footer", "row-index"])
 def test_section_bombs_are_refused_in_bounded_memory(
         build: Callable[[], bytes], mode: str, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "bomb.orc"

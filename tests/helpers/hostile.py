@@ -37,6 +37,7 @@ __all__ = [
     "lzo_empty_chunks",
     "metadata_bomb",
     "read_in_child",
+    "row_index_bomb",
     "stripe_footer_bomb",
 ]
 
@@ -139,6 +140,14 @@ def _replace_stream(model: Any, column: int, kind: int, raw: bytes,
     return data
 
 
+def row_index_bomb(entries: int = 10**8) -> bytes:
+    """A valid file (zstd, block size 8 MiB) whose ROW_INDEX stream of column 1 holds
+    ``entries`` empty entries; read with a filter, which parses the row index."""
+    model = _model_file(pa.table({"a": [1, 2, 3]}), compression="zstd",
+                        compression_block_size=BOMB_BLOCK)
+    return _replace_stream(model, 1, K.ROW_INDEX, _entries(1, entries))
+
+
 def lying_zstd_chunks(chunks: int = 600, garbage: int = 4096) -> bytes:
     """A string column whose DATA stream is ``chunks`` zstd chunks that each declare the
     largest block size (8 MiB) and hold ``garbage`` bytes of damage instead of their blocks:
@@ -212,6 +221,8 @@ async def main(path, mode):
     async with aorc.open_reader(path) as reader:
         if mode in ("read", "threads"):
             await reader.read(use_threads=(mode == "threads"))
+        elif mode == "filter":
+            await reader.read(filters=[("a", ">", 1)])
 
 base, start = hwm(), time.process_time()
 error = None
@@ -226,10 +237,10 @@ print(json.dumps({"error": error, "peak": hwm(), "growth": hwm() - base,
 
 def read_in_child(path: pathlib.Path, mode: str = "open", *, pythonpath: str | None = None,
                   address_space: int = 12 << 30, timeout: float = 600) -> dict[str, Any]:
-    """Open (``mode="open"``), read (``"read"``, ``"threads"``) or parse the metadata of
-    (``"metadata"``) the file at ``path`` in a child process, importing aorc from
-    ``pythonpath`` (default: ``$AORC_HOSTILE_PYTHONPATH``, else this repository) under an
-    ``address_space`` limit.
+    """Open (``mode="open"``), read (``"read"``, ``"threads"``; ``"filter"``: ``a > 1``) or
+    parse the metadata of (``"metadata"``) the file at ``path`` in a child process,
+    importing aorc from ``pythonpath`` (default: ``$AORC_HOSTILE_PYTHONPATH``, else this
+    repository) under an ``address_space`` limit.
 
     Returns:
         ``{"error": [class, message] or None, "peak": VmHWM bytes, "growth": VmHWM growth
