@@ -2,9 +2,9 @@
 reads one and reports its peak memory, CPU time and exception.
 
 Every builder returns the bytes of a small file that makes a reader allocate or work far
-beyond what its bytes can legitimately encode: a footer, metadata section or stripe footer
-(or row index) that decompresses to 10**8 empty entries, zstd chunks that each claim the largest block
-size, a dictionary that claims 2**31 entries, thousands of empty LZO or brotli chunks. The
+beyond what its bytes can legitimately encode: a footer, metadata section, stripe footer or
+row index that decompresses to 10**8 empty entries, zstd chunks that each claim the largest
+block size, a dictionary that claims 2**31 entries, thousands of empty LZO or brotli chunks. The
 child (:func:`read_in_child`) runs a fresh interpreter, so that its peak resident memory
 (``VmHWM``) is the read's alone, with an address-space limit as a safety net for the machine
 (an unfixed reader then fails with MemoryError instead of exhausting it).
