@@ -10,6 +10,8 @@ Every error aorc raises on purpose is an :class:`AorcError`::
     │                            without keys, an unknown codec)
     ├── SchemaError              a user-supplied schema, column name or option is wrong
     │                            (also a ValueError)
+    ├── ResourceLimitError       reading would exceed an explicit limit (``max_decoded_bytes``):
+    │                            the file may be valid, it needs more memory than allowed
     ├── OldOffsetsError          a RollingSink stream got offsets at or below those it already
     │                            wrote (a replay; on_old_offsets="skip" drops them)
     └── StoreError               reading or writing the store failed (also an OSError)
@@ -38,6 +40,7 @@ __all__ = [
     "ObjectExistsError",
     "ObjectNotFoundError",
     "OldOffsetsError",
+    "ResourceLimitError",
     "RetriesExhaustedError",
     "SchemaError",
     "StoreError",
@@ -73,6 +76,12 @@ class UnsupportedFeatureError(AorcError):
 
 class SchemaError(AorcError, ValueError):
     """A schema, column selection or option given by the caller is wrong."""
+
+
+class ResourceLimitError(AorcError):
+    """Reading a file would exceed an explicit, documented limit (``max_decoded_bytes``):
+    raised before the memory is allocated. The file may be valid; raise the limit to read it.
+    Sizes a file's bytes cannot legitimately encode raise :class:`CorruptFileError` instead."""
 
 
 class OldOffsetsError(AorcError):

@@ -56,6 +56,7 @@ from typing import Any, ParamSpec, TypeVar
 import pyarrow as pa
 
 from aorc.errors import AorcError
+from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
 from aorc.io import Source
 from aorc.io.output import Destination
@@ -232,14 +233,17 @@ def _iterate(source: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.Record
 
 
 async def _open(source: Source, storage_options: Mapping[str, Any] | None,
-                timestamp_unit: str, read_dictionary: Sequence[str] | None) -> OrcReader:
+                timestamp_unit: str, read_dictionary: Sequence[str] | None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
     return await _open_reader(source, storage_options=storage_options,
-                              timestamp_unit=timestamp_unit, read_dictionary=read_dictionary)
+                              timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
+                              max_decoded_bytes=max_decoded_bytes)
 
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
-                read_dictionary: Sequence[str] | None = None) -> SyncReader:
+                read_dictionary: Sequence[str] | None = None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> SyncReader:
     """Open an ORC file for reading, blocking: use as ``with open_reader(path) as r:``.
 
     Args:
@@ -248,8 +252,10 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         storage_options: as for :func:`aorc.open_reader`.
         timestamp_unit: as for :func:`aorc.open_reader`.
         read_dictionary: as for :func:`aorc.open_reader`.
+        max_decoded_bytes: as for :func:`aorc.open_reader`.
     """
-    return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary)))
+    return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary,
+                                max_decoded_bytes)))
 
 
 # =========================================================================== datasets

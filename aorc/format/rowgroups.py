@@ -28,6 +28,7 @@ from aorc.errors import CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
     HEADER_SIZE,
+    Budget,
     CompressionKind,
     complete_length,
     decompress_from,
@@ -214,13 +215,14 @@ def _distinct_after(starts: Iterable[StreamStart], chunk: int) -> list[int]:
 
 
 def decompress_complete(data: bytes | memoryview, kind: CompressionKind,
-                        block_size: int) -> bytes | memoryview:
+                        block_size: int, budget: Budget | None = None) -> bytes | memoryview:
     """Decompress the complete chunks at the start of ``data`` (a stream cut short: the last
-    chunk may be incomplete, and is then left out)."""
+    chunk may be incomplete, and is then left out), counting them against ``budget``."""
     view = memoryview(data)
     if kind == CompressionKind.NONE:
         return view
-    return decompress_from(view[:complete_length(view, block_size)], kind, block_size, 0)
+    return decompress_from(view[:complete_length(view, block_size)], kind, block_size, 0,
+                           budget)
 
 
 def slice_start(data: bytes | memoryview, start: StreamStart, where: str) -> memoryview:

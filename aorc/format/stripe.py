@@ -18,7 +18,13 @@ from dataclasses import dataclass
 
 from aorc.errors import CorruptFileError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.tail import FileTail, StripeInfo, parse_compressed, unknown_enum_value
+from aorc.format.tail import (
+    FileTail,
+    StripeInfo,
+    parse_compressed,
+    section_limit,
+    unknown_enum_value,
+)
 
 __all__ = [
     "DATA_KINDS",
@@ -86,7 +92,8 @@ def parse_stripe_footer(data: bytes | memoryview, tail: FileTail,
             column of the schema.
     """
     where = f"{_where(tail, stripe)}: stripe footer"
-    footer = parse_compressed(pb.StripeFooter, data, tail.compression, tail.block_size, where)
+    footer = parse_compressed(pb.StripeFooter, data, tail.compression, tail.block_size, where,
+                              limit=section_limit(tail.file_length))
     zone = footer.writerTimezone
     if isinstance(zone, bytes):  # not UTF-8 (protobuf hands it out as bytes): repair as Java
         footer.writerTimezone = zone.decode("utf-8", errors="replace")
@@ -206,13 +213,14 @@ def index_ranges(layout: Iterable[StreamInfo], columns: AbstractSet[int],
 
 def parse_row_index(data: bytes | memoryview, tail: FileTail, *,
                     where: str = "row index") -> pb.RowIndex:
-    """Decompress and parse a ROW_INDEX stream.
+    """Decompress and parse a ROW_INDEX stream (at most
+    :func:`~aorc.format.tail.section_limit` bytes once decompressed).
 
     Raises:
         CorruptFileError: when the stream does not decompress or parse.
     """
     return parse_compressed(pb.RowIndex, data, tail.compression, tail.block_size,
-                            f"{tail.where()}: {where}")
+                            f"{tail.where()}: {where}", limit=section_limit(tail.file_length))
 
 
 def parse_bloom_filter_index(data: bytes | memoryview, tail: FileTail, *,

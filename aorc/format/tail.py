@@ -13,6 +13,16 @@ Header check: files of format 0.11 may lack the ``ORC`` magic at the end of the 
 ORC Java then checks the first three bytes of the file instead. That needs a read of the file's
 head, which the driver avoids: :func:`parse_tail` checks the head only when ``tail`` holds the
 whole file and otherwise accepts the file (the PostScript and Footer must still parse).
+
+Bounds: a compressed section (footer, metadata, stripe footer, row index) may decompress to
+at most :func:`section_limit` bytes: :data:`SECTION_EXPANSION` (128) times the file's
+length, or :data:`SECTION_FLOOR` (1 MiB) for small files. Past it the file is corrupt: the
+section describes more stripes, columns or statistics than a file of that size holds (the
+largest legitimate ratio measured is 32, a zero-row file of 3,000 long column names at zstd
+level 19; with rows, these sections are smaller than their file). Decompression stops at
+the limit, before protobuf parses anything (parsing takes up to 44 bytes of memory per byte
+of empty repeated messages). A footer lists at most one stripe per byte of the stripe area.
+See ``docs/resources.md``.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from google.protobuf.message import DecodeError, Message
 
 from aorc.errors import CorruptFileError, UnsupportedFeatureError, UnsupportedVersionError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec.compression import CompressionKind, decompress_stream
+from aorc.format.codec.compression import Budget, CompressionKind, decompress_stream
 from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
 from aorc.format.types import OrcType, types_from_proto
 
@@ -44,6 +54,7 @@ __all__ = [
     "parse_compressed",
     "parse_message",
     "parse_tail",
+    "section_limit",
     "unknown_enum_value",
     "writer_name",
     "writer_version_name",
@@ -60,6 +71,11 @@ MAX_BLOCK_SIZE = 1 << 23
 #: Largest tail (metadata + footer + PostScript) accepted, as ORC Java (a Java int).
 MAX_TAIL_LENGTH = (1 << 31) - 1
 
+#: A compressed metadata section may decompress to this many times the file's length ...
+SECTION_EXPANSION = 128
+#: ... or to this many bytes, whichever is more (see :func:`section_limit`).
+SECTION_FLOOR = 1 << 20
+
 #: Format versions ORC Java reads; every other version is a "future" version it refuses.
 V0_11 = (0, 11)
 V0_12 = (0, 12)
@@ -73,6 +89,12 @@ _JAVA_WRITER_VERSIONS = (
 )
 #: The first writer version every non-Java writer uses (ORC-202).
 FIRST_NON_JAVA_WRITER_VERSION = 6
+
+
+def section_limit(file_length: int) -> int:
+    """The most bytes a compressed metadata section (footer, metadata, stripe footer) of a
+    file of ``file_length`` bytes may decompress to (see the module's docstring)."""
+    return max(SECTION_FLOOR, SECTION_EXPANSION * file_length)
 
 
 def writer_name(writer: int | None) -> str:
@@ -241,7 +263,8 @@ class FileTail:
         if not self._metadata_bytes:
             return None
         return parse_compressed(pb.Metadata, self._metadata_bytes, self.compression,
-                                self.block_size, f"{self.where()}: metadata")
+                                self.block_size, f"{self.where()}: metadata",
+                                limit=section_limit(self.file_length))
 
     @cached_property
     def column_statistics(self) -> list[ColumnStatistics]:
@@ -285,16 +308,27 @@ class FileTail:
 # --------------------------------------------------------------------------- helpers
 
 def decompress(data: bytes | memoryview, kind: CompressionKind, block_size: int,
-               where: str) -> bytes:
+               where: str, *, limit: int | None = None) -> bytes:
     """Undo the compression framing of a metadata structure, with ``where`` in errors.
 
+    Args:
+        data: the structure as stored.
+        kind: the file's codec.
+        block_size: the file's compression block size.
+        where: what is decompressed, for error messages.
+        limit: the most bytes it may decompress to (:func:`section_limit`); ``None``: no
+            limit beyond the block size per chunk.
+
     Raises:
-        CorruptFileError: when the compressed data is malformed.
+        CorruptFileError: when the compressed data is malformed or exceeds ``limit``.
     """
     if kind == CompressionKind.NONE:
         return bytes(data)
+    budget = None if limit is None else Budget(
+        limit, "a compressed metadata section of a file may expand to "
+        f"max({SECTION_FLOOR}, {SECTION_EXPANSION} x the file's length)", corrupt=True)
     try:
-        out = decompress_stream(data, kind, block_size)
+        out = decompress_stream(data, kind, block_size, budget)
     except CorruptFileError as exc:
         raise CorruptFileError(f"{where}: {exc}") from exc
     return bytes(out)
@@ -311,14 +345,14 @@ def parse_message(cls: type[_M], data: bytes | memoryview, where: str) -> _M:
 
 
 def parse_compressed(cls: type[_M], data: bytes | memoryview, kind: CompressionKind,
-                     block_size: int, where: str) -> _M:
-    """Decompress a metadata structure (:func:`decompress`) and parse it as ``cls``
-    (:func:`parse_message`), with ``where`` in errors.
+                     block_size: int, where: str, *, limit: int | None = None) -> _M:
+    """Decompress a metadata structure (:func:`decompress`, at most ``limit`` bytes) and
+    parse it as ``cls`` (:func:`parse_message`), with ``where`` in errors.
 
     Raises:
-        CorruptFileError: when it does not decompress or parse.
+        CorruptFileError: when it does not decompress or parse, or exceeds ``limit``.
     """
-    return parse_message(cls, decompress(data, kind, block_size, where), where)
+    return parse_message(cls, decompress(data, kind, block_size, where, limit=limit), where)
 
 
 def _text(value: str | bytes) -> str:
@@ -390,7 +424,7 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
         return NeedBytes(needed)
     footer_end = len(view) - 1 - ps_len
     footer = parse_compressed(pb.Footer, view[footer_end - footer_len:footer_end], kind,
-                              block_size, f"{where}: footer")
+                              block_size, f"{where}: footer", limit=section_limit(file_length))
     meta_end = footer_end - footer_len
     metadata = bytes(view[meta_end - meta_len:meta_end])
     stripes_end = file_length - needed - ps.stripeStatisticsLength
@@ -485,7 +519,12 @@ def _check_types(footer: pb.Footer, where: str) -> None:
 
 
 def _stripes(footer: pb.Footer, stripes_end: int, where: str) -> list[StripeInfo]:
-    """Stripe locations, each checked to lie between the header and the tail."""
+    """Stripe locations, each checked to lie between the header and the tail; at most one
+    stripe per byte of the stripe area (checked before any is built)."""
+    area = max(0, stripes_end - len(MAGIC))
+    if len(footer.stripes) > area:
+        raise CorruptFileError(f"{where}: the footer lists {len(footer.stripes)} stripes, more "
+                               f"than the {area} bytes of the stripe area can hold")
     out = []
     for i, s in enumerate(footer.stripes):
         info = StripeInfo(i, s.offset, s.indexLength, s.dataLength, s.footerLength,

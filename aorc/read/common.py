@@ -11,11 +11,14 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
 from google.protobuf.message import DecodeError
 
-from aorc.errors import AorcError, CorruptFileError
+from aorc.errors import AorcError, CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
+    DEFAULT_MAX_DECODED_BYTES,
+    Budget,
     CompressionKind,
     SizeMismatch,
     decompress_into,
@@ -36,6 +39,7 @@ __all__ = [
     "FetchedBytes",
     "LazyStreams",
     "add_context",
+    "check_max_decoded_bytes",
     "group_stripes",
     "guarded",
     "merge_ranges",
@@ -69,6 +73,17 @@ DECODE_FAILURES = (IndexError, KeyError, ValueError, OverflowError, struct.error
 
 
 # =========================================================================== errors
+
+def check_max_decoded_bytes(value: Any) -> int:
+    """Check a reader's ``max_decoded_bytes`` (a positive integer).
+
+    Raises:
+        SchemaError: another value.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SchemaError(f"max_decoded_bytes must be a positive integer, got {value!r}")
+    return value
+
 
 def prefixed(exc: AorcError, prefix: str) -> AorcError:
     """A new exception of the same class whose message is ``prefix: message`` (for a class
@@ -235,10 +250,18 @@ PARALLEL_DECOMPRESS_BYTES = 2 << 20
 
 class LazyStreams:
     """A stripe's streams (a :class:`aorc.format.columns.StripeStreams`), decompressed whole on
-    first use. Different columns may be read from different threads at once."""
+    first use. Different columns may be read from different threads at once.
+
+    The decompressed bytes of all the stripe's streams together are bounded by
+    ``max_decoded_bytes`` (:attr:`budget`, shared by the threads): past it,
+    :class:`~aorc.errors.ResourceLimitError`, raised before a stream whose chunks record their
+    sizes is allocated, or after at most one chunk per thread beyond the limit otherwise."""
 
     def __init__(self, footer: pb.StripeFooter, streams: Mapping[tuple[int, int], StreamInfo],
-                 fetched: FetchedBytes, tail: FileTail, *, threads: int = 1) -> None:
+                 fetched: FetchedBytes, tail: FileTail, *, threads: int = 1,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> None:
+        self.budget = Budget(max_decoded_bytes,
+                             f"max_decoded_bytes={max_decoded_bytes} for one stripe")
         self._footer = footer
         self._streams = streams
         self._fetched = fetched
@@ -277,19 +300,29 @@ class LazyStreams:
                 into = self._decompress_into(pieces)
                 if into is not None:
                     return into
-                parts = pool_map(lambda piece: decompressed_chunks(piece, kind, block_size),
-                                 pieces, self._threads)
+                parts = pool_map(
+                    lambda piece: decompressed_chunks(piece, kind, block_size, self.budget),
+                    pieces, self._threads)
                 return b"".join(chunk for part in parts for chunk in part)  # one copy
-        return decompress_stream(raw, kind, block_size)
+        return decompress_stream(raw, kind, block_size, self.budget)
 
     def _decompress_into(self, pieces: list[memoryview]) -> memoryview | None:
         """Decompress the pieces straight into one buffer when every chunk records its size
-        (zstd, the usual codec): the stream is held once, not as parts and their join."""
+        (zstd, the usual codec): the stream is held once, not as parts and their join.
+
+        The recorded sizes are taken from the budget before the buffer is allocated, and the
+        buffer is not zero-filled: memory that damaged chunks only claim is never touched.
+        Sizes beyond the budget are not trusted: the chunks are then decompressed one by one
+        (which finds damage at the first bad chunk, or the limit when the data is real)."""
         kind, block_size = self._tail.compression, self._tail.block_size
         sizes = [recorded_size(piece, kind, block_size) for piece in pieces]
         if any(size is None for size in sizes):
             return None
-        out = memoryview(bytearray(sum(s for s in sizes if s is not None)))
+        total = sum(s for s in sizes if s is not None)
+        if total > self.budget.left:
+            return None
+        self.budget.take(total)
+        out = np.empty(total, np.uint8).data
         jobs, at = [], 0
         for piece, size in zip(pieces, sizes, strict=True):
             assert size is not None
@@ -299,6 +332,7 @@ class LazyStreams:
             pool_map(lambda job: decompress_into(job[0], kind, block_size, job[1]), jobs,
                      self._threads)
         except SizeMismatch:
+            self.budget.take(-total)  # given back: the stream is decompressed the other way
             return None  # a chunk of several zstd frames: decompressed the other way
         return out
 

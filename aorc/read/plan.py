@@ -308,7 +308,8 @@ class ReadPlan:
         """The decoding of a whole stripe's selected columns."""
         root = self.tail.schema
         selected = self.selected
-        lazy = LazyStreams(footer, streams, fetched, self.tail, threads=self.threads)
+        lazy = LazyStreams(footer, streams, fetched, self.tail, threads=self.threads,
+                           max_decoded_bytes=self.opts.max_decoded_bytes)
         ctx = Context(lazy, self.opts, selected)
         dictionary = self.opts.dictionary_strings
         if root.kind == TypeKind.STRUCT:

@@ -36,7 +36,7 @@ from aorc.errors import CorruptFileError, UnsupportedFeatureError
 from aorc.filters.predicate import Leaf, Predicate, StatsContext, bloom_absent_test
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
-from aorc.format.codec.compression import CompressionKind
+from aorc.format.codec.compression import Budget, CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
 from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.rowgroups import (
@@ -409,7 +409,7 @@ class ScanPlanner:
             One batch per run of row groups (empty batches left out).
         """
         whole = LazyStreams(work.footer, work.streams, fetched, self.tail,
-                            threads=self.threads)
+                            threads=self.threads, max_decoded_bytes=self.opts.max_decoded_bytes)
         stride = self.tail.row_index_stride
         num_rows = work.stripe.num_rows
         runs = work.runs if work.runs is not None else [(0, 0)]
@@ -537,6 +537,7 @@ class _SegmentStreams:
         self._end = end
         self._plain: dict[tuple[int, int], memoryview] = {}
         self.writer_timezone = whole.writer_timezone
+        self.budget = whole.budget  # the stripe's (see LazyStreams); each segment gets its own
 
     def _start(self, column: int, kind: int) -> StreamStart | None:
         starts = self._work.positions.get(column, {}).get(kind)
@@ -556,7 +557,8 @@ class _SegmentStreams:
         raw = self._fetched.get(offset, length)
         where = f"column {column} {pb.Stream.Kind.Name(kind)} stream"
         try:
-            plain = decompress_complete(raw, self._tail.compression, self._tail.block_size)
+            plain = decompress_complete(raw, self._tail.compression, self._tail.block_size,
+                                        Budget(self.budget.limit, self.budget.what))
         except CorruptFileError as exc:
             raise CorruptFileError(f"{where}: {exc}") from exc
         return slice_start(plain, start, where)

@@ -43,6 +43,7 @@ from aorc.errors import (
 )
 from aorc.filters.predicate import parse_filters
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
@@ -60,7 +61,14 @@ from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
 from aorc.read import footers as _footers
 from aorc.read import plan as _plan
-from aorc.read.common import INLINE_BYTES, add_context, guarded, run_light, stream_kind_name
+from aorc.read.common import (
+    INLINE_BYTES,
+    add_context,
+    check_max_decoded_bytes,
+    guarded,
+    run_light,
+    stream_kind_name,
+)
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.footers import FooterCache
 from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
@@ -204,7 +212,8 @@ class OrcReader:
 
     def __init__(self, store: Store, tail: FileTail, tail_bytes: bytes, *,
                  owns_store: bool, timestamp_unit: str = "ns",
-                 read_dictionary: Sequence[str] | None = None) -> None:
+                 read_dictionary: Sequence[str] | None = None,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> None:
         check_timestamp_unit(timestamp_unit)
         dictionary = dictionary_columns(tail.schema, read_dictionary)
         self._store = store
@@ -218,7 +227,8 @@ class OrcReader:
         self._closed = False
         self.path = store.path
         self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit,
-                                                       dictionary_strings=dictionary)
+                                                       dictionary_strings=dictionary,
+                                                       max_decoded_bytes=max_decoded_bytes)
         self.timestamp_unit = timestamp_unit
         self.read_dictionary = tuple(read_dictionary or ())
         self._scan_stats = ScanStats()
@@ -681,9 +691,11 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
 
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str = "ns",
-                read_dictionary: Sequence[str] | None = None) -> OrcReader:
+                read_dictionary: Sequence[str] | None = None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
     check_read_dictionary(read_dictionary)
+    check_max_decoded_bytes(max_decoded_bytes)
     owns_store = not isinstance(source, Store)
     store = open_store(source, storage_options)
     try:
@@ -700,7 +712,8 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 raise CorruptFileError(f"{store.path}: the file tail asks for {tail.n} bytes "
                                        f"after {len(tail_bytes)} were read")
         return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
-                         timestamp_unit=timestamp_unit, read_dictionary=read_dictionary)
+                         timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
+                         max_decoded_bytes=max_decoded_bytes)
     except BaseException:
         if owns_store:
             await store.close()
@@ -710,20 +723,15 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
 class _OpenReader:
     """What :func:`open_reader` returns: use ``async with`` (or ``await``, then close)."""
 
-    def __init__(self, source: Source, storage_options: Mapping[str, Any] | None,
-                 timestamp_unit: str = "ns",
-                 read_dictionary: Sequence[str] | None = None) -> None:
-        self._source = source
-        self._options = storage_options
-        self._unit = timestamp_unit
-        self._dictionary = read_dictionary
+    def __init__(self, *args: Any) -> None:
+        self._args = args  # those of _load
         self._reader: OrcReader | None = None
 
     def __await__(self) -> Generator[Any, None, OrcReader]:
-        return _load(self._source, self._options, self._unit, self._dictionary).__await__()
+        return _load(*self._args).__await__()
 
     async def __aenter__(self) -> OrcReader:
-        self._reader = await _load(self._source, self._options, self._unit, self._dictionary)
+        self._reader = await _load(*self._args)
         return self._reader
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -734,7 +742,8 @@ class _OpenReader:
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
-                read_dictionary: Sequence[str] | None = None) -> _OpenReader:
+                read_dictionary: Sequence[str] | None = None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -763,11 +772,17 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
             ``dictionary<int32, string>`` arrays, as ``pyarrow.parquet.read_table``'s
             option: a dictionary-encoded stripe keeps ORC's own dictionary (no expansion),
             a directly encoded one is dictionary-encoded as it is read.
+        max_decoded_bytes: the most bytes the decompressed streams (and dictionary tables)
+            of one stripe may take, 1 GiB by default: beyond it a read raises
+            :class:`~aorc.errors.ResourceLimitError` before allocating (see "Resource
+            limits" in the README). Raise it for stripes that decompress to more.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
         CorruptFileError: when the file's tail is damaged (an empty, 0-byte file too).
         UnsupportedVersionError: for a future format version.
-        SchemaError: a ``read_dictionary`` column that is unknown or holds no strings.
+        SchemaError: a ``read_dictionary`` column that is unknown or holds no strings, or a
+            ``max_decoded_bytes`` that is not a positive integer.
     """
-    return _OpenReader(source, storage_options, timestamp_unit, read_dictionary)
+    return _OpenReader(source, storage_options, timestamp_unit, read_dictionary,
+                       max_decoded_bytes)

@@ -26,6 +26,14 @@ Limits and decisions:
   C++, accepts that) but nothing else; zstd's default window limit (128 MiB) applies.
 * LZO can be read, not written. Zstd contexts are kept per thread (they are not thread safe);
   every function here may run in worker threads, and the codecs release the GIL.
+* Work is proportional to the bytes: LZO and brotli decompress into a scratch buffer of the
+  block size kept per thread (allocated once, never zero-filled again), and only what a chunk
+  produces is copied out; a chunk of no output costs nothing like the block size.
+* A stream's total output is bounded by a :class:`Budget` when the caller gives one (a
+  reader's ``max_decoded_bytes``; a file's metadata sections get a limit from the file's
+  length): decompressing stops as soon as the chunks decoded so far exceed it, so no more
+  than one block per thread is produced beyond the limit, and declared sizes
+  (:func:`recorded_size`) are checked against it before anything is allocated.
 """
 
 from __future__ import annotations
@@ -43,12 +51,15 @@ import zstandard
 
 from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
 from aorc.format.codec import _lzo
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES, Budget
 
 __all__ = [
     "CODECS",
     "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_MAX_DECODED_BYTES",
     "HEADER_SIZE",
     "MAX_BLOCK_SIZE",
+    "Budget",
     "Codec",
     "CompressionKind",
     "SizeMismatch",
@@ -219,20 +230,29 @@ def _zstd_frames(chunk: memoryview) -> Iterator[memoryview]:
         raise _ChunkError("its skippable zstd frame is truncated")
 
 
+def _scratch(block_size: int) -> memoryview:
+    """This thread's scratch buffer, ``block_size`` bytes long: allocated (and zero-filled)
+    once per thread and grown to the largest block size seen, never cleared again."""
+    buffer: bytearray | None = getattr(_codec_state, "scratch", None)
+    if buffer is None or len(buffer) < block_size:
+        buffer = _codec_state.scratch = bytearray(block_size)
+    return memoryview(buffer)[:block_size]
+
+
 def _unbrotli(chunk: memoryview, block_size: int) -> BytesLike:
-    out = bytearray(block_size)
+    out = _scratch(block_size)
     try:
         written = cramjam.brotli.decompress_into(chunk, out)
     except cramjam.DecompressionError as exc:
         if "whole buffer" in str(exc):
             raise _ChunkError(f"it expands beyond the block size of {block_size} bytes") from exc
         raise
-    del out[written:]
-    return out
+    return bytes(out[:written])
 
 
 def _unlzo(chunk: memoryview, block_size: int) -> BytesLike:
-    return _lzo.decompress(chunk, block_size)
+    out = _scratch(block_size)
+    return bytes(out[:_lzo.decompress_into(chunk, out)])
 
 
 _CODEC_ERRORS = (
@@ -294,7 +314,8 @@ def _chunks(view: memoryview, start: int, block_size: int, *,
 
 
 def decompress_from(
-    data: BytesLike, kind: CompressionKind, block_size: int, chunk_offset: int
+    data: BytesLike, kind: CompressionKind, block_size: int, chunk_offset: int,
+    budget: Budget | None = None,
 ) -> bytes | memoryview:
     """Decompress a stream from the chunk whose header starts at ``chunk_offset``.
 
@@ -307,12 +328,14 @@ def decompress_from(
         kind: the file's codec.
         block_size: the file's compression block size.
         chunk_offset: where the first chunk header to decode starts.
+        budget: counts the decompressed bytes (not those of NONE, which are not copied).
 
     Returns:
         The decompressed bytes from that chunk to the end of the stream.
 
     Raises:
         CorruptFileError: bad offset, block size, chunk header or compressed data.
+        ResourceLimitError: the output exceeds the ``budget``.
         UnsupportedFeatureError: an unknown codec.
     """
     view = _byte_view(data)
@@ -324,34 +347,41 @@ def decompress_from(
     if kind is CompressionKind.NONE:
         return view[chunk_offset:]
     _check_block_size(block_size)
-    return _decode_chunks(view, kind, block_size, chunk_offset)
+    return _decode_chunks(view, kind, block_size, chunk_offset, budget)
 
 
 def _decoded_parts(view: memoryview, kind: CompressionKind, block_size: int,
-                   start: int) -> Iterator[BytesLike]:
-    """Each chunk's decompressed bytes (a view of ``view`` for an original chunk)."""
+                   start: int, budget: Budget | None = None) -> Iterator[BytesLike]:
+    """Each chunk's decompressed bytes (a view of ``view`` for an original chunk), counted
+    against ``budget``."""
     decode = codec_of(kind).decompress
     assert decode is not None  # every codec but NONE decompresses
     for pos, original, length in _chunks(view, start, block_size):
         body = view[pos + HEADER_SIZE : pos + HEADER_SIZE + length]
         if original:
+            if budget is not None:
+                budget.take(length)
             yield body
         elif length:
             try:
-                yield decode(body, block_size)
+                part = decode(body, block_size)
             except _CODEC_ERRORS as exc:
                 raise CorruptFileError(
                     f"{kind.name} chunk at offset {pos} ({length} bytes) of a compressed "
                     f"stream cannot be decompressed: {exc}"
                 ) from exc
+            if budget is not None:
+                budget.take(len(part))
+            yield part
 
 
 def _decode_chunks(
-    view: memoryview, kind: CompressionKind, block_size: int, start: int
+    view: memoryview, kind: CompressionKind, block_size: int, start: int,
+    budget: Budget | None = None,
 ) -> bytes | memoryview:
     first: BytesLike | None = None
     out: bytearray | None = None
-    for part in _decoded_parts(view, kind, block_size, start):
+    for part in _decoded_parts(view, kind, block_size, start, budget):
         if first is None:
             first = part
         elif out is None:
@@ -369,13 +399,15 @@ def _decode_chunks(
     return memoryview(first) if isinstance(first, bytearray) else first
 
 
-def decompressed_chunks(data: BytesLike, kind: CompressionKind,
-                        block_size: int) -> list[BytesLike]:
+def decompressed_chunks(data: BytesLike, kind: CompressionKind, block_size: int,
+                        budget: Budget | None = None) -> list[BytesLike]:
     """Each chunk's decompressed bytes, not joined: a caller that decompresses pieces of one
-    stream on several threads (see :func:`split_chunks`) joins them all at once.
+    stream on several threads (see :func:`split_chunks`) joins them all at once. A ``budget``
+    shared by the threads bounds their output together.
 
     Raises:
         CorruptFileError: a bad block size, chunk header or compressed data.
+        ResourceLimitError: the output exceeds the ``budget``.
         UnsupportedFeatureError: an unknown codec.
     """
     view = _byte_view(data)
@@ -383,7 +415,7 @@ def decompressed_chunks(data: BytesLike, kind: CompressionKind,
     if kind is CompressionKind.NONE:
         return [view] if len(view) else []
     _check_block_size(block_size)
-    return [p for p in _decoded_parts(view, kind, block_size, 0) if len(p)]
+    return [p for p in _decoded_parts(view, kind, block_size, 0, budget) if len(p)]
 
 
 def recorded_size(data: BytesLike, kind: CompressionKind, block_size: int) -> int | None:
@@ -454,7 +486,7 @@ def decompress_into(data: BytesLike, kind: CompressionKind, block_size: int,
 
 
 def decompress_stream(
-    data: BytesLike, kind: CompressionKind, block_size: int
+    data: BytesLike, kind: CompressionKind, block_size: int, budget: Budget | None = None
 ) -> bytes | memoryview:
     """Undo ORC's compression framing of a whole stream (or footer, metadata, ...).
 
@@ -462,6 +494,7 @@ def decompress_stream(
         data: the stream as stored in the file (any buffer; read-only is fine).
         kind: the file's codec. ``NONE`` returns ``data`` itself, unchanged.
         block_size: the file's compression block size; no chunk may exceed it.
+        budget: bounds the decompressed bytes (see :class:`Budget`).
 
     Returns:
         The decompressed bytes. A single chunk's output is returned without a further copy
@@ -471,11 +504,12 @@ def decompress_stream(
     Raises:
         CorruptFileError: a bad block size, chunk header or compressed data, or a chunk that
             decompresses to more than ``block_size`` bytes.
+        ResourceLimitError: the output exceeds the ``budget``.
         UnsupportedFeatureError: an unknown codec.
     """
     if _kind(kind) is CompressionKind.NONE:
         return data  # type: ignore[no-any-return]
-    return decompress_from(data, kind, block_size, 0)
+    return decompress_from(data, kind, block_size, 0, budget)
 
 
 def _kind(kind: int) -> CompressionKind:

@@ -24,6 +24,7 @@ import pyarrow as pa
 from aorc.errors import AorcError, CorruptFileError, UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
+from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType, TypeKind, to_arrow_field, to_arrow_type, type_string
 
 __all__ = [
@@ -145,6 +146,9 @@ class DecodeOptions:
         unstable_pre_2: the file version is ``[1, 9999]`` (UNSTABLE-PRE-2.0): decimals of
             precision up to 18 are stored as RLE v2 integers.
         timestamp_unit: the Arrow unit of timestamps (``"s"``, ``"ms"``, ``"us"``, ``"ns"``).
+        max_decoded_bytes: the most bytes the decompressed streams and dictionary tables of
+            one stripe may take (:data:`~aorc.format.codec.compression.DEFAULT_MAX_DECODED_BYTES`,
+            1 GiB); past it, :class:`~aorc.errors.ResourceLimitError` before allocating.
     """
 
     reader_timezone: str | None = None
@@ -156,6 +160,7 @@ class DecodeOptions:
     calendar: int = 0
     unstable_pre_2: bool = False
     timestamp_unit: str = "ns"
+    max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
 
     @classmethod
     def from_tail(cls, tail: Any, **overrides: Any) -> DecodeOptions:

@@ -5,6 +5,12 @@ DICTIONARY(_V2): DICTIONARY_DATA holds the ``dictionarySize`` distinct values ba
 LENGTH their lengths, and DATA (unsigned integer RLE) one dictionary index per value. Char
 values are returned as stored (ORC writers pad them to the declared length), like ORC C++.
 Values are not checked for valid UTF-8, again like ORC C++ and pyarrow.orc.
+
+A dictionary's tables (``dictionarySize`` lengths and offsets, 12 bytes an entry) must fit
+in what is left of the stripe's decoding budget (``max_decoded_bytes``, see
+:class:`aorc.format.codec.compression.Budget`) before they are allocated, after the LENGTH
+stream was found long enough to hold that many lengths. (They are checked, not counted: a
+filtered read builds the dictionary once per run of row groups.)
 """
 
 from __future__ import annotations
@@ -14,8 +20,11 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.codec.compression import Budget
 from aorc.format.columns.base import (
+    INT_RLE_RATIO,
     Buffer,
     Context,
     Placement,
@@ -25,7 +34,7 @@ from aorc.format.columns.base import (
     register,
     wants_dictionary,
 )
-from aorc.format.types import OrcType, TypeKind, to_arrow_type
+from aorc.format.types import OrcType, TypeKind, to_arrow_type, type_string
 
 __all__: list[str] = []
 
@@ -64,8 +73,22 @@ def _decode_direct(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
                                  null_count=slots.null_count)
 
 
+#: Bytes of the tables of one dictionary entry: an int64 length and an int32 offset.
+_ENTRY_BYTES = 12
+
+
 def _dictionary(t: OrcType, ctx: Context, size: int) -> pa.Array:
     """The stripe's dictionary of ``size`` entries."""
+    ctx.require(t, pb.Stream.LENGTH, size, INT_RLE_RATIO)
+    budget = getattr(ctx.streams, "budget", None)
+    if not isinstance(budget, Budget):
+        limit = ctx.opts.max_decoded_bytes
+        budget = Budget(limit, f"max_decoded_bytes={limit} for one stripe")
+    try:
+        budget.check(size * _ENTRY_BYTES)
+    except AorcError as exc:
+        raise type(exc)(f"column {t.column_id} ({type_string(t)}): a dictionary of {size} "
+                        f"entries: {exc}") from exc
     lengths = ctx.lengths(t, pb.Stream.LENGTH, size)
     offsets, total = offsets_from_lengths(t, Slots(size, None, size), lengths, "dictionary bytes")
     data = _blob(t, ctx, pb.Stream.DICTIONARY_DATA, total)
