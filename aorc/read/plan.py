@@ -45,7 +45,7 @@ from aorc.format.columns import DecodeOptions, arrow_field
 from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, StripeInfo
-from aorc.format.types import TypeKind
+from aorc.format.types import OrcType, TypeKind
 from aorc.read.common import (
     INLINE_BYTES,
     FetchedBytes,
@@ -66,6 +66,7 @@ __all__ = [
     "NeedsData",
     "ReadPlan",
     "StripeJob",
+    "StripeSlices",
     "bundle_parts",
     "parse_layout",
 ]
@@ -110,6 +111,10 @@ class StripeJob:
     #: An estimate of each part's work (its columns' stored bytes), in the order of the
     #: parts; empty when unknown.
     weights: Sequence[int] = ()
+    #: The stripe's rows, and how to decode them in row slices instead (a stream's way:
+    #: ``None`` when the job cannot, e.g. a filtered read's).
+    num_rows: int = 0
+    slices: Callable[[], StripeSlices] | None = None
 
     @property
     def where(self) -> str:
@@ -126,6 +131,66 @@ class StripeJob:
         results = [self.guard(part) for part in parts]
         out: list[pa.RecordBatch] = self.guard(self.assemble, results)
         return out
+
+
+@dataclass
+class StripeSlices:
+    """Decoding one stripe's selected columns in row slices, in order (a stream's way: one
+    slice of every column is held at a time, whatever the stripe's row count).
+
+    Each slice is :meth:`prepare` (the parts: one callable per top-level column, which may
+    run on different threads at once; the root's PRESENT stream is read here) then
+    :meth:`assemble`. Slices must be decoded one after the other: the column decoders read
+    their streams on from where the previous slice stopped (see
+    :class:`aorc.format.columns.base.Context`).
+    """
+
+    index: int
+    path: str
+    num_rows: int
+    ctx: Context
+    #: The struct root whose PRESENT stream applies (``None``: a non-struct root).
+    root: OrcType | None
+    tops: list[tuple[str, OrcType]]
+    schema: pa.Schema
+    weights: Sequence[int] = ()
+    done: int = 0
+
+    @property
+    def where(self) -> str:
+        """``"stripe N"``, for error messages."""
+        return f"stripe {self.index}"
+
+    @property
+    def left(self) -> int:
+        """Rows not decoded yet."""
+        return self.num_rows - self.done
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with errors given the file and the stripe as context."""
+        return guarded(self.path, self.where, func, *args)
+
+    def prepare(self, rows: int) -> list[Callable[[], Any]]:
+        """The parts decoding the next ``min(rows, left)`` rows (at least one row left)."""
+        n = min(rows, self.left)
+        level = Placement(n)
+        if self.root is not None:
+            slots = self.ctx.slots(self.root, level)
+            if slots.valid is not None:  # a null root row: its fields read as null
+                level = slots.level()
+        self.done += n
+        return [functools.partial(decode_level, c, self.ctx, level) for _, c in self.tops]
+
+    def assemble(self, arrays: list[Any]) -> pa.RecordBatch:
+        """The batch of a slice's parts' results."""
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def next_batch(self, rows: int) -> pa.RecordBatch:
+        """Decode the next slice on this thread."""
+        parts = self.guard(self.prepare, rows)
+        arrays = [self.guard(part) for part in parts]
+        batch: pa.RecordBatch = self.guard(self.assemble, arrays)
+        return batch
 
 
 def bundle_parts(weights: Sequence[int], count: int, bundles: int) -> list[list[int]]:
@@ -278,7 +343,17 @@ class ReadPlan:
             return [batch] if batch.num_rows else []
 
         weights = stored_bytes(streams, [c for _, c in pairs])
-        return StripeJob(stripe.index, self.path, prepare, assemble, weights)
+
+        def slices() -> StripeSlices:
+            sliced = Context(lazy, self.opts, selected, sliced=True)
+            fields = [arrow_field(n, c, selected, dictionary_strings=dictionary,
+                                  timestamp_unit=self.opts.timestamp_unit) for n, c in pairs]
+            return StripeSlices(stripe.index, self.path, stripe.num_rows, sliced,
+                                root if root.kind == TypeKind.STRUCT else None, pairs,
+                                pa.schema(fields), weights)
+
+        return StripeJob(stripe.index, self.path, prepare, assemble, weights,
+                         stripe.num_rows, slices)
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
                      fetched: FetchedBytes) -> StripeJob:

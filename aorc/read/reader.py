@@ -63,7 +63,14 @@ from aorc.read import plan as _plan
 from aorc.read.common import INLINE_BYTES, add_context, guarded, run_light, stream_kind_name
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.footers import FooterCache
-from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
+from aorc.read.plan import (
+    GroupPlan,
+    ReadPlan,
+    StripeJob,
+    StripeSlices,
+    bundle_parts,
+    parse_layout,
+)
 from aorc.read.pushdown import ScanStats
 from aorc.threads import shared_pool, thread_count
 
@@ -549,8 +556,15 @@ class OrcReader:
         if not groups:
             return
         # Closed with this generator: an early stop cancels the decodes and the fetch at once.
-        async with contextlib.aclosing(self._decoded(groups, threads, overlap)) as decoded:
+        async with contextlib.aclosing(self._decoded(groups, threads, overlap,
+                                                     batch_size)) as decoded:
             async for batches in decoded:
+                if isinstance(batches, StripeSlices):
+                    async with contextlib.aclosing(
+                            self._slices(batches, batch_size or 1, threads)) as sliced:
+                        async for batch in sliced:
+                            yield batch
+                    continue
                 for batch in batches:
                     if batch_size is None or batch.num_rows <= batch_size:
                         yield batch
@@ -558,9 +572,52 @@ class OrcReader:
                     for start in range(0, batch.num_rows, batch_size):
                         yield batch.slice(start, batch_size)
 
-    async def _decoded(self, groups: list[GroupPlan], threads: int,
-                       overlap: bool) -> AsyncGenerator[list[pa.RecordBatch], None]:
+    async def _slices(self, source: StripeSlices, rows: int,
+                      threads: int) -> AsyncGenerator[pa.RecordBatch, None]:
+        """A stripe's batches of ``rows`` rows, decoded slice after slice (the next one while
+        the caller holds the current one), its columns on up to ``threads`` threads."""
+        loop = asyncio.get_running_loop()
+        pool = shared_pool()
+
+        async def one() -> pa.RecordBatch:
+            if threads == 1 or len(source.tops) == 1:
+                done: pa.RecordBatch = await loop.run_in_executor(pool, source.next_batch,
+                                                                  rows)
+                return done
+            parts = await loop.run_in_executor(pool, source.guard, source.prepare, rows)
+
+            def run(indices: list[int]) -> list[Any]:
+                return [parts[i]() for i in indices]
+
+            bundles = bundle_parts(source.weights, len(parts), threads)
+            results: list[Any] = [None] * len(parts)
+            for indices, values in zip(bundles, await gather_or_cancel(
+                    [loop.run_in_executor(pool, source.guard, run, b) for b in bundles]),
+                    strict=True):
+                for i, value in zip(indices, values, strict=True):
+                    results[i] = value
+            batch: pa.RecordBatch = source.guard(source.assemble, results)
+            return batch
+
+        task: asyncio.Task[pa.RecordBatch] | None = self._spawn(one())
+        try:
+            while task is not None:
+                batch = await task
+                task = self._spawn(one()) if source.left else None
+                yield batch
+        finally:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _decoded(self, groups: list[GroupPlan], threads: int, overlap: bool,
+                       slice_rows: int | None = None
+                       ) -> AsyncGenerator[list[pa.RecordBatch] | StripeSlices, None]:
         """The batches of each stripe, in order.
+
+        A stream (``slice_rows``, the batch size) gets a stripe of more rows than that as a
+        :class:`StripeSlices` to decode slice by slice, so that it holds about one batch
+        per column whatever the stripe's row count.
 
         Up to ``threads`` stripes of a group decode at once; the next group is fetched
         meanwhile. With ``overlap`` (a whole read, which keeps every batch anyway) the next
@@ -575,7 +632,8 @@ class OrcReader:
         queue = collections.deque(groups)
         groups.clear()
         jobs: collections.deque[tuple[int, StripeJob]] = collections.deque()
-        window: collections.deque[tuple[int, asyncio.Task[list[pa.RecordBatch]]]] = (
+        window: collections.deque[
+            tuple[int, asyncio.Task[list[pa.RecordBatch] | StripeSlices]]] = (
             collections.deque())
         limit = asyncio.Semaphore(threads)
         taken = 0  # groups whose jobs were taken
@@ -599,7 +657,8 @@ class OrcReader:
                         prefetch()
                         continue
                     group, job = jobs.popleft()
-                    window.append((group, self._spawn(self._decode(job, threads, limit))))
+                    window.append((group, self._spawn(self._decode(job, threads, limit,
+                                                                   slice_rows))))
                 if not window:
                     return  # no jobs, no fetch in progress and no group left
                 if overlap and pending is not None and not jobs and len(window) < threads:
@@ -633,9 +692,14 @@ class OrcReader:
             raise new from exc
         return group.jobs()
 
-    async def _decode(self, job: StripeJob, threads: int,
-                      limit: asyncio.Semaphore) -> list[pa.RecordBatch]:
-        """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1)."""
+    async def _decode(self, job: StripeJob, threads: int, limit: asyncio.Semaphore,
+                      slice_rows: int | None = None) -> list[pa.RecordBatch] | StripeSlices:
+        """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1).
+        A stripe of more than ``slice_rows`` rows that can be decoded in slices is not:
+        its :class:`StripeSlices` is returned."""
+        if slice_rows is not None and job.slices is not None and job.num_rows > slice_rows:
+            sliced: StripeSlices = job.guard(job.slices)
+            return sliced
         loop = asyncio.get_running_loop()
         pool = shared_pool()
         if threads == 1:

@@ -774,3 +774,93 @@ def offsets_int32(lengths, valid, Py_ssize_t length):
     if rc == 3:
         raise ValueError(f"{nl} lengths for the valid slots of {length}")
     return out, (acc if rc == 0 else -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Resumable entry points (decoding a stripe in row slices): each decodes like the function of
+# the same name without ``_from`` and also returns where the next value is, as the
+# ``(offset, skip)`` to pass to the next call: the run holding the next value and how many of
+# its values come before it. Skipping within one run costs nothing more than reading it.
+
+def read_byte_rle_from(data, n, offset=0, skip=0):
+    """:func:`read_byte_rle`, returning ``(values, next_offset, next_skip)``."""
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, skip = _counts("byte RLE stream", view.shape[0], n, offset, skip,
+                              BYTE_RLE_PER_BYTE)
+    out = np.empty(n, dtype=np.int8)
+    if n == 0:
+        return out, offset, skip
+    cdef int8_t[::1] ov = out
+    cdef Src s = _src(view, offset)
+    cdef int rc
+    cdef int64_t c_skip = skip, c_total = n + skip
+    with nogil:
+        rc = _byte_rle(&s, <uint8_t*>&ov[0], c_skip, c_total)
+    if rc < 0:
+        _raise(&s, "byte RLE stream")
+    return out, s.run_start, c_total - s.done
+
+
+def read_bool_rle_from(data, n, offset=0, skip=0):
+    """:func:`read_bool_rle`, returning ``(values, next_offset, next_skip)`` (skip in bits)."""
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, skip = _counts("boolean RLE stream", view.shape[0], n, offset, skip,
+                              8 * BYTE_RLE_PER_BYTE)
+    out = np.empty(n, dtype=np.bool_)
+    if n == 0:
+        return out, offset, skip
+    cdef int64_t first_bit = skip & 7, byte_skip = skip >> 3
+    cdef int64_t nbytes = (first_bit + n + 7) >> 3, c_n = n
+    packed = np.empty(nbytes, dtype=np.uint8)
+    cdef uint8_t[::1] pv = packed
+    cdef uint8_t[::1] ov = out.view(np.uint8)
+    cdef Src s = _src(view, offset)
+    cdef int rc
+    with nogil:
+        rc = _byte_rle(&s, &pv[0], byte_skip, byte_skip + nbytes)
+        if rc == 0:
+            _expand_bits(&pv[0], first_bit, c_n, &ov[0])
+    if rc < 0:
+        _raise(&s, "boolean RLE stream")
+    return out, s.run_start, skip + n - 8 * s.done
+
+
+def decode_ints_from(data, n, object signed, int version, offset=0, skip=0):
+    """Integer RLE of ``version`` 1 or 2 (:func:`read_int_rle_v1`, :func:`read_int_rle_v2`),
+    returning ``(values, next_offset, next_skip)``."""
+    cdef _IntKernel kernel = _rle_v2 if version == 2 else _rle_v1
+    what = "integer RLE v2 stream" if version == 2 else "integer RLE v1 stream"
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, skip = _counts(what, view.shape[0], n, offset, skip,
+                              INT_V2_PER_BYTE if version == 2 else INT_V1_PER_BYTE)
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return out, offset, skip
+    cdef int64_t[::1] ov = out
+    cdef Src s = _src(view, offset)
+    cdef int rc
+    cdef bint sgn = bool(signed)
+    cdef int64_t c_skip = skip, c_total = n + skip
+    with nogil:
+        rc = kernel(&s, <uint64_t*>&ov[0], c_skip, c_total, sgn)
+    if rc < 0:
+        _raise(&s, what)
+    return out, s.run_start, c_total - s.done
+
+
+def read_varint128_from(data, n, offset=0):
+    """:func:`read_varint128`, returning ``(values, next_offset)``."""
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, _ = _counts("128-bit varint stream", view.shape[0], n, offset, 0, 1)
+    out = np.empty((n, 2), dtype=np.uint64)
+    if n == 0:
+        return out, offset
+    cdef uint64_t[:, ::1] ov = out
+    cdef Src s = _src(view, offset)
+    cdef int rc
+    cdef int64_t c_n = n
+    with nogil:
+        rc = _varint128(&s, &ov[0, 0], c_n)
+    if rc < 0:
+        _raise(&s, "128-bit varint stream")
+    return out, s.pos
