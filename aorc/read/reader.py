@@ -72,6 +72,7 @@ from aorc.read.plan import (
     parse_layout,
 )
 from aorc.read.pushdown import ScanStats
+from aorc.read.slices import decode_slices
 from aorc.threads import shared_pool, thread_count
 
 __all__ = [
@@ -560,8 +561,8 @@ class OrcReader:
                                                      batch_size)) as decoded:
             async for batches in decoded:
                 if isinstance(batches, StripeSlices):
-                    async with contextlib.aclosing(
-                            self._slices(batches, batch_size or 1, threads)) as sliced:
+                    async with contextlib.aclosing(decode_slices(
+                            batches, batch_size or 1, threads, self._spawn)) as sliced:
                         async for batch in sliced:
                             yield batch
                     continue
@@ -571,44 +572,6 @@ class OrcReader:
                         continue
                     for start in range(0, batch.num_rows, batch_size):
                         yield batch.slice(start, batch_size)
-
-    async def _slices(self, source: StripeSlices, rows: int,
-                      threads: int) -> AsyncGenerator[pa.RecordBatch, None]:
-        """A stripe's batches of ``rows`` rows, decoded slice after slice (the next one while
-        the caller holds the current one), its columns on up to ``threads`` threads."""
-        loop = asyncio.get_running_loop()
-        pool = shared_pool()
-
-        async def one() -> pa.RecordBatch:
-            if threads == 1 or len(source.tops) == 1:
-                done: pa.RecordBatch = await loop.run_in_executor(pool, source.next_batch,
-                                                                  rows)
-                return done
-            parts = await loop.run_in_executor(pool, source.guard, source.prepare, rows)
-
-            def run(indices: list[int]) -> list[Any]:
-                return [parts[i]() for i in indices]
-
-            bundles = bundle_parts(source.weights, len(parts), threads)
-            results: list[Any] = [None] * len(parts)
-            for indices, values in zip(bundles, await gather_or_cancel(
-                    [loop.run_in_executor(pool, source.guard, run, b) for b in bundles]),
-                    strict=True):
-                for i, value in zip(indices, values, strict=True):
-                    results[i] = value
-            batch: pa.RecordBatch = source.guard(source.assemble, results)
-            return batch
-
-        task: asyncio.Task[pa.RecordBatch] | None = self._spawn(one())
-        try:
-            while task is not None:
-                batch = await task
-                task = self._spawn(one()) if source.left else None
-                yield batch
-        finally:
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
 
     async def _decoded(self, groups: list[GroupPlan], threads: int, overlap: bool,
                        slice_rows: int | None = None

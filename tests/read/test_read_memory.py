@@ -200,3 +200,47 @@ def test_streaming_a_long_stripe_holds_about_one_batch_per_column() -> None:
     assert report["growth"] < 128 * MiB, report["growth"] // MiB
     # Measured 1.8 s of CPU (decoding whole: 8.3 s).
     assert report["cpu"] < 60, report
+
+
+LIMITED_CHILD = r"""
+import asyncio, resource, sys
+sys.path.insert(0, sys.argv[2])
+from helpers.long_stripe import long_stripe_file
+import aorc
+
+data = long_stripe_file(int(sys.argv[1]))
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+# 1 GiB of address space more than now: less than the whole stripe's arrays (2.3 GiB).
+resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), resource.RLIM_INFINITY))
+
+async def main():
+    async with aorc.open_reader(data) as reader:
+        rows = 0
+        async for batch in reader.iter_batches(use_threads=2):
+            rows += batch.num_rows
+        print("streamed", rows)
+        try:
+            await reader.read(use_threads=2)
+        except aorc.AorcError as exc:
+            print(f"read: {type(exc).__name__}: {exc}")
+        finally:  # room again for the event loop's shutdown (it starts a thread)
+            resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY,) * 2)
+
+asyncio.run(main())
+"""
+
+
+def test_a_whole_read_beyond_memory_raises_an_aorc_error() -> None:
+    # A whole read needs the whole stripe: where memory runs out that is an AorcError naming
+    # the file and the stripe and pointing at streaming, not a bare MemoryError.
+    rows = 10**8
+    result = subprocess.run(
+        [sys.executable, "-c", LIMITED_CHILD, str(rows), str(REPO / "tests")], cwd=REPO,
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"streamed {rows}"
+    assert lines[1].startswith("read: UnsupportedFeatureError: "), lines
+    assert "stripe 0" in lines[1] and "iter_batches" in lines[1], lines

@@ -18,12 +18,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 import pytest
-
-import aorc
-from aorc.format.codec import _encode, rle
 from helpers.compare import assert_tables_equal
 from helpers.long_stripe import expected_columns, long_stripe_file
 from helpers.random_tables import random_table
+
+import aorc
+from aorc.format.codec import _encode, rle
 
 ROWS = 30_000
 

@@ -377,7 +377,7 @@ class Context:
             got = self._resumed(t, kind, count, INT_RLE_RATIO,
                                 lambda data, offset, skip: rle.decode_ints_from(
                                     data, count, signed, version, offset, skip))
-            return np.zeros(0, np.int64) if got is None else got  # type: ignore[no-any-return]
+            return np.zeros(0, np.int64) if got is None else got
         skip = self.skip(t, kind)
         data = self.require(t, kind, count, INT_RLE_RATIO, skip)
         if count == 0:
@@ -398,7 +398,7 @@ class Context:
             got = self._resumed(t, kind, count, BOOL_RLE_RATIO,
                                 lambda data, offset, skip: rle.read_bool_rle_from(
                                     data, count, offset, skip))
-            return np.zeros(0, np.bool_) if got is None else got  # type: ignore[no-any-return]
+            return np.zeros(0, np.bool_) if got is None else got
         skip = self.skip(t, kind)
         data = self.require(t, kind, count, BOOL_RLE_RATIO, skip)
         if count == 0:
@@ -412,7 +412,7 @@ class Context:
             got = self._resumed(t, kind, count, BYTE_RLE_RATIO,
                                 lambda data, offset, skip: rle.read_byte_rle_from(
                                     data, count, offset, skip))
-            return np.zeros(0, np.int8) if got is None else got  # type: ignore[no-any-return]
+            return np.zeros(0, np.int8) if got is None else got
         skip = self.skip(t, kind)
         data = self.require(t, kind, count, BYTE_RLE_RATIO, skip)
         if count == 0:
