@@ -72,7 +72,7 @@ from aorc.read.plan import (
     parse_layout,
 )
 from aorc.read.pushdown import ScanStats
-from aorc.read.slices import decode_slices
+from aorc.read.slices import decode_slices, slice_rows
 from aorc.threads import shared_pool, thread_count
 
 __all__ = [
@@ -558,7 +558,7 @@ class OrcReader:
             return
         # Closed with this generator: an early stop cancels the decodes and the fetch at once.
         async with contextlib.aclosing(self._decoded(groups, threads, overlap,
-                                                     batch_size)) as decoded:
+                                                     slice_rows(batch_size))) as decoded:
             async for batches in decoded:
                 if isinstance(batches, StripeSlices):
                     async with contextlib.aclosing(decode_slices(
@@ -578,7 +578,7 @@ class OrcReader:
                        ) -> AsyncGenerator[list[pa.RecordBatch] | StripeSlices, None]:
         """The batches of each stripe, in order.
 
-        A stream (``slice_rows``, the batch size) gets a stripe of more rows than that as a
+        A stream (``slice_rows``, see :func:`slice_rows`) gets a stripe of more rows than that as a
         :class:`StripeSlices` to decode slice by slice, so that it holds about one batch
         per column whatever the stripe's row count.
 

@@ -24,8 +24,15 @@ from helpers.random_tables import random_table
 
 import aorc
 from aorc.format.codec import _encode, rle
+from aorc.read import slices as aorc_slices
 
 ROWS = 30_000
+
+
+@pytest.fixture(autouse=True)
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of one batch, however small (streams decode at least 65,536 rows at a time)."""
+    monkeypatch.setattr(aorc_slices, "MIN_SLICE_ROWS", 1)
 
 
 @functools.cache
@@ -119,7 +126,11 @@ async def test_reader_options_apply_to_slices(tmp_path: Path, options: dict[str,
         assert_tables_equal(got, expected, what="vs the whole read")
 
 
-async def test_a_long_stripe_streams_in_slices() -> None:
+@pytest.mark.parametrize("minimum", [1, 65536])
+async def test_a_long_stripe_streams_in_slices(monkeypatch: pytest.MonkeyPatch,
+                                               minimum: int) -> None:
+    # Slices of one batch, or of 65,536 rows cut into batches.
+    monkeypatch.setattr(aorc_slices, "MIN_SLICE_ROWS", minimum)
     data = long_stripe_file(100_003)
     batches = await _stream(data, 4096)
     assert [b.num_rows for b in batches[-2:]] == [4096, 100_003 % 4096]
