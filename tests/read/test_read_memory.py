@@ -154,7 +154,7 @@ def test_streaming_memory_levels_off_when_pyarrow_is_imported_first(
 # MemoryError). Streamed in row slices, the peak is about one batch per column.
 
 LONG_CHILD = r"""
-import asyncio, json, resource, sys, time
+import asyncio, json, os, sys, tempfile, time
 sys.path.insert(0, sys.argv[3])
 from helpers.long_stripe import long_stripe_file
 import aorc
@@ -166,30 +166,43 @@ def hwm():
                 return int(line.split()[1]) * 1024
     raise AssertionError("no VmHWM")
 
-async def main(rows, batch_size):
+async def batches(data, batch_size, via):
+    if via == "reader":
+        async with aorc.open_reader(data) as reader:
+            async for batch in reader.iter_batches(batch_size=batch_size):
+                yield batch
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "part-0.orc"), "wb") as f:
+            f.write(data)
+        dataset = await aorc.open_dataset(folder)
+        async for batch in dataset.iter_batches(batch_size=batch_size):
+            yield batch
+
+async def main(rows, batch_size, via):
     data = long_stripe_file(rows)
     base, cpu = hwm(), time.process_time()
     got, first = 0, None
-    async with aorc.open_reader(data) as reader:
-        async for batch in reader.iter_batches(batch_size=batch_size):
-            assert batch.num_rows <= batch_size
-            if first is None:
-                first = batch.column("a").to_pylist()[:3]
-            last = batch.column("a")[-1].as_py()
-            got += batch.num_rows
-            del batch
+    async for batch in batches(data, batch_size, via):
+        assert batch.num_rows <= batch_size
+        if first is None:
+            first = batch.column("a").to_pylist()[:3]
+        last = batch.column("a")[-1].as_py()
+        got += batch.num_rows
+        del batch
     print(json.dumps({"rows": got, "growth": hwm() - base, "cpu": time.process_time() - cpu,
                       "first": first, "last": last}))
 
-asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[4]))
 """
 
 
-def test_streaming_a_long_stripe_holds_about_one_batch_per_column() -> None:
+@pytest.mark.parametrize("via", ["reader", "dataset"])
+def test_streaming_a_long_stripe_holds_about_one_batch_per_column(via: str) -> None:
     rows, batch_size = 10**8, 65536
     result = subprocess.run(
         [sys.executable, "-c", LONG_CHILD, str(rows), str(batch_size),
-         str(REPO / "tests")], cwd=REPO, capture_output=True, text=True,
+         str(REPO / "tests"), via], cwd=REPO, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)
