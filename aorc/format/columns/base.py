@@ -269,6 +269,11 @@ class Context:
 
     def encoding(self, t: OrcType) -> pb.ColumnEncoding:
         """The column's encoding (errors name the column)."""
+        if self.sliced:  # asked again for every slice: kept (a protobuf lookup is slow)
+            return self.once(("encoding", t.column_id), lambda: self._encoding(t))
+        return self._encoding(t)
+
+    def _encoding(self, t: OrcType) -> pb.ColumnEncoding:
         with self.reading(t, "encoding"):
             return self.streams.encoding(t.column_id)
 
