@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -56,7 +56,7 @@ from aorc.read.common import (
     stripes_text,
 )
 from aorc.read.footers import FooterCache
-from aorc.read.pushdown import ScanPlanner, ScanStats, StripeWork
+from aorc.read.pushdown import FilteredSlices, ScanPlanner, ScanStats, StripeWork
 
 __all__ = [
     "FOOTERS_AHEAD",
@@ -65,6 +65,7 @@ __all__ = [
     "GroupPlan",
     "NeedsData",
     "ReadPlan",
+    "SliceSource",
     "StripeJob",
     "StripeSlices",
     "bundle_parts",
@@ -114,7 +115,7 @@ class StripeJob:
     #: The stripe's rows, and how to decode them in row slices instead (a stream's way:
     #: ``None`` when the job cannot, e.g. a filtered read's).
     num_rows: int = 0
-    slices: Callable[[], StripeSlices] | None = None
+    slices: Callable[[], SliceSource] | None = None
 
     @property
     def where(self) -> str:
@@ -131,6 +132,42 @@ class StripeJob:
         results = [self.guard(part) for part in parts]
         out: list[pa.RecordBatch] = self.guard(self.assemble, results)
         return out
+
+
+class SliceSource(Protocol):
+    """A stripe decoded in row slices, one after the other (:class:`StripeSlices`, or
+    :class:`aorc.read.pushdown.FilteredSlices` for a filtered read)."""
+
+    @property
+    def left(self) -> int:
+        """Rows not decoded yet."""
+        ...
+
+    @property
+    def tops(self) -> Sequence[Any]:
+        """One entry per part of a slice."""
+        ...
+
+    @property
+    def weights(self) -> Sequence[int]:
+        """An estimate of each part's work (empty: unknown)."""
+        ...
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with errors given the file and the stripe as context."""
+        ...
+
+    def prepare(self, rows: int) -> list[Callable[[], Any]]:
+        """The parts decoding the next ``min(rows, left)`` rows."""
+        ...
+
+    def assemble(self, results: list[Any]) -> pa.RecordBatch:
+        """The batch of a slice's parts' results."""
+        ...
+
+    def next_batch(self, rows: int) -> pa.RecordBatch:
+        """Decode the next slice on this thread."""
+        ...
 
 
 @dataclass
@@ -357,9 +394,16 @@ class ReadPlan:
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
                      fetched: FetchedBytes) -> StripeJob:
-        """The decoding of a stripe's surviving row groups (none when ``work`` is None)."""
+        """The decoding of a stripe's surviving row groups (none when ``work`` is None); a
+        stripe read whole can also be decoded in row slices (runs of row groups cannot)."""
         scan = self.scan
         assert scan is not None
+        slices: Callable[[], SliceSource] | None = None
+        if work is not None and work.runs is None:
+            def slices() -> SliceSource:
+                return FilteredSlices(scan, work, fetched,
+                                      functools.partial(guarded, self.path,
+                                                        f"stripe {stripe.index}"))
 
         def prepare() -> list[Callable[[], Any]]:
             if work is None:
@@ -369,7 +413,8 @@ class ReadPlan:
         def assemble(results: list[Any]) -> list[pa.RecordBatch]:
             return results[0] if results else []
 
-        return StripeJob(stripe.index, self.path, prepare, assemble)
+        return StripeJob(stripe.index, self.path, prepare, assemble, (), stripe.num_rows,
+                         slices)
 
 
 def _failed(plan: ReadPlan, stripe: StripeInfo, error: AorcError) -> StripeJob:

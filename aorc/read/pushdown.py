@@ -55,7 +55,7 @@ from aorc.format.types import OrcType, TypeKind, select_columns
 from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges, stored_bytes
 from aorc.threads import pool_map
 
-__all__ = ["Fetched", "ScanPlanner", "ScanStats", "StripeWork"]
+__all__ = ["Fetched", "FilteredSlices", "ScanPlanner", "ScanStats", "StripeWork"]
 
 #: The buffer of fetched bytes (:class:`aorc.read.common.FetchedBytes`), by its former name.
 Fetched = FetchedBytes
@@ -455,6 +455,26 @@ class ScanPlanner:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise exc from None
 
+    def sliced_rows(self, ctx: Context, work: StripeWork, n: int) -> pa.RecordBatch:
+        """The next ``n`` rows of ``ctx.selected`` from a sliced context over a whole stripe."""
+        root = self.tail.schema
+        selected = ctx.selected if ctx.selected is not None else self.selected
+        level = Placement(n)
+        if root.kind == TypeKind.STRUCT:
+            slots = ctx.slots(root, level)
+            if slots.valid is not None:  # null root rows: their fields read as null
+                level = slots.level()
+        tops = [root] if root.kind != TypeKind.STRUCT else [
+            c for c in root.children if c.column_id in selected]
+        names = ["_col0"] if root.kind != TypeKind.STRUCT else [
+            root.field_names[root.children.index(c)] for c in tops]
+        arrays = _heaviest_first(lambda top: decode_level(top, ctx, level), tops,
+                                 work.streams, self.threads)
+        fields = [arrow_field(name, top, selected, timestamp_unit=self.opts.timestamp_unit,
+                              dictionary_strings=self.opts.dictionary_strings)
+                  for name, top in zip(names, tops, strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
     def _top_types(self, selected: set[int]) -> list[OrcType]:
         return [c for c in self.tail.schema.children if c.column_id in selected]
 
@@ -506,6 +526,62 @@ class ScanPlanner:
                               dictionary_strings=opts.dictionary_strings)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class FilteredSlices:
+    """The matching rows of a stripe read whole (``work.runs`` is None: no row index, or
+    every row group survives), decoded in row slices for a stream; a
+    :class:`aorc.read.plan.SliceSource`. Every slice's filter columns are decoded, then
+    its selected columns (the same context when they include the filter columns), so that
+    each column's streams move on together. A timestamp beyond ``timestamp_unit`` raises
+    here even in a row the filter drops (the whole-stripe decode retries in microseconds)."""
+
+    def __init__(self, scan: ScanPlanner, work: StripeWork, fetched: Fetched,
+                 guard: Callable[..., Any]) -> None:
+        self._scan = scan
+        self._work = work
+        self.guard = guard
+        self.num_rows = work.stripe.num_rows
+        self.done = 0
+        self.tops = [scan.tail.schema]  # one part per slice
+        self.weights: Sequence[int] = ()
+        whole = LazyStreams(work.footer, work.streams, fetched, scan.tail, threads=scan.threads)
+        self._shared = scan.filter_columns <= scan.selected
+        self._selected = Context(whole, scan.opts, scan.selected, sliced=True)
+        self._probe = self._selected if self._shared else Context(
+            whole, scan.opts, scan.filter_columns, sliced=True)
+
+    @property
+    def left(self) -> int:
+        """Rows not decoded yet."""
+        return self.num_rows - self.done
+
+    def prepare(self, rows: int) -> list[Callable[[], Any]]:
+        """One part: the next slice of at most ``rows`` rows, filtered."""
+        n = min(rows, self.left)
+        self.done += n
+        return [lambda: self._next(n)]
+
+    def assemble(self, results: list[Any]) -> pa.RecordBatch:
+        """The part's batch."""
+        batch: pa.RecordBatch = results[0]
+        return batch
+
+    def next_batch(self, rows: int) -> pa.RecordBatch:
+        """The next slice's matching rows (perhaps none), decoded on this thread."""
+        parts = self.guard(self.prepare, rows)
+        return self.assemble([self.guard(parts[0])])
+
+    def _next(self, n: int) -> pa.RecordBatch:
+        scan = self._scan
+        probe = scan.sliced_rows(self._probe, self._work, n)
+        mask = scan.predicate.row_mask(probe)
+        hits = mask.true_count
+        with scan._lock:
+            scan.stats.rows_read += n
+            scan.stats.rows_returned += hits
+        batch = probe if self._shared else scan.sliced_rows(self._selected, self._work, n)
+        return batch if hits == len(batch) else batch.filter(mask)
 
 
 def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],

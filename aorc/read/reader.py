@@ -66,8 +66,8 @@ from aorc.read.footers import FooterCache
 from aorc.read.plan import (
     GroupPlan,
     ReadPlan,
+    SliceSource,
     StripeJob,
-    StripeSlices,
     bundle_parts,
     parse_layout,
 )
@@ -560,7 +560,7 @@ class OrcReader:
         async with contextlib.aclosing(self._decoded(groups, threads, overlap,
                                                      slice_rows(batch_size))) as decoded:
             async for batches in decoded:
-                if isinstance(batches, StripeSlices):
+                if not isinstance(batches, list):  # a SliceSource
                     async with contextlib.aclosing(decode_slices(
                             batches, batch_size or 1, threads, self._spawn)) as sliced:
                         async for batch in sliced:
@@ -575,11 +575,11 @@ class OrcReader:
 
     async def _decoded(self, groups: list[GroupPlan], threads: int, overlap: bool,
                        slice_rows: int | None = None
-                       ) -> AsyncGenerator[list[pa.RecordBatch] | StripeSlices, None]:
+                       ) -> AsyncGenerator[list[pa.RecordBatch] | SliceSource, None]:
         """The batches of each stripe, in order.
 
         A stream (``slice_rows``, see :func:`slice_rows`) gets a stripe of more rows than that as a
-        :class:`StripeSlices` to decode slice by slice, so that it holds about one batch
+        :class:`SliceSource` to decode slice by slice, so that it holds about one batch
         per column whatever the stripe's row count.
 
         Up to ``threads`` stripes of a group decode at once; the next group is fetched
@@ -596,7 +596,7 @@ class OrcReader:
         groups.clear()
         jobs: collections.deque[tuple[int, StripeJob]] = collections.deque()
         window: collections.deque[
-            tuple[int, asyncio.Task[list[pa.RecordBatch] | StripeSlices]]] = (
+            tuple[int, asyncio.Task[list[pa.RecordBatch] | SliceSource]]] = (
             collections.deque())
         limit = asyncio.Semaphore(threads)
         taken = 0  # groups whose jobs were taken
@@ -656,12 +656,12 @@ class OrcReader:
         return group.jobs()
 
     async def _decode(self, job: StripeJob, threads: int, limit: asyncio.Semaphore,
-                      slice_rows: int | None = None) -> list[pa.RecordBatch] | StripeSlices:
+                      slice_rows: int | None = None) -> list[pa.RecordBatch] | SliceSource:
         """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1).
         A stripe of more than ``slice_rows`` rows that can be decoded in slices is not:
-        its :class:`StripeSlices` is returned."""
+        its :class:`SliceSource` is returned."""
         if slice_rows is not None and job.slices is not None and job.num_rows > slice_rows:
-            sliced: StripeSlices = job.guard(job.slices)
+            sliced: SliceSource = job.guard(job.slices)
             return sliced
         loop = asyncio.get_running_loop()
         pool = shared_pool()

@@ -2,7 +2,8 @@
 
 ``iter_batches`` hands a stripe of more rows than :func:`slice_rows` to
 :func:`decode_slices`, which decodes it in slices of that many rows
-(:class:`aorc.read.plan.StripeSlices`) on the decode thread pool: the next slice while the
+(:class:`aorc.read.plan.StripeSlices`; a filtered read's stripe read whole:
+:class:`aorc.read.pushdown.FilteredSlices`) on the decode thread pool: the next slice while the
 caller holds the current one, the columns of a slice on several threads. A slice is one
 batch, or :data:`MIN_SLICE_ROWS` rows cut into batches when batches are smaller (each slice
 costs some fixed work per column). Peak memory is then about two slices per column whatever
@@ -19,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.io.base import gather_or_cancel
-from aorc.read.plan import StripeSlices, bundle_parts
+from aorc.read.plan import SliceSource, bundle_parts
 from aorc.threads import shared_pool
 
 __all__ = ["MIN_SLICE_ROWS", "decode_slices", "slice_rows"]
@@ -34,7 +35,7 @@ def slice_rows(batch_size: int | None) -> int | None:
     return None if batch_size is None else max(batch_size, MIN_SLICE_ROWS)
 
 
-async def decode_slices(source: StripeSlices, batch_size: int, threads: int,
+async def decode_slices(source: SliceSource, batch_size: int, threads: int,
                         spawn: Callable[[Awaitable[Any]], asyncio.Task[Any]]
                         ) -> AsyncGenerator[pa.RecordBatch, None]:
     """A stripe's batches of ``batch_size`` rows (the last one shorter), in order.

@@ -143,6 +143,39 @@ async def test_a_long_stripe_streams_in_slices(monkeypatch: pytest.MonkeyPatch,
         want["b_valid"].tolist()
 
 
+@pytest.mark.parametrize(("columns", "filters"), [
+    (None, [("i32", ">", 0)]),
+    (["i64", "struct", "nested"], [("i32", ">", 0), ("str_dict", "!=", "a")]),
+    (["i32"], [("f64", "<", 0.5)]),
+])
+@pytest.mark.parametrize("threads", [1, 2])
+async def test_a_filtered_stripe_read_whole_streams_in_slices(
+        tmp_path: Path, columns: list[str] | None, filters: Any, threads: int) -> None:
+    # No row index: the stripe is read whole and decoded in slices, filter columns and
+    # selected columns each moving on slice by slice.
+    table = _table(6)
+    path = tmp_path / "t.orc"
+    await aorc.write_table(table, path, row_index_stride=0)
+    async with aorc.open_reader(path) as reader:
+        assert reader.row_index_stride == 0
+        batches = [b async for b in reader.iter_batches(
+            columns, batch_size=2999, filters=filters, use_threads=threads)]
+        whole = await reader.read(columns, filters=filters)
+        stats = reader.scan_stats
+    got = pa.Table.from_batches(batches, schema=whole.schema)
+    assert 0 < got.num_rows < ROWS
+    assert_tables_equal(got, whole, what="vs the whole filtered read")
+    assert stats.rows_read == 2 * ROWS and stats.rows_returned == 2 * got.num_rows
+
+
+async def test_a_filtered_long_stripe_streams_in_slices() -> None:
+    data = long_stripe_file(200_001)
+    async with aorc.open_reader(data) as reader:
+        got = pa.Table.from_batches([b async for b in reader.iter_batches(
+            ["a"], batch_size=4096, filters=[("a", ">=", 150_000)])])
+    assert got.column("a").to_pylist() == list(range(150_000, 200_001))
+
+
 async def test_a_filtered_stream_still_reads_right(tmp_path: Path) -> None:
     # Filtered reads decode row groups whole (the fallback): same rows as before.
     table = _table(5)
