@@ -113,7 +113,7 @@ class StripeJob:
     #: parts; empty when unknown.
     weights: Sequence[int] = ()
     #: The stripe's rows, and how to decode them in row slices instead (a stream's way:
-    #: ``None`` when the job cannot, e.g. a filtered read's).
+    #: ``None`` when the job cannot, e.g. a filtered read's runs of row groups).
     num_rows: int = 0
     slices: Callable[[], SliceSource] | None = None
 

@@ -343,8 +343,8 @@ class Context:
                 return None
             raise column_error(t, kind, f"stream is missing but {count} values are needed")
         if count + skip > ratio * (len(data) - offset):
-            raise column_error(t, kind, f"{len(data)} bytes cannot hold the {count} values "
-                                        "needed")
+            raise column_error(t, kind, f"the {len(data) - offset} bytes left cannot hold the "
+                                        f"{count} values needed")
         if count == 0:
             return None
         with self.reading(t, kind):
