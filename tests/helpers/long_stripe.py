@@ -59,12 +59,13 @@ def _byte_runs(count: int, value: int) -> bytes:
     return out
 
 
-def long_stripe_file(rows: int) -> bytes:
-    """The bytes of the file (see the module docstring)."""
+def long_stripe_file(rows: int, a_rows: int | None = None) -> bytes:
+    """The bytes of the file (see the module docstring); with ``a_rows``, column ``a``'s
+    stream holds that many values only (a corrupt file when fewer than ``rows``)."""
     present_bytes = (rows + 7) // 8
     values = (rows + 1) // 2  # rows 0, 2, 4, ... are present
     streams = [
-        (1, pb.Stream.DATA, _delta_runs(rows, 1)),
+        (1, pb.Stream.DATA, _delta_runs(rows if a_rows is None else a_rows, 1)),
         (2, pb.Stream.PRESENT, _byte_runs(present_bytes, 0xAA)),
         (2, pb.Stream.DATA, _byte_runs((values + 7) // 8, 0xFF)),
         (3, pb.Stream.DATA, _zero_runs(rows)),

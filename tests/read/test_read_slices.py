@@ -176,6 +176,20 @@ async def test_a_filtered_long_stripe_streams_in_slices() -> None:
     assert got.column("a").to_pylist() == list(range(150_000, 200_001))
 
 
+async def test_a_stream_too_short_for_its_rows_is_corrupt_in_slices() -> None:
+    # Column a's stream ends after 300,000 of 1,000,000 rows: the batches before come out,
+    # then a CorruptFileError naming the stripe and the column (no stray IndexError).
+    data = long_stripe_file(1_000_000, a_rows=300_000)
+    got = 0
+    with pytest.raises(aorc.CorruptFileError, match=r"stripe 0.*column 1 .*DATA"):
+        async with aorc.open_reader(data) as reader:
+            async for batch in reader.iter_batches(batch_size=65536):
+                got += batch.num_rows
+    assert 0 < got <= 300_000
+    with pytest.raises(aorc.CorruptFileError, match=r"stripe 0.*column 1 "):
+        await _whole(data)
+
+
 async def test_a_filtered_stream_still_reads_right(tmp_path: Path) -> None:
     # Filtered reads decode row groups whole (the fallback): same rows as before.
     table = _table(5)
