@@ -113,7 +113,7 @@ class StripeJob:
     #: parts; empty when unknown.
     weights: Sequence[int] = ()
     #: The stripe's rows, and how to decode them in row slices instead (a stream's way:
-    #: ``None`` when the job cannot, e.g. a filtered read's runs of row groups).
+    #: ``None`` when the job cannot, e.g. some filtered reads: see ``FilteredSlices``).
     num_rows: int = 0
     slices: Callable[[], SliceSource] | None = None
 
@@ -394,12 +394,12 @@ class ReadPlan:
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
                      fetched: FetchedBytes) -> StripeJob:
-        """The decoding of a stripe's surviving row groups (none when ``work`` is None); a
-        stripe read whole can also be decoded in row slices (runs of row groups cannot)."""
+        """The decoding of a stripe's surviving row groups (none when ``work`` is None), also
+        in row slices when :meth:`FilteredSlices.usable`."""
         scan = self.scan
         assert scan is not None
         slices: Callable[[], SliceSource] | None = None
-        if work is not None and work.runs is None:
+        if work is not None and FilteredSlices.usable(work):
             def slices() -> SliceSource:
                 return FilteredSlices(scan, work, fetched,
                                       functools.partial(guarded, self.path,

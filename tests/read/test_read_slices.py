@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as pa_orc
 import pytest
 from helpers.compare import assert_tables_equal
@@ -24,6 +25,7 @@ from helpers.random_tables import random_table
 
 import aorc
 from aorc.format.codec import _encode, rle
+from aorc.read import pushdown
 from aorc.read import slices as aorc_slices
 
 ROWS = 30_000
@@ -190,16 +192,45 @@ async def test_a_stream_too_short_for_its_rows_is_corrupt_in_slices() -> None:
         await _whole(data)
 
 
-async def test_a_filtered_stream_still_reads_right(tmp_path: Path) -> None:
-    # Filtered reads decode row groups whole (the fallback): same rows as before.
-    table = _table(5)
+@pytest.mark.parametrize("columns", [None, ["i8", "nested", "struct"]])
+async def test_runs_of_row_groups_stream_in_slices(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: list[str] | None) -> None:
+    # Some row groups pruned: each run of surviving row groups is decoded in slices, its
+    # positioned streams from the run's first row group.
+    table = _table(5).append_column("k", pa.array(range(ROWS)))
     path = tmp_path / "t.orc"
     pa_orc.write_table(table, path, row_index_stride=1000)
+    filters = [("k", "in", [5, 1500, 1501, 7777, 20_000, 21_999, 29_999]), ("i32", "!=", 3)]
+    segments: list[tuple[int, int]] = []
+
+    class Segments(pushdown._SegmentStreams):
+        def __init__(self, *args: Any) -> None:
+            segments.append(args[-2:])
+            super().__init__(*args)
+
+    prepared: list[int] = []
+    prepare = pushdown.FilteredSlices.prepare
+
+    def spy(self: pushdown.FilteredSlices, rows: int) -> Any:
+        prepared.append(rows)
+        return prepare(self, rows)
+
     async with aorc.open_reader(path) as reader:
-        got = pa.Table.from_batches([b async for b in reader.iter_batches(
-            batch_size=777, filters=[("i32", ">", 0)])])
-        whole = await reader.read(filters=[("i32", ">", 0)])
+        with monkeypatch.context() as patch:
+            patch.setattr(pushdown, "_SegmentStreams", Segments)
+            patch.setattr(pushdown.FilteredSlices, "prepare", spy)
+            slices = [b async for b in reader.iter_batches(columns, batch_size=333,
+                                                           filters=filters)]
+        stats = reader.scan_stats
+        whole = await reader.read(columns, filters=filters)
+    assert 0 < stats.row_groups_read < stats.row_groups_total
+    assert segments == [(0, 2), (7, 8), (20, 22), (29, 30)]  # runs, each in slices:
+    assert len(prepared) == 7 + 4 + 7 + 4  # 2,000 and 1,000 rows in slices of 333
+    got = pa.Table.from_batches(slices, schema=whole.schema)
     assert_tables_equal(got, whole, what="vs the whole filtered read")
+    keys = table.filter(pc.is_in(table["k"], pa.array([5, 1500, 1501, 7777, 20_000, 21_999,
+                                                       29_999])))
+    assert got.num_rows == keys.filter(pc.not_equal(keys["i32"], 3)).num_rows > 0
 
 
 @pytest.mark.parametrize("kind", ["v1", "v2", "byte", "bool", "varint128"])
