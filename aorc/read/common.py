@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from aorc.errors import AorcError, CorruptFileError, SchemaError
+from aorc.errors import AorcError, CorruptFileError, ResourceLimitError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
     DEFAULT_MAX_DECODED_BYTES,
@@ -114,8 +114,9 @@ def add_context(exc: AorcError, path: str, stripes: str | None = None) -> AorcEr
 
 
 def guarded(path: str, stripes: str | None, func: Callable[..., T], *args: Any) -> T:
-    """Run ``func``; AorcErrors gain the file and stripe as context, and stray decoder
-    exceptions become CorruptFileError (keeping the original as the cause)."""
+    """Run ``func``; AorcErrors gain the file and stripe as context, stray decoder
+    exceptions become CorruptFileError and a MemoryError (a whole stripe of more rows than
+    memory holds) ResourceLimitError, keeping the original as the cause."""
     try:
         return func(*args)
     except AorcError as exc:
@@ -126,6 +127,14 @@ def guarded(path: str, stripes: str | None, func: Callable[..., T], *args: Any) 
     except DECODE_FAILURES as exc:
         where = ", ".join(p for p in (path, stripes) if p)
         new = CorruptFileError(f"{where}: {type(exc).__name__}: {exc}")
+        new._aorc_context = True  # type: ignore[attr-defined]
+        raise new from exc
+    except MemoryError as exc:  # an allocation refused before anything was written to it
+        where = ", ".join(p for p in (path, stripes) if p)
+        new = ResourceLimitError(
+            f"{where}: the decoded data does not fit in memory ({exc or 'MemoryError'}); read "
+            "fewer columns or stripes, or stream the rows with iter_batches(batch_size=...), "
+            "which decodes a stripe in slices of that many rows")
         new._aorc_context = True  # type: ignore[attr-defined]
         raise new from exc
 

@@ -35,7 +35,7 @@ import collections
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -46,7 +46,7 @@ from aorc.format.columns import DecodeOptions, arrow_field
 from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, StripeInfo
-from aorc.format.types import TypeKind
+from aorc.format.types import OrcType, TypeKind
 from aorc.read.common import (
     INLINE_BYTES,
     FetchedBytes,
@@ -57,7 +57,7 @@ from aorc.read.common import (
     stripes_text,
 )
 from aorc.read.footers import FooterCache
-from aorc.read.pushdown import ScanPlanner, ScanStats, StripeWork
+from aorc.read.pushdown import FilteredSlices, ScanPlanner, ScanStats, StripeWork
 
 __all__ = [
     "FOOTERS_AHEAD",
@@ -66,7 +66,9 @@ __all__ = [
     "GroupPlan",
     "NeedsData",
     "ReadPlan",
+    "SliceSource",
     "StripeJob",
+    "StripeSlices",
     "bundle_parts",
     "parse_layout",
 ]
@@ -111,6 +113,10 @@ class StripeJob:
     #: An estimate of each part's work (its columns' stored bytes), in the order of the
     #: parts; empty when unknown.
     weights: Sequence[int] = ()
+    #: The stripe's rows, and how to decode them in row slices instead (a stream's way:
+    #: ``None`` when the job cannot, e.g. some filtered reads: see ``FilteredSlices``).
+    num_rows: int = 0
+    slices: Callable[[], SliceSource] | None = None
 
     @property
     def where(self) -> str:
@@ -127,6 +133,102 @@ class StripeJob:
         results = [self.guard(part) for part in parts]
         out: list[pa.RecordBatch] = self.guard(self.assemble, results)
         return out
+
+
+class SliceSource(Protocol):
+    """A stripe decoded in row slices, one after the other (:class:`StripeSlices`, or
+    :class:`aorc.read.pushdown.FilteredSlices` for a filtered read)."""
+
+    @property
+    def left(self) -> int:
+        """Rows not decoded yet."""
+        ...
+
+    @property
+    def tops(self) -> Sequence[Any]:
+        """One entry per part of a slice."""
+        ...
+
+    @property
+    def weights(self) -> Sequence[int]:
+        """An estimate of each part's work (empty: unknown)."""
+        ...
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with errors given the file and the stripe as context."""
+        ...
+
+    def prepare(self, rows: int) -> list[Callable[[], Any]]:
+        """The parts decoding the next ``min(rows, left)`` rows."""
+        ...
+
+    def assemble(self, results: list[Any]) -> pa.RecordBatch:
+        """The batch of a slice's parts' results."""
+        ...
+
+    def next_batch(self, rows: int) -> pa.RecordBatch:
+        """Decode the next slice on this thread."""
+        ...
+
+
+@dataclass
+class StripeSlices:
+    """Decoding one stripe's selected columns in row slices, in order (a stream's way: one
+    slice of every column is held at a time, whatever the stripe's row count).
+
+    Each slice is :meth:`prepare` (the parts: one callable per top-level column, which may
+    run on different threads at once; the root's PRESENT stream is read here) then
+    :meth:`assemble`. Slices must be decoded one after the other: the column decoders read
+    their streams on from where the previous slice stopped (see
+    :class:`aorc.format.columns.base.Context`).
+    """
+
+    index: int
+    path: str
+    num_rows: int
+    ctx: Context
+    #: The struct root whose PRESENT stream applies (``None``: a non-struct root).
+    root: OrcType | None
+    tops: list[tuple[str, OrcType]]
+    schema: pa.Schema
+    weights: Sequence[int] = ()
+    done: int = 0
+
+    @property
+    def where(self) -> str:
+        """``"stripe N"``, for error messages."""
+        return f"stripe {self.index}"
+
+    @property
+    def left(self) -> int:
+        """Rows not decoded yet."""
+        return self.num_rows - self.done
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with errors given the file and the stripe as context."""
+        return guarded(self.path, self.where, func, *args)
+
+    def prepare(self, rows: int) -> list[Callable[[], Any]]:
+        """The parts decoding the next ``min(rows, left)`` rows (at least one row left)."""
+        n = min(rows, self.left)
+        level = Placement(n)
+        if self.root is not None:
+            slots = self.ctx.slots(self.root, level)
+            if slots.valid is not None:  # a null root row: its fields read as null
+                level = slots.level()
+        self.done += n
+        return [functools.partial(decode_level, c, self.ctx, level) for _, c in self.tops]
+
+    def assemble(self, arrays: list[Any]) -> pa.RecordBatch:
+        """The batch of a slice's parts' results."""
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def next_batch(self, rows: int) -> pa.RecordBatch:
+        """Decode the next slice on this thread."""
+        parts = self.guard(self.prepare, rows)
+        arrays = [self.guard(part) for part in parts]
+        batch: pa.RecordBatch = self.guard(self.assemble, arrays)
+        return batch
 
 
 def bundle_parts(weights: Sequence[int], count: int, bundles: int) -> list[list[int]]:
@@ -333,13 +435,30 @@ class ReadPlan:
             return [batch] if batch.num_rows else []
 
         weights = stored_bytes(streams, [c for _, c in pairs])
-        return StripeJob(stripe.index, self.path, prepare, assemble, weights)
+
+        def slices() -> StripeSlices:
+            sliced = Context(lazy, self.opts, selected, sliced=True)
+            fields = [arrow_field(n, c, selected, dictionary_strings=dictionary,
+                                  timestamp_unit=self.opts.timestamp_unit) for n, c in pairs]
+            return StripeSlices(stripe.index, self.path, stripe.num_rows, sliced,
+                                root if root.kind == TypeKind.STRUCT else None, pairs,
+                                pa.schema(fields), weights)
+
+        return StripeJob(stripe.index, self.path, prepare, assemble, weights,
+                         stripe.num_rows, slices)
 
     def filtered_job(self, work: StripeWork | None, stripe: StripeInfo,
                      fetched: FetchedBytes) -> StripeJob:
-        """The decoding of a stripe's surviving row groups (none when ``work`` is None)."""
+        """The decoding of a stripe's surviving row groups (none when ``work`` is None), also
+        in row slices when :meth:`FilteredSlices.usable`."""
         scan = self.scan
         assert scan is not None
+        slices: Callable[[], SliceSource] | None = None
+        if work is not None and FilteredSlices.usable(work):
+            def slices() -> SliceSource:
+                return FilteredSlices(scan, work, fetched,
+                                      functools.partial(guarded, self.path,
+                                                        f"stripe {stripe.index}"))
 
         def prepare() -> list[Callable[[], Any]]:
             if work is None:
@@ -349,7 +468,8 @@ class ReadPlan:
         def assemble(results: list[Any]) -> list[pa.RecordBatch]:
             return results[0] if results else []
 
-        return StripeJob(stripe.index, self.path, prepare, assemble)
+        return StripeJob(stripe.index, self.path, prepare, assemble, (), stripe.num_rows,
+                         slices)
 
 
 def _failed(plan: ReadPlan, stripe: StripeInfo, error: AorcError) -> StripeJob:

@@ -38,7 +38,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
 from aorc.format.codec.compression import Budget, CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
-from aorc.format.columns.base import Context, Placement, decode_level
+from aorc.format.columns.base import Context, Placement, StripeStreams, decode_level
 from aorc.format.rowgroups import (
     StreamStart,
     column_positions,
@@ -55,7 +55,7 @@ from aorc.format.types import OrcType, TypeKind, select_columns
 from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges, stored_bytes
 from aorc.threads import pool_map
 
-__all__ = ["Fetched", "ScanPlanner", "ScanStats", "StripeWork"]
+__all__ = ["Fetched", "FilteredSlices", "ScanPlanner", "ScanStats", "StripeWork"]
 
 #: The buffer of fetched bytes (:class:`aorc.read.common.FetchedBytes`), by its former name.
 Fetched = FetchedBytes
@@ -455,6 +455,26 @@ class ScanPlanner:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise exc from None
 
+    def sliced_rows(self, ctx: Context, work: StripeWork, n: int) -> pa.RecordBatch:
+        """The next ``n`` rows of ``ctx.selected`` from a sliced context over a whole stripe."""
+        root = self.tail.schema
+        selected = ctx.selected if ctx.selected is not None else self.selected
+        level = Placement(n)
+        if root.kind == TypeKind.STRUCT:
+            slots = ctx.slots(root, level)
+            if slots.valid is not None:  # null root rows: their fields read as null
+                level = slots.level()
+        tops = [root] if root.kind != TypeKind.STRUCT else [
+            c for c in root.children if c.column_id in selected]
+        names = ["_col0"] if root.kind != TypeKind.STRUCT else [
+            root.field_names[root.children.index(c)] for c in tops]
+        arrays = _heaviest_first(lambda top: decode_level(top, ctx, level), tops,
+                                 work.streams, self.threads)
+        fields = [arrow_field(name, top, selected, timestamp_unit=self.opts.timestamp_unit,
+                              dictionary_strings=self.opts.dictionary_strings)
+                  for name, top in zip(names, tops, strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
     def _top_types(self, selected: set[int]) -> list[OrcType]:
         return [c for c in self.tail.schema.children if c.column_id in selected]
 
@@ -506,6 +526,88 @@ class ScanPlanner:
                               dictionary_strings=opts.dictionary_strings)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class FilteredSlices:
+    """The matching rows of a stripe decoded in row slices for a stream (a
+    :class:`aorc.read.plan.SliceSource`): the whole stripe (``work.runs`` is None: no row
+    index, or every row group survives), or each run of surviving row groups when every
+    decoded column starts at row groups (no ``work.whole``). A slice never spans runs. Every
+    slice's filter columns are decoded, then its selected columns (the same context when
+    they include the filter columns), so that each column's streams move on together. A
+    timestamp beyond ``timestamp_unit`` raises here even in a row the filter drops (the
+    whole-run decode retries in microseconds)."""
+
+    def __init__(self, scan: ScanPlanner, work: StripeWork, fetched: Fetched,
+                 guard: Callable[..., Any]) -> None:
+        self._scan = scan
+        self._work = work
+        self._fetched = fetched
+        self.guard = guard
+        self.tops = [scan.tail.schema]  # one part per slice
+        self.weights: Sequence[int] = ()
+        self._whole = LazyStreams(work.footer, work.streams, fetched, scan.tail,
+                                  threads=scan.threads)
+        num_rows, stride = work.stripe.num_rows, scan.tail.row_index_stride
+        self._runs: list[tuple[int, int, tuple[int, int] | None]] = (
+            [(0, num_rows, None)] if work.runs is None else
+            [(first * stride, min(end * stride, num_rows), (first, end))
+             for first, end in work.runs if first * stride < num_rows])
+        self.num_rows = sum(r1 - r0 for r0, r1, _ in self._runs)
+        self.done = 0
+        self._run, self._at, self._end = -1, 0, 0
+        self._shared = scan.filter_columns <= scan.selected
+        self._selected: Context | None = None
+        self._probe: Context | None = None
+
+    @staticmethod
+    def usable(work: StripeWork) -> bool:
+        """Whether the stripe's plan can be decoded in slices (else runs whole)."""
+        return work.runs is None or not work.whole
+
+    @property
+    def left(self) -> int:
+        """Rows not decoded yet."""
+        return self.num_rows - self.done
+
+    def prepare(self, rows: int) -> list[Callable[[], Any]]:
+        """One part: the next slice of at most ``rows`` rows (in the current run), filtered."""
+        scan = self._scan
+        if self._selected is None or self._at >= self._end:  # the next run's contexts
+            self._run += 1
+            self._at, self._end, groups = self._runs[self._run]
+            streams: StripeStreams = self._whole if groups is None else _SegmentStreams(
+                self._work, self._fetched, scan.tail, self._whole, *groups)
+            self._selected = Context(streams, scan.opts, scan.selected, sliced=True)
+            self._probe = self._selected if self._shared else Context(
+                streams, scan.opts, scan.filter_columns, sliced=True)
+        n = min(rows, self._end - self._at)
+        self._at += n
+        self.done += n
+        selected, probe = self._selected, self._probe
+        assert probe is not None
+        return [lambda: self._next(selected, probe, n)]
+
+    def assemble(self, results: list[Any]) -> pa.RecordBatch:
+        """The part's batch."""
+        batch: pa.RecordBatch = results[0]
+        return batch
+
+    def next_batch(self, rows: int) -> pa.RecordBatch:
+        """The next slice's matching rows (perhaps none), decoded on this thread."""
+        parts = self.guard(self.prepare, rows)
+        return self.assemble([self.guard(parts[0])])
+
+    def _next(self, selected: Context, probe_ctx: Context, n: int) -> pa.RecordBatch:
+        scan = self._scan
+        probe = scan.sliced_rows(probe_ctx, self._work, n)
+        mask = scan.predicate.row_mask(probe)
+        hits = mask.true_count
+        with scan._lock:
+            scan.stats.rows_read += n
+            scan.stats.rows_returned += hits
+        batch = probe if self._shared else scan.sliced_rows(selected, self._work, n)
+        return batch if hits == len(batch) else batch.filter(mask)
 
 
 def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],

@@ -71,8 +71,16 @@ from aorc.read.common import (
 )
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.footers import FooterCache
-from aorc.read.plan import GroupPlan, ReadPlan, StripeJob, bundle_parts, parse_layout
+from aorc.read.plan import (
+    GroupPlan,
+    ReadPlan,
+    SliceSource,
+    StripeJob,
+    bundle_parts,
+    parse_layout,
+)
 from aorc.read.pushdown import ScanStats
+from aorc.read.slices import decode_slices, slice_rows
 from aorc.threads import shared_pool, thread_count
 
 __all__ = [
@@ -559,8 +567,15 @@ class OrcReader:
         if not groups:
             return
         # Closed with this generator: an early stop cancels the decodes and the fetch at once.
-        async with contextlib.aclosing(self._decoded(groups, threads, overlap)) as decoded:
+        async with contextlib.aclosing(self._decoded(groups, threads, overlap,
+                                                     slice_rows(batch_size))) as decoded:
             async for batches in decoded:
+                if not isinstance(batches, list):  # a SliceSource
+                    async with contextlib.aclosing(decode_slices(
+                            batches, batch_size or 1, threads, self._spawn)) as sliced:
+                        async for batch in sliced:
+                            yield batch
+                    continue
                 for batch in batches:
                     if batch_size is None or batch.num_rows <= batch_size:
                         yield batch
@@ -568,9 +583,14 @@ class OrcReader:
                     for start in range(0, batch.num_rows, batch_size):
                         yield batch.slice(start, batch_size)
 
-    async def _decoded(self, groups: list[GroupPlan], threads: int,
-                       overlap: bool) -> AsyncGenerator[list[pa.RecordBatch], None]:
+    async def _decoded(self, groups: list[GroupPlan], threads: int, overlap: bool,
+                       slice_rows: int | None = None
+                       ) -> AsyncGenerator[list[pa.RecordBatch] | SliceSource, None]:
         """The batches of each stripe, in order.
+
+        A stream (``slice_rows``, see :func:`slice_rows`) gets a stripe of more rows than that as a
+        :class:`SliceSource` to decode slice by slice, so that it holds about one batch
+        per column whatever the stripe's row count.
 
         Up to ``threads`` stripes of a group decode at once; the next group is fetched
         meanwhile. With ``overlap`` (a whole read, which keeps every batch anyway) the next
@@ -585,7 +605,8 @@ class OrcReader:
         queue = collections.deque(groups)
         groups.clear()
         jobs: collections.deque[tuple[int, StripeJob]] = collections.deque()
-        window: collections.deque[tuple[int, asyncio.Task[list[pa.RecordBatch]]]] = (
+        window: collections.deque[
+            tuple[int, asyncio.Task[list[pa.RecordBatch] | SliceSource]]] = (
             collections.deque())
         limit = asyncio.Semaphore(threads)
         taken = 0  # groups whose jobs were taken
@@ -609,7 +630,8 @@ class OrcReader:
                         prefetch()
                         continue
                     group, job = jobs.popleft()
-                    window.append((group, self._spawn(self._decode(job, threads, limit))))
+                    window.append((group, self._spawn(self._decode(job, threads, limit,
+                                                                   slice_rows))))
                 if not window:
                     return  # no jobs, no fetch in progress and no group left
                 if overlap and pending is not None and not jobs and len(window) < threads:
@@ -643,9 +665,14 @@ class OrcReader:
             raise new from exc
         return group.jobs()
 
-    async def _decode(self, job: StripeJob, threads: int,
-                      limit: asyncio.Semaphore) -> list[pa.RecordBatch]:
-        """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1)."""
+    async def _decode(self, job: StripeJob, threads: int, limit: asyncio.Semaphore,
+                      slice_rows: int | None = None) -> list[pa.RecordBatch] | SliceSource:
+        """Decode one stripe on the decode pool: its parts in parallel (``threads`` > 1).
+        A stripe of more than ``slice_rows`` rows that can be decoded in slices is not:
+        its :class:`SliceSource` is returned."""
+        if slice_rows is not None and job.slices is not None and job.num_rows > slice_rows:
+            sliced: SliceSource = job.guard(job.slices)
+            return sliced
         loop = asyncio.get_running_loop()
         pool = shared_pool()
         if threads == 1:

@@ -37,3 +37,20 @@ def decode_nanos(encoded: npt.ArrayLike) -> npt.NDArray[np.int64]: ...
 def offsets_int32(
     lengths: npt.ArrayLike, valid: npt.ArrayLike | None, length: int
 ) -> tuple[npt.NDArray[np.int32], int]: ...
+def read_byte_rle_from(
+    data: _Data, n: SupportsIndex, offset: SupportsIndex = 0, skip: SupportsIndex = 0
+) -> tuple[npt.NDArray[np.int8], int, int]: ...
+def read_bool_rle_from(
+    data: _Data, n: SupportsIndex, offset: SupportsIndex = 0, skip: SupportsIndex = 0
+) -> tuple[npt.NDArray[np.bool_], int, int]: ...
+def decode_ints_from(
+    data: _Data,
+    n: SupportsIndex,
+    signed: bool,
+    version: int,
+    offset: SupportsIndex = 0,
+    skip: SupportsIndex = 0,
+) -> tuple[npt.NDArray[np.int64], int, int]: ...
+def read_varint128_from(
+    data: _Data, n: SupportsIndex, offset: SupportsIndex = 0
+) -> tuple[npt.NDArray[np.uint64], int]: ...

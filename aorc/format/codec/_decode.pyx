@@ -5,7 +5,8 @@
 Every decoder reads from any C-contiguous buffer (``bytes``, ``bytearray``, ``memoryview``,
 read-only is fine), starting at the byte ``offset``, skips ``skip`` values and returns the next
 ``n`` values in a new numpy array. The loops run without the GIL and write straight into the
-output array. A stream may hold more values than asked for; the runs that hold the requested
+output array (the ``*_from`` variants also return the ``(offset, skip)`` of the next value, to
+continue from). A stream may hold more values than asked for; the runs that hold the requested
 values must be complete. Malformed or truncated data raises
 :class:`aorc.errors.CorruptFileError`; nothing here reads outside the buffer or allocates more
 than the buffer could possibly describe.
@@ -599,45 +600,12 @@ cdef inline Src _src(const uint8_t[::1] view, Py_ssize_t offset):
 
 def read_byte_rle(data, n, offset=0, skip=0):
     """Decode ``n`` bytes of a byte-RLE stream (see :func:`aorc.format.codec.rle.read_byte_rle`)."""
-    cdef const uint8_t[::1] view = _byte_view(data)
-    n, offset, skip = _counts("byte RLE stream", view.shape[0], n, offset, skip,
-                              BYTE_RLE_PER_BYTE)
-    out = np.empty(n, dtype=np.int8)
-    if n == 0:
-        return out
-    cdef int8_t[::1] ov = out
-    cdef Src s = _src(view, offset)
-    cdef int rc
-    cdef int64_t c_skip = skip, c_total = n + skip
-    with nogil:
-        rc = _byte_rle(&s, <uint8_t*>&ov[0], c_skip, c_total)
-    if rc < 0:
-        _raise(&s, "byte RLE stream")
-    return out
+    return read_byte_rle_from(data, n, offset, skip)[0]
 
 
 def read_bool_rle(data, n, offset=0, skip=0):
     """Decode ``n`` booleans of a boolean-RLE stream (see :func:`aorc.format.codec.rle.read_bool_rle`)."""
-    cdef const uint8_t[::1] view = _byte_view(data)
-    n, offset, skip = _counts("boolean RLE stream", view.shape[0], n, offset, skip,
-                              8 * BYTE_RLE_PER_BYTE)
-    out = np.empty(n, dtype=np.bool_)
-    if n == 0:
-        return out
-    cdef int64_t first_bit = skip & 7, byte_skip = skip >> 3
-    cdef int64_t nbytes = (first_bit + n + 7) >> 3, c_n = n
-    packed = np.empty(nbytes, dtype=np.uint8)
-    cdef uint8_t[::1] pv = packed
-    cdef uint8_t[::1] ov = out.view(np.uint8)
-    cdef Src s = _src(view, offset)
-    cdef int rc
-    with nogil:
-        rc = _byte_rle(&s, &pv[0], byte_skip, byte_skip + nbytes)
-        if rc == 0:
-            _expand_bits(&pv[0], first_bit, c_n, &ov[0])
-    if rc < 0:
-        _raise(&s, "boolean RLE stream")
-    return out
+    return read_bool_rle_from(data, n, offset, skip)[0]
 
 
 ctypedef int (*_IntKernel)(Src*, uint64_t*, int64_t, int64_t, bint) noexcept nogil
@@ -645,12 +613,13 @@ ctypedef int (*_IntKernel)(Src*, uint64_t*, int64_t, int64_t, bint) noexcept nog
 
 cdef object _read_ints(_IntKernel kernel, str what, int per_byte, data, n, object signed,
                        offset, skip):
-    """The front shared by the integer RLE decoders: checks, output, the GIL-free loop."""
+    """The front shared by the integer RLE decoders: checks, output, the GIL-free loop;
+    returns the values and the ``(offset, skip)`` of the next one."""
     cdef const uint8_t[::1] view = _byte_view(data)
     n, offset, skip = _counts(what, view.shape[0], n, offset, skip, per_byte)
     out = np.empty(n, dtype=np.int64)
     if n == 0:
-        return out
+        return out, offset, skip
     cdef int64_t[::1] ov = out
     cdef Src s = _src(view, offset)
     cdef int rc
@@ -660,19 +629,19 @@ cdef object _read_ints(_IntKernel kernel, str what, int per_byte, data, n, objec
         rc = kernel(&s, <uint64_t*>&ov[0], c_skip, c_total, sgn)
     if rc < 0:
         _raise(&s, what)
-    return out
+    return out, s.run_start, c_total - s.done
 
 
 def read_int_rle_v1(data, n, object signed, offset=0, skip=0):
     """Decode ``n`` integers of an RLE v1 stream (see :func:`aorc.format.codec.rle.read_int_rle_v1`)."""
     return _read_ints(_rle_v1, "integer RLE v1 stream", INT_V1_PER_BYTE, data, n, signed,
-                      offset, skip)
+                      offset, skip)[0]
 
 
 def read_int_rle_v2(data, n, object signed, offset=0, skip=0):
     """Decode ``n`` integers of an RLE v2 stream (see :func:`aorc.format.codec.rle.read_int_rle_v2`)."""
     return _read_ints(_rle_v2, "integer RLE v2 stream", INT_V2_PER_BYTE, data, n, signed,
-                      offset, skip)
+                      offset, skip)[0]
 
 
 def read_varints(data, n, object signed, offset=0):
@@ -696,20 +665,7 @@ def read_varints(data, n, object signed, offset=0):
 
 def read_varint128(data, n, offset=0):
     """Decode ``n`` zigzag varints of up to 128 bits (see :func:`aorc.format.codec.rle.read_varint128`)."""
-    cdef const uint8_t[::1] view = _byte_view(data)
-    n, offset, _ = _counts("128-bit varint stream", view.shape[0], n, offset, 0, 1)
-    out = np.empty((n, 2), dtype=np.uint64)
-    if n == 0:
-        return out
-    cdef uint64_t[:, ::1] ov = out
-    cdef Src s = _src(view, offset)
-    cdef int rc
-    cdef int64_t c_n = n
-    with nogil:
-        rc = _varint128(&s, &ov[0, 0], c_n)
-    if rc < 0:
-        _raise(&s, "128-bit varint stream")
-    return out
+    return read_varint128_from(data, n, offset)[0]
 
 
 cdef uint64_t[9] _POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000]
@@ -774,3 +730,71 @@ def offsets_int32(lengths, valid, Py_ssize_t length):
     if rc == 3:
         raise ValueError(f"{nl} lengths for the valid slots of {length}")
     return out, (acc if rc == 0 else -1)
+
+
+def read_byte_rle_from(data, n, offset=0, skip=0):
+    """:func:`read_byte_rle`, returning ``(values, next_offset, next_skip)``."""
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, skip = _counts("byte RLE stream", view.shape[0], n, offset, skip,
+                              BYTE_RLE_PER_BYTE)
+    out = np.empty(n, dtype=np.int8)
+    if n == 0:
+        return out, offset, skip
+    cdef int8_t[::1] ov = out
+    cdef Src s = _src(view, offset)
+    cdef int64_t rc, c_skip = skip, c_total = n + skip
+    with nogil:
+        rc = _byte_rle(&s, <uint8_t*>&ov[0], c_skip, c_total)
+    if rc < 0:
+        _raise(&s, "byte RLE stream")
+    return out, s.run_start, c_total - s.done
+
+
+def read_bool_rle_from(data, n, offset=0, skip=0):
+    """:func:`read_bool_rle`, returning ``(values, next_offset, next_skip)`` (skip in bits)."""
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, skip = _counts("boolean RLE stream", view.shape[0], n, offset, skip,
+                              8 * BYTE_RLE_PER_BYTE)
+    out = np.empty(n, dtype=np.bool_)
+    if n == 0:
+        return out, offset, skip
+    cdef int64_t first_bit = skip & 7, byte_skip = skip >> 3
+    cdef int64_t nbytes = (first_bit + n + 7) >> 3, c_n = n
+    packed = np.empty(nbytes, dtype=np.uint8)
+    cdef uint8_t[::1] pv = packed
+    cdef uint8_t[::1] ov = out.view(np.uint8)
+    cdef Src s = _src(view, offset)
+    cdef int rc
+    with nogil:
+        rc = _byte_rle(&s, &pv[0], byte_skip, byte_skip + nbytes)
+        if rc == 0:
+            _expand_bits(&pv[0], first_bit, c_n, &ov[0])
+    if rc < 0:
+        _raise(&s, "boolean RLE stream")
+    return out, s.run_start, skip + n - 8 * s.done
+
+
+def decode_ints_from(data, n, object signed, int version, offset=0, skip=0):
+    """Integer RLE v1 or v2, returning ``(values, next_offset, next_skip)``."""
+    if version == 2:
+        return _read_ints(_rle_v2, "integer RLE v2 stream", INT_V2_PER_BYTE, data, n, signed,
+                          offset, skip)
+    return _read_ints(_rle_v1, "integer RLE v1 stream", INT_V1_PER_BYTE, data, n, signed,
+                      offset, skip)
+
+
+def read_varint128_from(data, n, offset=0):
+    """:func:`read_varint128`, returning ``(values, next_offset)``."""
+    cdef const uint8_t[::1] view = _byte_view(data)
+    n, offset, _ = _counts("128-bit varint stream", view.shape[0], n, offset, 0, 1)
+    out = np.empty((n, 2), dtype=np.uint64)
+    if n == 0:
+        return out, offset
+    cdef uint64_t[:, ::1] ov = out
+    cdef Src s = _src(view, offset)
+    cdef int64_t rc, c_n = n
+    with nogil:
+        rc = _varint128(&s, &ov[0, 0], c_n)
+    if rc < 0:
+        _raise(&s, "128-bit varint stream")
+    return out, s.pos

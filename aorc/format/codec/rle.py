@@ -13,6 +13,10 @@ wrap as in ORC Java: unsigned values above ``2**63 - 1`` come out negative.
 Every decoder raises :class:`aorc.errors.CorruptFileError` when the data ends early or is
 malformed (and for negative ``n``, ``offset`` or ``skip``, or an ``offset`` past the end), and
 refuses a count the input bytes could not possibly hold before allocating anything.
+
+The ``*_from`` decoders also say where the next value is, so that a stream can be decoded
+piece after piece (a stripe in row slices) in time proportional to its length: the
+``(offset, skip)`` they return, passed to the next call, continue where they stopped.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from aorc.format.codec._encode import (
 
 __all__ = [
     "decode_ints",
+    "decode_ints_from",
     "decode_nanos",
     "double_group_stats",
     "encode_nanos",
@@ -45,10 +50,13 @@ __all__ = [
     "group_sums",
     "offsets_int32",
     "read_bool_rle",
+    "read_bool_rle_from",
     "read_byte_rle",
+    "read_byte_rle_from",
     "read_int_rle_v1",
     "read_int_rle_v2",
     "read_varint128",
+    "read_varint128_from",
     "read_varints",
     "rle_version",
     "write_bool_rle_with_positions",
@@ -280,6 +288,39 @@ def offsets_int32(lengths: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_] |
     """
     out, total = _decode.offsets_int32(lengths, valid, length)
     return out, total
+
+
+def read_byte_rle_from(data: Data, n: SupportsIndex, offset: SupportsIndex = 0,
+                       skip: SupportsIndex = 0) -> tuple[npt.NDArray[np.int8], int, int]:
+    """:func:`read_byte_rle`, also returning the ``(offset, skip)`` of the next value."""
+    return _decode.read_byte_rle_from(data, n, offset, skip)
+
+
+def read_bool_rle_from(data: Data, n: SupportsIndex, offset: SupportsIndex = 0,
+                       skip: SupportsIndex = 0) -> tuple[npt.NDArray[np.bool_], int, int]:
+    """:func:`read_bool_rle`, also returning the ``(offset, skip)`` (in bits) of the next
+    value."""
+    return _decode.read_bool_rle_from(data, n, offset, skip)
+
+
+def decode_ints_from(data: Data, n: SupportsIndex, signed: bool, version: int,
+                     offset: SupportsIndex = 0, skip: SupportsIndex = 0
+                     ) -> tuple[npt.NDArray[np.int64], int, int]:
+    """:func:`decode_ints`, also returning the ``(offset, skip)`` of the next value.
+
+    Raises:
+        ValueError: ``version`` is neither 1 nor 2.
+        CorruptFileError: the stream is malformed or too short.
+    """
+    if version not in (1, 2):
+        raise ValueError(f"integer RLE version must be 1 or 2, not {version!r}")
+    return _decode.decode_ints_from(data, n, signed, version, offset, skip)
+
+
+def read_varint128_from(data: Data, n: SupportsIndex, offset: SupportsIndex = 0
+                        ) -> tuple[npt.NDArray[np.uint64], int]:
+    """:func:`read_varint128`, also returning the offset of the next value."""
+    return _decode.read_varint128_from(data, n, offset)
 
 
 # =============================================================================================

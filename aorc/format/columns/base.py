@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 Buffer = bytes | bytearray | memoryview
+T = TypeVar("T")
 
 #: The most values one byte of each kind of stream can describe; a count above
 #: ``ratio * len(stream)`` cannot be right, so it is refused before anything is allocated.
@@ -238,12 +239,25 @@ class Slots:
 
 @dataclass
 class Context:
-    """What every decoder of one stripe needs."""
+    """What every decoder of one stripe needs.
+
+    A context made with ``sliced=True`` decodes a stripe in row slices: each stream is read
+    on from where the previous decode of the column stopped (a cursor per stream: the run
+    holding the next value and the values of it already taken, or a byte offset), so
+    decoding the same column at levels of ``n1``, ``n2``, ... slots gives its rows
+    ``0..n1``, ``n1..n1+n2``, ... in time proportional to the stream, holding one slice.
+    Without it every decode reads its streams from their start (a whole stripe at once).
+    """
 
     streams: StripeStreams
     opts: DecodeOptions
     selected: set[int] | None
     _types: dict[int, pa.DataType] = field(default_factory=dict)
+    sliced: bool = False
+    #: Per ``(column, kind)``: ``(offset, skip)`` of the next value (sliced contexts).
+    _cursors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    #: What a sliced context decodes once per stripe (string dictionaries), by key.
+    _kept: dict[Any, Any] = field(default_factory=dict)
 
     def is_selected(self, t: OrcType) -> bool:
         """Whether column ``t`` is to be decoded."""
@@ -260,6 +274,11 @@ class Context:
 
     def encoding(self, t: OrcType) -> pb.ColumnEncoding:
         """The column's encoding (errors name the column)."""
+        if self.sliced:  # asked again for every slice: kept (a protobuf lookup is slow)
+            return self.once(("encoding", t.column_id), lambda: self._encoding(t))
+        return self._encoding(t)
+
+    def _encoding(self, t: OrcType) -> pb.ColumnEncoding:
         with self.reading(t, "encoding"):
             return self.streams.encoding(t.column_id)
 
@@ -314,9 +333,61 @@ class Context:
         except (ValueError, IndexError, OverflowError) as exc:
             raise column_error(t, kind, str(exc)) from exc
 
-    def ints(self, t: OrcType, kind: int, count: int, signed: bool) -> npt.NDArray[np.int64]:
-        """Decode ``count`` integers of an RLE stream (v1 or v2 as the encoding says)."""
-        version = self.rle_version(t)
+    def _cursor(self, t: OrcType, kind: int) -> tuple[int, int]:
+        """Where a sliced context's next read of a stream starts: ``(offset, skip)``."""
+        at = self._cursors.get((t.column_id, kind))
+        return at if at is not None else (0, self.skip(t, kind))
+
+    def _resumed(self, t: OrcType, kind: int, count: int, ratio: int,
+                 decode: Callable[[Buffer, int, int], tuple[Any, int, int]]) -> Any:
+        """The next ``count`` values of a run-length stream for a sliced context."""
+        offset, skip = self._cursor(t, kind)
+        data = self.streams.stream(t.column_id, kind)
+        if data is None:
+            if count == 0:
+                return None
+            raise column_error(t, kind, f"stream is missing but {count} values are needed")
+        if count + skip > ratio * (len(data) - offset):
+            raise column_error(t, kind, f"the {len(data) - offset} bytes left cannot hold the "
+                                        f"{count} values needed")
+        if count == 0:
+            return None
+        with self.reading(t, kind):
+            values, offset, skip = decode(data, offset, skip)
+        self._cursors[t.column_id, kind] = (offset, skip)
+        return values
+
+    def byte_offset(self, t: OrcType, kind: int) -> int:
+        """Where the next value of a stream of plain bytes (floats, string bytes, varints)
+        starts: 0 unless a sliced context read some already."""
+        return self._cursors.get((t.column_id, kind), (0, 0))[0]
+
+    def consumed(self, t: OrcType, kind: int, offset: int) -> None:
+        """Say that a stream of plain bytes was read up to ``offset`` (sliced contexts)."""
+        if self.sliced:
+            self._cursors[t.column_id, kind] = (offset, 0)
+
+    def once(self, key: Any, make: Callable[[], T]) -> T:
+        """``make()``, kept by a sliced context for its next slices (per stripe data such
+        as a string dictionary, whose streams are read once)."""
+        if not self.sliced:
+            return make()
+        if key not in self._kept:
+            self._kept[key] = make()
+        value: T = self._kept[key]
+        return value
+
+    def ints(self, t: OrcType, kind: int, count: int, signed: bool,
+             version: int | None = None) -> npt.NDArray[np.int64]:
+        """Decode ``count`` integers of an RLE stream (v1 or v2 as the encoding says, or
+        ``version``)."""
+        if version is None:
+            version = self.rle_version(t)
+        if self.sliced:
+            got = self._resumed(t, kind, count, INT_RLE_RATIO,
+                                lambda data, offset, skip: rle.decode_ints_from(
+                                    data, count, signed, version, offset, skip))
+            return np.zeros(0, np.int64) if got is None else got
         skip = self.skip(t, kind)
         data = self.require(t, kind, count, INT_RLE_RATIO, skip)
         if count == 0:
@@ -333,6 +404,11 @@ class Context:
 
     def bools(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.bool_]:
         """Decode ``count`` booleans of a bit-packed byte-RLE stream."""
+        if self.sliced:
+            got = self._resumed(t, kind, count, BOOL_RLE_RATIO,
+                                lambda data, offset, skip: rle.read_bool_rle_from(
+                                    data, count, offset, skip))
+            return np.zeros(0, np.bool_) if got is None else got
         skip = self.skip(t, kind)
         data = self.require(t, kind, count, BOOL_RLE_RATIO, skip)
         if count == 0:
@@ -342,6 +418,11 @@ class Context:
 
     def bytes_rle(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.int8]:
         """Decode ``count`` bytes of a byte-RLE stream."""
+        if self.sliced:
+            got = self._resumed(t, kind, count, BYTE_RLE_RATIO,
+                                lambda data, offset, skip: rle.read_byte_rle_from(
+                                    data, count, offset, skip))
+            return np.zeros(0, np.int8) if got is None else got
         skip = self.skip(t, kind)
         data = self.require(t, kind, count, BYTE_RLE_RATIO, skip)
         if count == 0:

@@ -56,8 +56,10 @@ def decode_decimal(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     scales = ctx.ints(t, pb.Stream.SECONDARY, slots.count, signed=True)
     if slots.count == 0:
         return _build(dt, slots, np.zeros((0, 2), np.uint64))
+    offset = ctx.byte_offset(t, pb.Stream.DATA)  # 0 but for a stripe decoded in slices
     with ctx.reading(t, pb.Stream.DATA):
-        words = rle.read_varint128(data, slots.count)
+        words, end = rle.read_varint128_from(data, slots.count, offset)
+    ctx.consumed(t, pb.Stream.DATA, end)
     _check_scales(t, scales)
     target = LEGACY_DECIMAL_SCALE if t.is_legacy_decimal else (t.scale or 0)
     words, overflow, fits = _rescale(words, scales, target, _fits_int64(words))
@@ -109,12 +111,7 @@ def _too_wide(words: npt.NDArray[np.uint64], precision: int,
 
 
 def _decimal64(t: OrcType, ctx: Context, count: int) -> npt.NDArray[np.int64]:
-    skip = ctx.skip(t, pb.Stream.DATA)
-    data = ctx.require(t, pb.Stream.DATA, count, 128, skip)
-    if count == 0:
-        return np.zeros(0, np.int64)
-    with ctx.reading(t, pb.Stream.DATA):
-        return rle.read_int_rle_v2(data, count, True, 0, skip)
+    return ctx.ints(t, pb.Stream.DATA, count, signed=True, version=2)
 
 
 def _build(dt: pa.DataType, slots: Slots, words: npt.NDArray[np.uint64]) -> pa.Array:

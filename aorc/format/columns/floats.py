@@ -21,9 +21,11 @@ def decode_float(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     slots = ctx.slots(t, level)
     dtype = _DTYPES[t.kind]
     data = ctx.require(t, pb.Stream.DATA, slots.count, 1)
+    offset = ctx.byte_offset(t, pb.Stream.DATA)  # 0 but for a stripe decoded in slices
     needed = slots.count * dtype.itemsize
-    if len(data) < needed:
-        raise column_error(t, pb.Stream.DATA,
-                           f"{len(data)} bytes hold fewer than the {slots.count} values needed")
-    values = np.frombuffer(data, dtype, slots.count)
+    if len(data) - offset < needed:
+        raise column_error(t, pb.Stream.DATA, f"{len(data) - offset} bytes hold fewer than "
+                                              f"the {slots.count} values needed")
+    values = np.frombuffer(data, dtype, slots.count, offset)
+    ctx.consumed(t, pb.Stream.DATA, offset + needed)
     return fixed_width_array(ctx.arrow_type(t), slots, values)

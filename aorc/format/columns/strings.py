@@ -52,16 +52,21 @@ def decode_string(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
 
 
 def _blob(t: OrcType, ctx: Context, kind: int, total: int) -> pa.Buffer:
-    """The first ``total`` bytes of a stream of concatenated values."""
+    """The next ``total`` bytes of a stream of concatenated values (from its start, or for
+    a stripe decoded in slices from where the previous slice ended)."""
     data: Buffer | None = ctx.raw(t, kind)
     if data is None:
         if total == 0:
             return pa.py_buffer(b"")
         raise column_error(t, kind, f"stream is missing but the lengths add up to {total} bytes")
-    if len(data) < total:
+    offset = ctx.byte_offset(t, kind)
+    if len(data) - offset < total:
         raise column_error(t, kind, f"the lengths add up to {total} bytes but the stream "
-                                    f"holds {len(data)}")
-    return pa.py_buffer(data)
+                                    f"holds {len(data) - offset}")
+    if not ctx.sliced:
+        return pa.py_buffer(data)
+    ctx.consumed(t, kind, offset + total)
+    return pa.py_buffer(memoryview(data)[offset:offset + total])
 
 
 def _decode_direct(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
@@ -100,7 +105,7 @@ def _decode_dictionary(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
     indices = ctx.ints(t, pb.Stream.DATA, slots.count, signed=False)
     _check_indices(t, indices, size)
     # Entries are read even when no value refers to them, so that damage shows.
-    dictionary = _dictionary(t, ctx, size)
+    dictionary = ctx.once(("dictionary", t.column_id), lambda: _dictionary(t, ctx, size))
     idx = slots.expand(indices.astype(np.int32, copy=False))
     validity = slots.validity()
     index_array = pa.Array.from_buffers(pa.int32(), slots.length, [validity, pa.py_buffer(idx)],
