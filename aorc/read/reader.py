@@ -28,7 +28,6 @@ import collections
 import contextlib
 import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Generator, Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -47,7 +46,7 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
-from aorc.format.statistics import ColumnStatistics, StatisticsList
+from aorc.format.statistics import StatisticsList
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import (
     OrcType,
@@ -80,6 +79,13 @@ from aorc.read.plan import (
     parse_layout,
 )
 from aorc.read.pushdown import ScanStats
+from aorc.read.records import (
+    ColumnEncodingInfo,
+    StreamDescription,
+    StripeFooterInfo,
+    StripeMetadata,
+    WriterInfo,
+)
 from aorc.read.slices import decode_slices, slice_rows
 from aorc.threads import shared_pool, thread_count
 
@@ -110,100 +116,6 @@ FOOTER_CACHE_BYTES = _footers.FOOTER_CACHE_BYTES
 #: A stripe's column decoders are shared among this many bundles per thread (see
 #: :func:`aorc.read.plan.bundle_parts`): few hand-overs, and room to even out estimates.
 PART_BUNDLES = 2
-
-
-# =========================================================================== public records
-
-@dataclass(frozen=True)
-class WriterInfo:
-    """Which software wrote a file.
-
-    Attributes:
-        name: the writer implementation: ``"Java"``, ``"C++"``, ``"Presto"``, ``"Go"``,
-            ``"Trino"``, ``"cuDF"`` or ``"unknown(N)"``.
-        code: the footer's writer code (``None`` when absent, which means ORC Java).
-        writer_version: the PostScript's writer version number.
-        writer_version_name: its name, e.g. ``"HIVE-8732"``, ``"ORC-135"``, ``"original"``.
-        software_version: the footer's software version text, when recorded.
-    """
-
-    name: str
-    code: int | None
-    writer_version: int
-    writer_version_name: str
-    software_version: str | None
-
-
-@dataclass(frozen=True)
-class StripeMetadata:
-    """Where one stripe lies and what it holds.
-
-    Attributes:
-        index: the stripe's position in the file (0-based).
-        offset: byte offset of the stripe in the file.
-        index_length: bytes of index streams (row indexes, bloom filters).
-        data_length: bytes of data streams.
-        footer_length: bytes of the stripe footer.
-        num_rows: rows in the stripe.
-        statistics: the stripe's column statistics, indexed by column id or dotted name,
-            or ``None`` when the file records no stripe statistics.
-    """
-
-    index: int
-    offset: int
-    index_length: int
-    data_length: int
-    footer_length: int
-    num_rows: int
-    statistics: list[ColumnStatistics] | None
-
-    @property
-    def length(self) -> int:
-        """Total bytes of the stripe."""
-        return self.index_length + self.data_length + self.footer_length
-
-
-@dataclass(frozen=True)
-class StreamDescription:
-    """One stream of a stripe: ``kind`` is the ORC name, e.g. ``"DATA"``, ``"ROW_INDEX"``."""
-
-    column: int
-    kind: str
-    offset: int
-    length: int
-
-
-@dataclass(frozen=True)
-class ColumnEncodingInfo:
-    """How a column is encoded in a stripe: ``kind`` is e.g. ``"DIRECT_V2"``,
-    ``"DICTIONARY_V2"``; ``dictionary_size`` is set for dictionary encodings."""
-
-    column: int
-    kind: str
-    dictionary_size: int | None
-
-
-@dataclass(frozen=True)
-class StripeFooterInfo:
-    """The contents of a stripe footer.
-
-    Attributes:
-        index: the stripe's position in the file.
-        streams: every stream of the stripe, in file order, with absolute offsets.
-        encodings: one entry per column id.
-        writer_timezone: the time zone timestamps were written in, when recorded.
-    """
-
-    index: int
-    streams: tuple[StreamDescription, ...]
-    encodings: tuple[ColumnEncodingInfo, ...]
-    writer_timezone: str | None
-
-    @property
-    def bloom_filter_columns(self) -> list[int]:
-        """Column ids that have a bloom filter stream in this stripe (sorted)."""
-        kinds = {"BLOOM_FILTER", "BLOOM_FILTER_UTF8"}
-        return sorted({s.column for s in self.streams if s.kind in kinds})
 
 
 # =========================================================================== the reader
