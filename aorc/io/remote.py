@@ -289,7 +289,8 @@ class UploadOutput:
 
     @property
     def completed(self) -> bool:
-        """Whether :meth:`complete` succeeded."""
+        """Whether :meth:`complete` made the object visible (even when a cancellation
+        interrupted its caller after the store had answered)."""
         return self._state == "completed"
 
     # ----------------------------------------------------------------- public API
@@ -334,18 +335,33 @@ class UploadOutput:
         try:
             await self._ensure_client()
             if self._create_task is None:
-                await self._put_whole(self._take(self._buffered))
+                final = self._put_whole(self._take(self._buffered))
             else:
                 if self._buffered:
                     await self._send_part(self._take(self._buffered), self.bytes_written)
                 while self._inflight:
                     await self._wait_one()
-                await self._complete_upload(await self._ensure_upload(), self.bytes_written)
+                final = self._complete_upload(await self._ensure_upload(), self.bytes_written)
+            await self._finish(asyncio.ensure_future(final))
         except BaseException:
             await self.abort()
             raise
         self._state = "completed"
         self._release()
+
+    async def _finish(self, final: asyncio.Future[None]) -> None:
+        """Await the request that makes the object visible. A cancellation cannot recall a
+        request the store may already have carried out: it waits for the answer, so that
+        :attr:`completed` says whether the object exists, then propagates."""
+        try:
+            await asyncio.shield(final)
+        except asyncio.CancelledError:
+            if not final.done():
+                await _settle(final)
+            if not final.cancelled() and final.exception() is None:
+                self._state = "completed"
+                self._release()
+            raise
 
     async def abort(self) -> None:
         """Drop the object being written: cancel the part uploads and abort the upload, so
@@ -471,3 +487,13 @@ class UploadOutput:
                            "the store's lifecycle rules remove them", self.path, exc)
         finally:
             self._release()
+
+
+async def _settle(future: asyncio.Future[None]) -> None:
+    """Wait until ``future`` is done, however often the caller is cancelled meanwhile (the
+    cancellations are delivered afterwards by the caller's ``raise``)."""
+    while not future.done():
+        try:
+            await asyncio.wait([future])
+        except asyncio.CancelledError:
+            continue
