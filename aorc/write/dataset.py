@@ -25,7 +25,7 @@ import pyarrow as pa
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
 from aorc.format.arrow import as_record_batches
 from aorc.format.types import from_arrow_schema
-from aorc.hive import partition_segment
+from aorc.hive import check_folder_name, partition_segment
 from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
@@ -185,6 +185,7 @@ def _check(table: pa.Table, partition_cols: Sequence[str], basename_template: st
     for name in partition_cols:
         if name not in table.column_names:
             raise SchemaError(f"partition column {name!r} is not in the data")
+        check_folder_name(name, "partition column")
     if len(partition_cols) >= table.num_columns and table.num_columns:
         raise SchemaError("every column is a partition column: the files would be empty")
     if "{i}" not in basename_template or "/" in basename_template:
