@@ -341,12 +341,10 @@ class S3Scheme(ObjectNamespace):
     async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
                    stats: IOStats) -> list[FileInfo]:
         from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config
+        from aorc.io.s3_config import S3Config, s3_bucket_of
 
-        scheme, _, rest = url.partition("://")
-        bucket, _, key = rest.partition("/")
-        if not bucket:
-            raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
+        scheme = url.partition("://")[0]
+        bucket, key = s3_bucket_of(url)
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
             return await self._obstore_listing(url, config, stats)
@@ -372,12 +370,10 @@ class S3Scheme(ObjectNamespace):
                     stats: IOStats) -> Level:
         """One delimiter listing (``Delimiter=/``, 1,000 entries a page) of the prefix."""
         from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config
+        from aorc.io.s3_config import S3Config, s3_bucket_of
 
-        scheme, _, rest = url.partition("://")
-        bucket, _, key = rest.partition("/")
-        if not bucket:
-            raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
+        scheme = url.partition("://")[0]
+        bucket, key = s3_bucket_of(url)
         prefix = key if not key or key.endswith("/") else key + "/"
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
