@@ -32,10 +32,12 @@ import asyncio
 import os
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from aorc.errors import (
+    AorcWarning,
     ObjectExistsError,
     ObjectNotFoundError,
     SchemaError,
@@ -166,54 +168,72 @@ class LocalScheme:
 
     async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
                    stats: IOStats) -> list[FileInfo]:
-        return await asyncio.to_thread(self._list_sync, self.path_of(url))
+        root = self.path_of(url)
+        found, links = await asyncio.to_thread(self._list_sync, root)
+        _warn_links(root, links)
+        return found
 
     @staticmethod
-    def _list_sync(root: str) -> list[FileInfo]:
+    def _list_sync(root: str) -> tuple[list[FileInfo], list[str]]:
+        """The files under ``root`` and the symbolic links skipped (never followed, so a
+        listing cannot leave its root or loop)."""
         try:
             if os.path.isfile(root):
-                return [FileInfo(root, os.path.getsize(root))]
+                return [FileInfo(root, os.path.getsize(root))], []
             if not os.path.isdir(root):
                 raise ObjectNotFoundError(f"{root}: no such file or folder")
             out: list[FileInfo] = []
-            for folder, dirs, files in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+            links: list[str] = []
+            for folder, dirs, files in os.walk(root):  # (followlinks=False)
+                links += [os.path.join(folder, d) for d in dirs
+                          if not is_hidden(d) and os.path.islink(os.path.join(folder, d))]
+                dirs[:] = sorted(d for d in dirs if not is_hidden(d)
+                                 and not os.path.islink(os.path.join(folder, d)))
                 for name in sorted(files):
                     if is_hidden(name):
                         continue
                     path = os.path.join(folder, name)
+                    if os.path.islink(path):
+                        links.append(path)
+                        continue
                     size = os.path.getsize(path)
                     if size:
                         out.append(FileInfo(path, size))
-            return out
+            return out, links
         except OSError as exc:
             raise map_os_error(exc, root) from exc
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
         """The folder's files and subfolders (one ``scandir``); a missing folder is empty."""
-        return await asyncio.to_thread(self._level_sync, self.path_of(url))
+        root = self.path_of(url)
+        level, links = await asyncio.to_thread(self._level_sync, root)
+        _warn_links(root, links)
+        return level
 
     @staticmethod
-    def _level_sync(root: str) -> Level:
+    def _level_sync(root: str) -> tuple[Level, list[str]]:
         folders: list[str] = []
         files: list[FileInfo] = []
+        links: list[str] = []
         try:
             with os.scandir(root) as entries:
                 for entry in entries:
                     if is_hidden(entry.name):
                         continue
-                    if entry.is_dir():
+                    if entry.is_symlink():
+                        links.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
                         folders.append(os.path.join(root, entry.name) + os.sep)
-                    elif entry.is_file():
-                        size = entry.stat().st_size
+                    elif entry.is_file(follow_symlinks=False):
+                        size = entry.stat(follow_symlinks=False).st_size
                         if size:
                             files.append(FileInfo(os.path.join(root, entry.name), size))
         except (FileNotFoundError, NotADirectoryError):
-            return Level([], [])
+            return Level([], []), []
         except OSError as exc:
             raise map_os_error(exc, root) from exc
-        return Level(sorted(folders), sorted(files, key=lambda f: f.path))
+        return Level(sorted(folders), sorted(files, key=lambda f: f.path)), sorted(links)
 
     def join(self, base: str, *parts: str) -> str:
         return os.path.join(base, *(p for p in parts if p))
@@ -236,6 +256,15 @@ class LocalScheme:
             pass
         except OSError as exc:
             raise map_os_error(exc, path) from exc
+
+
+def _warn_links(root: str, links: list[str]) -> None:
+    """Say which symbolic links a local listing skipped (their rows are not read)."""
+    if links:
+        shown = ", ".join(sorted(links)[:5]) + (", ..." if len(links) > 5 else "")
+        warnings.warn(f"{root}: {len(links)} symbolic link(s) skipped: folder listings do "
+                      f"not follow links (name a linked file or folder itself to read it): "
+                      f"{shown}", AorcWarning, stacklevel=3)
 
 
 # =========================================================================== memory
