@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import urllib.parse
 import urllib.request
 import warnings
@@ -75,6 +76,7 @@ __all__ = [
     "ReadOnlyScheme",
     "S3Scheme",
     "Scheme",
+    "abort_uploads",
     "check_options",
     "delete",
     "is_folder",
@@ -477,6 +479,31 @@ class S3Scheme(ObjectNamespace):
         finally:
             lease.release()
 
+    async def abort_uploads(self, prefix: str, name: re.Pattern[str],
+                            storage_options: Mapping[str, Any] | None) -> list[str]:
+        """Abort the incomplete multipart uploads of keys starting with ``prefix`` whose
+        last component matches ``name``; their URLs."""
+        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3_config import S3Config, s3_bucket_of
+
+        scheme = prefix.partition("://")[0]
+        bucket, key = s3_bucket_of(prefix)
+        lease = await acquire_client(S3Config.from_options(storage_options))
+        aborted = []
+        try:
+            pages = lease.client.get_paginator("list_multipart_uploads")
+            async for page in pages.paginate(Bucket=bucket, Prefix=key):
+                for upload in page.get("Uploads", []):
+                    if name.fullmatch(upload["Key"].rpartition("/")[2]):
+                        await lease.client.abort_multipart_upload(
+                            Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+                        aborted.append(f"{scheme}://{bucket}/{upload['Key']}")
+        except s3_failures() as exc:
+            raise map_s3_error(exc, prefix, "abort stale uploads under") from exc
+        finally:
+            lease.release()
+        return aborted
+
 
 # =========================================================================== registry
 
@@ -680,3 +707,19 @@ async def delete(url: str | os.PathLike[str],
                  storage_options: Mapping[str, Any] | None = None) -> None:
     """Delete the file ``url``; deleting a missing file is not an error."""
     await scheme_for(url).delete(_text(url), storage_options)
+
+
+async def abort_uploads(prefix: str, name: re.Pattern[str],
+                        storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """Abort a killed writer's incomplete uploads (S3 multipart uploads) of objects under
+    ``prefix`` whose name matches ``name``; stores without such uploads do nothing.
+
+    Returns:
+        The URLs of the objects whose uploads were aborted.
+    """
+    scheme = scheme_for(prefix)
+    abort = getattr(scheme, "abort_uploads", None)
+    if abort is None:
+        return []
+    aborted: list[str] = await abort(prefix, name, storage_options)
+    return aborted

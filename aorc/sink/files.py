@@ -73,7 +73,8 @@ def tail_allowance(num_columns: int, num_stripes: int) -> int:
 
 class StaleTemporaries:
     """Removes the temporary files a killed sink left (SIGKILL: no abort ran), once per
-    stream and local folder, before the stream's first file there is written.
+    stream and folder, before the stream's first file there is written: hidden local files,
+    or the incomplete multipart uploads of S3.
 
     Only names this sink's files of the same stream would have are removed:
     ``.<topic>+<partition>+<20 digits>.orc.aorc-tmp-<12 hex>`` (topics are escaped, so the
@@ -86,17 +87,25 @@ class StaleTemporaries:
         self._done: set[tuple[str, str]] = set()
         self.removed: list[str] = []
 
-    async def clean(self, uri: str) -> None:
+    async def clean(self, uri: str, storage_options: Mapping[str, Any]) -> None:
         """Remove the stale temporaries of the stream of file ``uri`` in its folder (the
-        first time this stream writes there; object stores have no temporary files)."""
+        first time this stream writes there): hidden local files, or S3's incomplete
+        multipart uploads of the stream's keys."""
         scheme = registry.scheme_for(uri)
-        if not isinstance(scheme, registry.LocalScheme):
-            return
-        folder, name = os.path.split(scheme.path_of(uri))
+        local = isinstance(scheme, registry.LocalScheme)
+        if isinstance(scheme, registry.LocalScheme):
+            folder, name = os.path.split(scheme.path_of(uri))
+        else:
+            folder, _, name = uri.rpartition("/")
         stream = name.rsplit("+", 1)[0] + "+"  # "<topic>+<partition>+"
         if (folder, stream) in self._done:
             return
         self._done.add((folder, stream))
+        if not local:
+            pattern = re.compile(re.escape(stream) + r"\d{20}\.orc")
+            self.removed += await registry.abort_uploads(f"{folder}/{stream}", pattern,
+                                                         storage_options)
+            return
         pattern = re.compile(r"\." + re.escape(stream) + r"\d{20}\.orc"
                              + re.escape(TEMP_MARKER) + r"[0-9a-f]{12}")
         self.removed += await asyncio.to_thread(_remove_matching, folder, pattern)
@@ -294,7 +303,7 @@ class OpenSinkFile:
     async def _send(self, data: bytes) -> None:
         if self._out is None:
             if self._stale is not None:
-                await self._stale.clean(self.uri)
+                await self._stale.clean(self.uri, self._storage_options)
             await registry.make_parents(self.uri)
             self._out = open_output(self.uri, self._storage_options)
             await self._out.write(self._header)

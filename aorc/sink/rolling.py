@@ -56,8 +56,8 @@ Failure. An exception or a cancellation inside ``async with`` (or :meth:`Rolling
 aborts every file being written: nothing partial appears, multipart uploads are aborted, no
 commit follows. An error while closing a file breaks the sink: the next call raises it. A
 killed process leaves no visible partial object (S3 shows objects only when complete; local
-files are renamed into place, and a stream's next sink removes its hidden temporaries), but
-it can leave incomplete multipart uploads (a rule ``AbortIncompleteMultipartUpload`` helps).
+files are renamed into place). The next sink writing the stream into a folder removes what a
+killed one left of that stream there: hidden temporaries, incomplete multipart uploads.
 
 Memory. :attr:`RollingSink.memory_in_use` counts what the files hold: the rows of current
 stripes, a stripe being encoded, encoded bytes not yet in a part, parts being uploaded
