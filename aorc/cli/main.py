@@ -375,8 +375,9 @@ def _pairs(items: Sequence[str] | None, what: str) -> dict[str, str]:
     out = {}
     for item in items or []:
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SchemaError(f"{what} must be KEY=VALUE, got {item!r}")
+        if not sep or not key:  # the text is not shown: it may be a secret
+            raise SchemaError(f"{what} must be KEY=VALUE, got {len(item)} characters "
+                              f"{'without' if not sep else 'with an empty KEY before'} '='")
         out[key] = value
     return out
 

@@ -72,7 +72,7 @@ from typing import Any
 from aorc.errors import AccessDeniedError, SchemaError
 from aorc.io.base import StoreOptions
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import HttpSettings, RetryPolicy, redact_url
+from aorc.io.transport import HttpSettings, RetryPolicy, endpoint_problem, redact_url
 
 __all__ = [
     "API_VERSION",
@@ -224,10 +224,11 @@ class AzureConfig:
         for name in ("anon", "use_emulator", "overwrite"):
             if not isinstance(getattr(self, name), bool):
                 raise SchemaError(f"storage option {name} must be a bool")
-        if self.endpoint is not None and ("://" not in self.endpoint or "@" in
-                                          self.endpoint.partition("://")[2].partition("/")[0]):
+        if self.endpoint is not None and ("://" not in self.endpoint
+                                          or endpoint_problem(self.endpoint) is not None):
             raise SchemaError(f"storage option endpoint_url must be a URL without "
-                              f"credentials, got {redact_url(self.endpoint)!r}")
+                              f"credentials, query or fragment, got "
+                              f"{redact_url(self.endpoint)!r}")
         if self.account_key is not None:
             try:
                 base64.b64decode(self.account_key, validate=True)

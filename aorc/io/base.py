@@ -51,12 +51,16 @@ class IOStats:
             sent (writes).
         retries: requests repeated after a transient failure.
         parts: multipart upload parts sent (writes to object stores).
+        unranged: objects a server sent whole although a range was asked for (it ignores
+            ``Range``; each is downloaded once and warned about with an
+            :class:`~aorc.errors.AorcWarning`).
     """
 
     requests: int = 0
     bytes: int = 0
     retries: int = 0
     parts: int = 0
+    unranged: int = 0
 
     def snapshot(self) -> IOStats:
         """A copy of the current counts."""
@@ -64,7 +68,8 @@ class IOStats:
 
     def __sub__(self, other: IOStats) -> IOStats:
         return IOStats(self.requests - other.requests, self.bytes - other.bytes,
-                       self.retries - other.retries, self.parts - other.parts)
+                       self.retries - other.retries, self.parts - other.parts,
+                       self.unranged - other.unranged)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from typing import Any
 from aorc.errors import AccessDeniedError, SchemaError
 from aorc.io.base import StoreOptions
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import HttpSettings, RetryPolicy, redact_url
+from aorc.io.transport import HttpSettings, RetryPolicy, endpoint_problem, redact_url
 
 __all__ = [
     "CHUNK_GRANULARITY",
@@ -154,8 +154,9 @@ class GCSConfig:
         if not isinstance(self.endpoint, str) or "://" not in self.endpoint:
             raise SchemaError("storage option endpoint_url must be a URL such as "
                               "https://storage.googleapis.com")
-        if "@" in self.endpoint.partition("://")[2].partition("/")[0]:
-            raise SchemaError(f"storage option endpoint_url must not hold credentials: "
+        problem = endpoint_problem(self.endpoint)
+        if problem is not None:
+            raise SchemaError(f"storage option endpoint_url {problem}: "
                               f"{redact_url(self.endpoint)}")
         if self.credentials is not None and not isinstance(
                 self.credentials, (str, os.PathLike, Mapping)):

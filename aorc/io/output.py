@@ -90,6 +90,12 @@ class _OutputState:
         self._completed = False
         self._aborted = False
 
+    @property
+    def completed(self) -> bool:
+        """Whether the file became visible (:meth:`complete` succeeded, or a cancellation
+        arrived once it could no longer be undone)."""
+        return self._completed
+
     def _check_open(self, action: str) -> None:
         if self._aborted:
             raise StoreError(f"cannot {action} {self.path}: the write was aborted")
@@ -280,11 +286,6 @@ class MemoryOutput(_OutputState):
             return
         self._aborted = True
         self._buffer = None
-
-    @property
-    def completed(self) -> bool:
-        """Whether :meth:`complete` was called (and the file is therefore whole)."""
-        return self._completed
 
     def getvalue(self) -> bytes:
         """The complete file.

@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from aorc.errors import (
+    AorcWarning,
     ObjectExistsError,
     ObjectNotFoundError,
     SchemaError,
@@ -73,6 +76,7 @@ __all__ = [
     "ReadOnlyScheme",
     "S3Scheme",
     "Scheme",
+    "abort_uploads",
     "check_options",
     "delete",
     "is_folder",
@@ -166,54 +170,72 @@ class LocalScheme:
 
     async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
                    stats: IOStats) -> list[FileInfo]:
-        return await asyncio.to_thread(self._list_sync, self.path_of(url))
+        root = self.path_of(url)
+        found, links = await asyncio.to_thread(self._list_sync, root)
+        _warn_links(root, links)
+        return found
 
     @staticmethod
-    def _list_sync(root: str) -> list[FileInfo]:
+    def _list_sync(root: str) -> tuple[list[FileInfo], list[str]]:
+        """The files under ``root`` and the symbolic links skipped (never followed, so a
+        listing cannot leave its root or loop)."""
         try:
             if os.path.isfile(root):
-                return [FileInfo(root, os.path.getsize(root))]
+                return [FileInfo(root, os.path.getsize(root))], []
             if not os.path.isdir(root):
                 raise ObjectNotFoundError(f"{root}: no such file or folder")
             out: list[FileInfo] = []
-            for folder, dirs, files in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+            links: list[str] = []
+            for folder, dirs, files in os.walk(root):  # (followlinks=False)
+                links += [os.path.join(folder, d) for d in dirs
+                          if not is_hidden(d) and os.path.islink(os.path.join(folder, d))]
+                dirs[:] = sorted(d for d in dirs if not is_hidden(d)
+                                 and not os.path.islink(os.path.join(folder, d)))
                 for name in sorted(files):
                     if is_hidden(name):
                         continue
                     path = os.path.join(folder, name)
+                    if os.path.islink(path):
+                        links.append(path)
+                        continue
                     size = os.path.getsize(path)
                     if size:
                         out.append(FileInfo(path, size))
-            return out
+            return out, links
         except OSError as exc:
             raise map_os_error(exc, root) from exc
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
         """The folder's files and subfolders (one ``scandir``); a missing folder is empty."""
-        return await asyncio.to_thread(self._level_sync, self.path_of(url))
+        root = self.path_of(url)
+        level, links = await asyncio.to_thread(self._level_sync, root)
+        _warn_links(root, links)
+        return level
 
     @staticmethod
-    def _level_sync(root: str) -> Level:
+    def _level_sync(root: str) -> tuple[Level, list[str]]:
         folders: list[str] = []
         files: list[FileInfo] = []
+        links: list[str] = []
         try:
             with os.scandir(root) as entries:
                 for entry in entries:
                     if is_hidden(entry.name):
                         continue
-                    if entry.is_dir():
+                    if entry.is_symlink():
+                        links.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
                         folders.append(os.path.join(root, entry.name) + os.sep)
-                    elif entry.is_file():
-                        size = entry.stat().st_size
+                    elif entry.is_file(follow_symlinks=False):
+                        size = entry.stat(follow_symlinks=False).st_size
                         if size:
                             files.append(FileInfo(os.path.join(root, entry.name), size))
         except (FileNotFoundError, NotADirectoryError):
-            return Level([], [])
+            return Level([], []), []
         except OSError as exc:
             raise map_os_error(exc, root) from exc
-        return Level(sorted(folders), sorted(files, key=lambda f: f.path))
+        return Level(sorted(folders), sorted(files, key=lambda f: f.path)), sorted(links)
 
     def join(self, base: str, *parts: str) -> str:
         return os.path.join(base, *(p for p in parts if p))
@@ -236,6 +258,15 @@ class LocalScheme:
             pass
         except OSError as exc:
             raise map_os_error(exc, path) from exc
+
+
+def _warn_links(root: str, links: list[str]) -> None:
+    """Say which symbolic links a local listing skipped (their rows are not read)."""
+    if links:
+        shown = ", ".join(sorted(links)[:5]) + (", ..." if len(links) > 5 else "")
+        warnings.warn(f"{root}: {len(links)} symbolic link(s) skipped: folder listings do "
+                      f"not follow links (name a linked file or folder itself to read it): "
+                      f"{shown}", AorcWarning, stacklevel=3)
 
 
 # =========================================================================== memory
@@ -341,12 +372,10 @@ class S3Scheme(ObjectNamespace):
     async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
                    stats: IOStats) -> list[FileInfo]:
         from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config
+        from aorc.io.s3_config import S3Config, s3_bucket_of
 
-        scheme, _, rest = url.partition("://")
-        bucket, _, key = rest.partition("/")
-        if not bucket:
-            raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
+        scheme = url.partition("://")[0]
+        bucket, key = s3_bucket_of(url)
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
             return await self._obstore_listing(url, config, stats)
@@ -372,12 +401,10 @@ class S3Scheme(ObjectNamespace):
                     stats: IOStats) -> Level:
         """One delimiter listing (``Delimiter=/``, 1,000 entries a page) of the prefix."""
         from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config
+        from aorc.io.s3_config import S3Config, s3_bucket_of
 
-        scheme, _, rest = url.partition("://")
-        bucket, _, key = rest.partition("/")
-        if not bucket:
-            raise SchemaError(f"an S3 URL must name a bucket, got {url!r}")
+        scheme = url.partition("://")[0]
+        bucket, key = s3_bucket_of(url)
         prefix = key if not key or key.endswith("/") else key + "/"
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
@@ -451,6 +478,31 @@ class S3Scheme(ObjectNamespace):
             raise map_s3_error(exc, url, "delete") from exc
         finally:
             lease.release()
+
+    async def abort_uploads(self, prefix: str, name: re.Pattern[str],
+                            storage_options: Mapping[str, Any] | None) -> list[str]:
+        """Abort the incomplete multipart uploads of keys starting with ``prefix`` whose
+        last component matches ``name``; their URLs."""
+        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3_config import S3Config, s3_bucket_of
+
+        scheme = prefix.partition("://")[0]
+        bucket, key = s3_bucket_of(prefix)
+        lease = await acquire_client(S3Config.from_options(storage_options))
+        aborted = []
+        try:
+            pages = lease.client.get_paginator("list_multipart_uploads")
+            async for page in pages.paginate(Bucket=bucket, Prefix=key):
+                for upload in page.get("Uploads", []):
+                    if name.fullmatch(upload["Key"].rpartition("/")[2]):
+                        await lease.client.abort_multipart_upload(
+                            Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+                        aborted.append(f"{scheme}://{bucket}/{upload['Key']}")
+        except s3_failures() as exc:
+            raise map_s3_error(exc, prefix, "abort stale uploads under") from exc
+        finally:
+            lease.release()
+        return aborted
 
 
 # =========================================================================== registry
@@ -655,3 +707,19 @@ async def delete(url: str | os.PathLike[str],
                  storage_options: Mapping[str, Any] | None = None) -> None:
     """Delete the file ``url``; deleting a missing file is not an error."""
     await scheme_for(url).delete(_text(url), storage_options)
+
+
+async def abort_uploads(prefix: str, name: re.Pattern[str],
+                        storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """Abort a killed writer's incomplete uploads (S3 multipart uploads) of objects under
+    ``prefix`` whose name matches ``name``; stores without such uploads do nothing.
+
+    Returns:
+        The URLs of the objects whose uploads were aborted.
+    """
+    scheme = scheme_for(prefix)
+    abort = getattr(scheme, "abort_uploads", None)
+    if abort is None:
+        return []
+    aborted: list[str] = await abort(prefix, name, storage_options)
+    return aborted

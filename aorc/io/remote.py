@@ -14,7 +14,8 @@ ranges); this class turns those into the :class:`~aorc.io.base.BaseStore` hooks:
   two versions either;
 * a server that ignores ``Range`` and sends the whole object (some HTTP servers, emulators)
   is detected: the object (up to ``max_unranged_bytes``) is kept and every later read is
-  served from it, with one warning, instead of downloading it again for every range.
+  served from it, with one :class:`~aorc.errors.AorcWarning` (and a log line) per object
+  and :attr:`IOStats.unranged` counted, instead of downloading it again for every range.
 
 :class:`UploadOutput` is the write side of every object store (S3, GCS, Azure): the bytes of
 a file are buffered; a file of at most one part is sent by one request when completed; a
@@ -28,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import warnings
 from dataclasses import dataclass
 
-from aorc.errors import ObjectChangedError, StoreError
+from aorc.errors import AorcWarning, ObjectChangedError, StoreError
 from aorc.io.base import BaseStore, IOStats, StoreOptions
 from aorc.io.pool import ClientLease
 
@@ -46,6 +48,9 @@ logger = logging.getLogger(__name__)
 
 #: Most bytes accepted from a server that ignores ``Range`` (the whole object, once).
 DEFAULT_MAX_UNRANGED = 256 << 20
+#: Objects already warned about (a server ignoring Range), so each is warned about once.
+_WARNED: set[str] = set()
+_MAX_WARNED = 4096
 
 
 @dataclass
@@ -137,9 +142,16 @@ class RemoteStore(BaseStore):
     def _keep_whole(self, got: Ranged, asked: int) -> None:
         """The server sent everything: keep it, so later ranges need no request."""
         if self._whole is None and len(got.data) > asked:
-            logger.warning("%s: the server ignores Range requests; the whole object (%d "
-                           "bytes) was downloaded and later reads are served from it",
-                           self.path, len(got.data))
+            self.stats.unranged += 1
+            message = (f"{self.path}: the server ignores Range requests; the whole object "
+                       f"({len(got.data)} bytes) was downloaded for {asked} and later reads "
+                       f"are served from it (at most max_unranged_bytes={self.max_unranged})")
+            if self.path not in _WARNED:  # once per object (a dataset opens it repeatedly)
+                if len(_WARNED) >= _MAX_WARNED:
+                    _WARNED.clear()
+                _WARNED.add(self.path)
+                logger.warning("%s", message)
+                warnings.warn(message, AorcWarning, stacklevel=2)
         self._whole = got.data
         self.size = len(got.data)
 
@@ -289,7 +301,8 @@ class UploadOutput:
 
     @property
     def completed(self) -> bool:
-        """Whether :meth:`complete` succeeded."""
+        """Whether :meth:`complete` made the object visible (even when a cancellation
+        interrupted its caller after the store had answered)."""
         return self._state == "completed"
 
     # ----------------------------------------------------------------- public API
@@ -334,18 +347,33 @@ class UploadOutput:
         try:
             await self._ensure_client()
             if self._create_task is None:
-                await self._put_whole(self._take(self._buffered))
+                final = self._put_whole(self._take(self._buffered))
             else:
                 if self._buffered:
                     await self._send_part(self._take(self._buffered), self.bytes_written)
                 while self._inflight:
                     await self._wait_one()
-                await self._complete_upload(await self._ensure_upload(), self.bytes_written)
+                final = self._complete_upload(await self._ensure_upload(), self.bytes_written)
+            await self._finish(asyncio.ensure_future(final))
         except BaseException:
             await self.abort()
             raise
         self._state = "completed"
         self._release()
+
+    async def _finish(self, final: asyncio.Future[None]) -> None:
+        """Await the request that makes the object visible. A cancellation cannot recall a
+        request the store may already have carried out: it waits for the answer, so that
+        :attr:`completed` says whether the object exists, then propagates."""
+        try:
+            await asyncio.shield(final)
+        except asyncio.CancelledError:
+            if not final.done():
+                await _settle(final)
+            if not final.cancelled() and final.exception() is None:
+                self._state = "completed"
+                self._release()
+            raise
 
     async def abort(self) -> None:
         """Drop the object being written: cancel the part uploads and abort the upload, so
@@ -471,3 +499,13 @@ class UploadOutput:
                            "the store's lifecycle rules remove them", self.path, exc)
         finally:
             self._release()
+
+
+async def _settle(future: asyncio.Future[None]) -> None:
+    """Wait until ``future`` is done, however often the caller is cancelled meanwhile (the
+    cancellations are delivered afterwards by the caller's ``raise``)."""
+    while not future.done():
+        try:
+            await asyncio.wait([future])
+        except asyncio.CancelledError:
+            continue

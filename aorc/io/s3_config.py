@@ -59,12 +59,12 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from aorc.errors import SchemaError
 from aorc.io.base import StoreOptions
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import RetryPolicy, redact_url
+from aorc.io.transport import RetryPolicy, endpoint_problem, redact_url
 
 __all__ = [
     "DEFAULT_PART_SIZE",
@@ -77,6 +77,7 @@ __all__ = [
     "S3Config",
     "is_s3_url",
     "parse_s3_url",
+    "s3_bucket_of",
 ]
 
 #: Requests (reads) or part uploads (writes) in flight at once, per file.
@@ -124,6 +125,21 @@ def is_s3_url(source: object) -> bool:
     return isinstance(source, str) and source[:6].lower().startswith(_SCHEMES)
 
 
+def s3_bucket_of(url: str) -> tuple[str, str]:
+    """The bucket and the key or prefix (possibly empty) of an ``s3://`` URL.
+
+    Raises:
+        SchemaError: no bucket, or credentials in the URL (never echoed).
+    """
+    bucket, _, key = url.partition("://")[2].partition("/")
+    if "@" in bucket:
+        raise SchemaError(f"an S3 URL must not hold credentials (user:password@), got "
+                          f"{redact_url(url)!r}; pass them as storage options")
+    if not bucket:
+        raise SchemaError(f"an S3 URL must name a bucket, got {redact_url(url)!r}")
+    return bucket, key
+
+
 def parse_s3_url(url: str) -> tuple[str, str]:
     """Split ``s3://bucket/key`` into bucket and key.
 
@@ -133,12 +149,13 @@ def parse_s3_url(url: str) -> tuple[str, str]:
         SchemaError: not an s3:// URL, or the bucket or key is missing.
     """
     if not is_s3_url(url):
-        raise SchemaError(f"not an s3:// URL: {url!r}")
-    rest = url.split("://", 1)[1]
-    bucket, _, key = rest.partition("/")
+        raise SchemaError(f"not an s3:// URL: {redact_url(url)!r}")
+    bucket, _, key = url.split("://", 1)[1].partition("/")
+    if bucket:
+        s3_bucket_of(url)  # refuses credentials in the URL
     if not bucket or not key or key.endswith("/"):
         raise SchemaError(f"an S3 URL must name a bucket and an object key "
-                          f"(s3://bucket/path/file.orc), got {url!r}")
+                          f"(s3://bucket/path/file.orc), got {redact_url(url)!r}")
     return bucket, key
 
 
@@ -216,11 +233,11 @@ class S3Config:
             raise SchemaError(f"storage option overwrite must be a bool, got "
                               f"{self.overwrite!r}")
         _positive_int("max_unranged_bytes", self.max_unranged)
-        if self.endpoint_url is not None and "@" in self.endpoint_url.partition("://")[2] \
-                .partition("/")[0]:
-            raise SchemaError(f"storage option endpoint_url must not hold credentials "
-                              f"(user:password@); got {redact_url(self.endpoint_url)}; pass "
-                              f"them as aws_access_key_id and aws_secret_access_key")
+        problem = endpoint_problem(self.endpoint_url) if self.endpoint_url else None
+        if problem is not None:
+            raise SchemaError(f"storage option endpoint_url {problem}; got "
+                              f"{redact_url(cast(str, self.endpoint_url))}; pass credentials "
+                              f"as aws_access_key_id and aws_secret_access_key")
         if self.verify is not None and not isinstance(self.verify, (bool, str)):
             raise SchemaError(f"storage option verify must be a bool or a path, "
                               f"got {self.verify!r}")
@@ -334,7 +351,13 @@ class S3Config:
         shown = []
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            shown.append(f"{f.name}={'***' if f.name in hidden and value else repr(value)}")
+            if f.name == "client_config":  # the names only: proxies may hold credentials
+                text = "{" + ", ".join(f"{k!r}: ..." for k, _ in value) + "}"
+            elif f.name == "endpoint_url" and value:
+                text = repr(redact_url(value))
+            else:
+                text = "***" if f.name in hidden and value else repr(value)
+            shown.append(f"{f.name}={text}")
         return f"S3Config({', '.join(shown)})"
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "RetryPolicy",
     "Signer",
     "acquire_session",
+    "endpoint_problem",
     "quote_path",
     "redact_url",
     "send",
@@ -90,6 +91,18 @@ def redact_url(url: str) -> str:
         netloc += f":{parts.port}"
     suffix = "?..." if parts.query else ""
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", "")) + suffix
+
+
+def endpoint_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a store's endpoint without risking a secret in messages: user
+    info (``user:password@``) or a query string or fragment (signatures, tokens), which
+    clients echo in their errors. ``None`` when it can."""
+    authority, _, rest = url.partition("://")[2].partition("/")
+    if "@" in authority:
+        return "must not hold credentials (user:password@)"
+    if "?" in authority or "#" in authority or "?" in rest or "#" in rest:
+        return "must not have a query string or fragment"
+    return None
 
 
 def _scrub(text: str) -> str:

@@ -466,6 +466,7 @@ class Dataset:
         self._io.requests += io.requests
         self._io.bytes += io.bytes
         self._io.retries += io.retries
+        self._io.unranged += io.unranged
         s = reader.scan_stats
         for name in ("stripes_total", "stripes_pruned_by_stats", "row_groups_total",
                      "row_groups_pruned_by_stats", "row_groups_pruned_by_bloom",

@@ -376,6 +376,7 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
     finally:
         io.requests += store.stats.requests
         io.bytes += store.stats.bytes
+        io.unranged += store.stats.unranged
         await store.close()
     return OpenedTail(tail, data, schema, etag if isinstance(etag, str) else None)
 

@@ -16,6 +16,8 @@ destination holds (S3: the bytes not yet in a part and the parts being uploaded)
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -26,7 +28,7 @@ import pyarrow as pa
 from aorc.format.columns.encode import EncodeOptions
 from aorc.format.types import OrcType
 from aorc.io import open_output, registry
-from aorc.io.output import Output
+from aorc.io.output import TEMP_MARKER, Output
 from aorc.sink.plan import OpenFile, Routing, held_bytes
 from aorc.sink.target import FileMetrics
 from aorc.write.file import FileAssembler
@@ -36,6 +38,7 @@ __all__ = [
     "MAX_STRIPE_FACTOR",
     "MIN_STRIPE_TARGET",
     "OpenSinkFile",
+    "StaleTemporaries",
     "abort_files",
     "default_stripe_target",
     "stripe_point",
@@ -68,6 +71,62 @@ def tail_allowance(num_columns: int, num_stripes: int) -> int:
     return 1024 + 96 * num_columns * (num_stripes + 2)
 
 
+class StaleTemporaries:
+    """Removes the temporary files a killed sink left (SIGKILL: no abort ran), once per
+    stream and folder, before the stream's first file there is written: hidden local files,
+    or the incomplete multipart uploads of S3.
+
+    Only names this sink's files of the same stream would have are removed:
+    ``.<topic>+<partition>+<20 digits>.orc.aorc-tmp-<12 hex>`` (topics are escaped, so the
+    ``+``-separated prefix is exact). One sink at a time writes a stream (the sink's
+    documented requirement), so these belong to a dead run; other streams' temporaries,
+    which another live sink on the folder may be writing, are never touched.
+    """
+
+    def __init__(self) -> None:
+        self._done: set[tuple[str, str]] = set()
+        self.removed: list[str] = []
+
+    async def clean(self, uri: str, storage_options: Mapping[str, Any]) -> None:
+        """Remove the stale temporaries of the stream of file ``uri`` in its folder (the
+        first time this stream writes there): hidden local files, or S3's incomplete
+        multipart uploads of the stream's keys."""
+        scheme = registry.scheme_for(uri)
+        local = isinstance(scheme, registry.LocalScheme)
+        if isinstance(scheme, registry.LocalScheme):
+            folder, name = os.path.split(scheme.path_of(uri))
+        else:
+            folder, _, name = uri.rpartition("/")
+        stream = name.rsplit("+", 1)[0] + "+"  # "<topic>+<partition>+"
+        if (folder, stream) in self._done:
+            return
+        self._done.add((folder, stream))
+        if not local:
+            pattern = re.compile(re.escape(stream) + r"\d{20}\.orc")
+            self.removed += await registry.abort_uploads(f"{folder}/{stream}", pattern,
+                                                         storage_options)
+            return
+        pattern = re.compile(r"\." + re.escape(stream) + r"\d{20}\.orc"
+                             + re.escape(TEMP_MARKER) + r"[0-9a-f]{12}")
+        self.removed += await asyncio.to_thread(_remove_matching, folder, pattern)
+
+
+def _remove_matching(folder: str, pattern: re.Pattern[str]) -> list[str]:
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:  # no folder yet: nothing stale
+        return []
+    for name in names:
+        if pattern.fullmatch(name):
+            try:
+                os.remove(os.path.join(folder, name))
+                removed.append(os.path.join(folder, name))
+            except OSError:  # gone already, or not ours to remove: leave it
+                pass
+    return removed
+
+
 class OpenSinkFile:
     """One file being written by the sink (see the module docstring).
 
@@ -84,13 +143,16 @@ class OpenSinkFile:
             arenas and heaps holding freed memory.
         metrics: a target's metrics of the file (:class:`aorc.sink.target.FileMetrics`),
             shown every row when its stripe is encoded (in the encoder's thread).
+        stale: the sink's :class:`StaleTemporaries`, cleaned before the first write.
     """
 
     def __init__(self, uri: str, orc_type: OrcType, schema: pa.Schema, options: EncodeOptions,
                  metadata: Mapping[str, bytes], storage_options: Mapping[str, Any],
                  stripe_target: int, executor: Executor | None = None,
-                 metrics: FileMetrics | None = None) -> None:
+                 metrics: FileMetrics | None = None,
+                 stale: StaleTemporaries | None = None) -> None:
         self.uri = uri
+        self._stale = stale
         self.metrics = metrics
         self._executor = executor
         self.schema = schema
@@ -240,6 +302,8 @@ class OpenSinkFile:
 
     async def _send(self, data: bytes) -> None:
         if self._out is None:
+            if self._stale is not None:
+                await self._stale.clean(self.uri, self._storage_options)
             await registry.make_parents(self.uri)
             self._out = open_output(self.uri, self._storage_options)
             await self._out.write(self._header)

@@ -19,7 +19,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.errors import SchemaError
-from aorc.hive import HIVE_DEFAULT_PARTITION, escape_path_name, partition_segment
+from aorc.hive import (
+    HIVE_DEFAULT_PARTITION,
+    check_folder_name,
+    escape_file_name,
+    partition_segment,
+)
 from aorc.io.registry import join as join_uri
 from aorc.threads import pool_map
 
@@ -62,8 +67,10 @@ INT64_MIN = np.iinfo(np.int64).min
 # =========================================================================== naming
 
 def file_name(topic: str, partition: int, first_offset: int) -> str:
-    """The name of the file of a stream whose first row has ``first_offset``."""
-    return f"{escape_path_name(topic)}+{partition}+{first_offset:020d}.orc"
+    """The name of the file of a stream whose first row has ``first_offset`` (a topic
+    starting with ``_`` or ``.``, such as ``_schemas``, is escaped: ``%5Fschemas``, so that
+    the file is not hidden)."""
+    return f"{escape_file_name(topic)}+{partition}+{first_offset:020d}.orc"
 
 
 # =========================================================================== routing
@@ -158,6 +165,8 @@ class Partitioner:
             if name not in schema.names:
                 raise SchemaError(f"RollingSink: no column {name!r} in the schema "
                                   f"{schema.names}")
+        for name in partition_by:
+            check_folder_name(name, "partition column")
         self.partition_by = tuple(partition_by)
         self.event_time = event_time
         self.time_zone = time_zone
@@ -169,6 +178,8 @@ class Partitioner:
             if not all("=" in s and s.split("=", 1)[0] for s in segments):
                 raise SchemaError(f"time_partitioning must be folders like 'dt=%Y-%m-%d', "
                                   f"got {self.template!r}")
+            for segment in segments:
+                check_folder_name(segment.split("=", 1)[0], "time_partitioning folder")
             self.null_time_path = "/".join(f"{s.split('=', 1)[0]}={HIVE_DEFAULT_PARTITION}"
                                            for s in segments)
         if event_time is not None:

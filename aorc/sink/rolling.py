@@ -55,9 +55,9 @@ partition values; one sink at a time writes a stream; ``on_commit`` does not cal
 Failure. An exception or a cancellation inside ``async with`` (or :meth:`RollingSink.abort`)
 aborts every file being written: nothing partial appears, multipart uploads are aborted, no
 commit follows. An error while closing a file breaks the sink: the next call raises it. A
-killed process leaves no visible partial object either (S3 shows objects only when complete;
-local files are renamed into place), but it can leave incomplete multipart uploads, which a
-bucket lifecycle rule (``AbortIncompleteMultipartUpload``) removes.
+killed process leaves no visible partial object (S3 shows objects only when complete; local
+files are renamed into place). The next sink writing the stream into a folder removes what a
+killed one left of that stream there: hidden temporaries, incomplete multipart uploads.
 
 Memory. :attr:`RollingSink.memory_in_use` counts what the files hold: the rows of current
 stripes, a stripe being encoded, encoded bytes not yet in a part, parts being uploaded
@@ -103,6 +103,7 @@ from aorc.options import WriteOptions
 from aorc.sink.files import (
     IN_FLIGHT_COPIES,
     OpenSinkFile,
+    StaleTemporaries,
     abort_files,
     default_stripe_target,
     stripe_point,
@@ -260,6 +261,7 @@ class RollingSink:
             self._storage_options.setdefault("memory_budget",
                                              2 * self._storage_options["part_size"])
         self._closing: set[OpenSinkFile] = set()
+        self._stale = StaleTemporaries()  # a killed run's temporaries (aorc.sink.files)
         self._encoder = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="aorc-sink-encoder")
         self._on_commit = on_commit
@@ -622,7 +624,7 @@ class RollingSink:
         metrics = self.target.file_metrics() if self.target is not None else None
         return OpenSinkFile(uri, self._orc_type, self.file_schema, self._options, metadata,
                             self._storage_options, self._stripe_target, self._encoder,
-                            metrics)
+                            metrics, self._stale)
 
     def _note_memory(self) -> None:
         self.stats.peak_memory = max(self.stats.peak_memory, self.memory_in_use)

@@ -3,9 +3,11 @@
 :func:`write_dataset` groups the rows by the partition columns (left out of the files, as
 Spark does), cuts each group into files of at most ``max_rows_per_file`` rows and writes
 them concurrently through :func:`aorc.open_writer` (for S3 the streaming multipart writer).
-Every file is complete or absent: a failure cancels the writes under way (which leave
-nothing) and deletes the files this call already completed; the error notes any it could
-not delete.
+Every file is complete or absent: a failure or a cancellation cancels the writes under way
+(which leave nothing; a file whose completion had reached the store is waited for) and
+deletes every file this call made visible -- with the default names (``{uuid}``), also any
+whose completion failed without saying whether it took effect -- and the local folders it
+created; the error notes any file it could not delete.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -22,7 +25,7 @@ import pyarrow as pa
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
 from aorc.format.arrow import as_record_batches
 from aorc.format.types import from_arrow_schema
-from aorc.hive import partition_segment
+from aorc.hive import check_folder_name, partition_segment
 from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
@@ -80,32 +83,86 @@ async def _delete_others(folders: set[str], written: set[str],
                                          if f.path not in written])
 
 
+@dataclass
+class _Written:
+    """What one call has written so far, for the clean-up after a failure."""
+
+    done: list[str] = field(default_factory=list)  # files made visible
+    started: set[str] = field(default_factory=set)  # files whose writer was opened
+    folders: set[str] = field(default_factory=set)  # local folders this call created
+
+
+def _missing_folders(path: str) -> list[str]:
+    """``path`` and its ancestors that do not exist yet (deepest first)."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
+
+
+async def _make_parents(uri: str, state: _Written) -> None:
+    scheme = registry.scheme_for(uri)
+    if isinstance(scheme, registry.LocalScheme):
+        folder = os.path.dirname(os.path.abspath(scheme.path_of(uri)))
+        state.folders.update(await asyncio.to_thread(_missing_folders, folder))
+    await registry.make_parents(uri)
+
+
 async def _write_one(table: pa.Table, uri: str, storage_options: Mapping[str, Any] | None,
                      options: WriteOptions, limit: asyncio.Semaphore,
-                     done: list[str], progress: ProgressTracker | None = None) -> str:
+                     state: _Written, counter: ProgressTracker | None = None) -> str:
     async with limit:
-        await registry.make_parents(uri)
+        await _make_parents(uri, state)
         writer = open_writer(uri, table.schema, options=options, storage_options=storage_options)
-        async with writer:
-            for batch in table.to_batches():
-                await writer.write(batch)
-        done.append(uri)
-    if progress is not None:
-        progress.advance(table.num_rows)
+        state.started.add(uri)
+        try:
+            async with writer:
+                for batch in table.to_batches():
+                    await writer.write(batch)
+        finally:
+            # A cancellation can arrive once the file is visible (its rename or final request
+            # cannot be recalled): the writer knows, and the clean-up must delete it.
+            if writer.completed:
+                state.done.append(uri)
+    if counter is not None:
+        counter.advance(table.num_rows)
     return uri
 
 
-async def _cleanup(done: list[str], storage_options: Mapping[str, Any] | None,
-                   exc: BaseException) -> None:
+async def _cleanup(state: _Written, unique_names: bool,
+                   storage_options: Mapping[str, Any] | None, exc: BaseException) -> None:
+    """Delete the files this call wrote. With names unique to the call (``{uuid}``), also
+    those whose completion failed or was interrupted (the store may have carried it out
+    although the answer was lost); other names may be older files the call did not replace."""
+    targets = list(state.done)
+    if unique_names:
+        targets += sorted(state.started.difference(state.done))
     failed = []
-    for uri in done:
+    for uri in targets:
         try:
             await registry.delete(uri, storage_options)
         except Exception as err:  # noqa: BLE001 - reported in the note below
             failed.append(f"{uri} ({err})")
+    for folder in sorted(state.folders, key=len, reverse=True):
+        with contextlib.suppress(OSError):  # not empty: someone else's files are there
+            await asyncio.to_thread(os.rmdir, folder)
     if failed:
         exc.add_note("write_dataset could not delete these files it had written: "
                      + ", ".join(failed))
+
+
+async def _run_to_end(coro: Coroutine[Any, Any, None]) -> None:
+    """Run ``coro`` to its end even if the caller is cancelled (again) meanwhile."""
+    task = asyncio.ensure_future(coro)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([task])
+    with contextlib.suppress(Exception):
+        task.result()
 
 
 def _plan_files(table: pa.Table, base: str, partition_cols: Sequence[str],
@@ -131,6 +188,7 @@ def _check(table: pa.Table, partition_cols: Sequence[str], basename_template: st
     for name in partition_cols:
         if name not in table.column_names:
             raise SchemaError(f"partition column {name!r} is not in the data")
+        check_folder_name(name, "partition column")
     if len(partition_cols) >= table.num_columns and table.num_columns:
         raise SchemaError("every column is a partition column: the files would be empty")
     if "{i}" not in basename_template or "/" in basename_template:
@@ -201,14 +259,14 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
                                 max_rows_per_file)
     counter = tracker(progress, "write_dataset", "rows", table.num_rows)
     limit = asyncio.Semaphore(max_concurrency)
-    done: list[str] = []
+    state = _Written()
     try:
         written = await gather_or_cancel([
-            _write_one(rows, uri, storage_options, opts, limit, done, counter)
+            _write_one(rows, uri, storage_options, opts, limit, state, counter)
             for rows, uri in jobs if rows.num_rows or not partition_cols])
     except BaseException as exc:
-        with contextlib.suppress(BaseException):
-            await asyncio.shield(_cleanup(done, storage_options, exc))
+        await _run_to_end(_cleanup(state, "{uuid}" in basename_template, storage_options,
+                                   exc))
         raise
     if existing_data_behavior == "delete_matching":
         await _delete_others(folders, set(written), storage_options)

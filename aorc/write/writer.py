@@ -155,6 +155,14 @@ class OrcWriter:
         return stats if isinstance(stats, IOStats) else None
 
     @property
+    def completed(self) -> bool:
+        """Whether the file is visible at its destination: true after :meth:`close`, and
+        also when a cancellation interrupted :meth:`close` after the store had made the file
+        visible (a rename or a final request cannot be recalled)."""
+        completed = getattr(self._output, "completed", None)
+        return completed if isinstance(completed, bool) else self._state == "closed"
+
+    @property
     def num_stripes(self) -> int:
         """Stripes finished so far."""
         return self._assembler.num_stripes

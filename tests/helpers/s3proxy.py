@@ -8,7 +8,8 @@ filesystem) and asyncio clients can both use it. For every request it can
 - answer instead of the server with an injected error (``rules``: callables returning a
   :class:`Fault` or ``None``), e.g. 503 for the first attempts of some requests, which the
   client's own retry logic must then handle; or hold some requests back (:class:`Delay`,
-  :class:`Hold` until the test opens a gate);
+  :class:`Hold` until the test opens a gate), or forward them and hold or replace the
+  answer (:class:`HoldReply`: the request took effect, the client waits or sees an error);
 - record a :class:`Record` (operation, start and end times, status) in :attr:`S3Proxy.log`,
   to count requests or to see which ones overlapped.
 
@@ -91,7 +92,19 @@ class Hold:
     gate: threading.Event
 
 
-Rule = Callable[[ProxyRequest], "Fault | Delay | Hold | None"]
+@dataclass(frozen=True)
+class HoldReply:
+    """Forward the request at once, then hold the server's answer: ``arrived`` is set once
+    the server has processed the request (its effect is visible), and the answer reaches the
+    client once ``gate`` is set. With ``fault``, the client gets that error instead of the
+    server's answer (a lost response: the request took effect, the client saw it fail)."""
+
+    arrived: threading.Event = field(default_factory=threading.Event)
+    gate: threading.Event | None = None
+    fault: Fault | None = None
+
+
+Rule = Callable[[ProxyRequest], "Fault | Delay | Hold | HoldReply | None"]
 
 
 @dataclass
@@ -217,7 +230,16 @@ class S3Proxy:
                 await asyncio.sleep(delay)
             if isinstance(action, Hold):
                 await asyncio.get_running_loop().run_in_executor(None, action.gate.wait)
-            if isinstance(action, Fault):
+            if isinstance(action, HoldReply):
+                record.status, response = await upstream.forward(request)
+                action.arrived.set()
+                if action.gate is not None:
+                    await asyncio.get_running_loop().run_in_executor(None, action.gate.wait)
+                if action.fault is not None:
+                    record.injected = True
+                    record.status = action.fault.status
+                    response = _error_response(request, action.fault)
+            elif isinstance(action, Fault):
                 record.injected = True
                 record.status = action.status
                 response = _error_response(request, action)

@@ -83,7 +83,8 @@ async def test_a_server_ignoring_range_is_downloaded_once(
         files: HttpFiles, caplog: pytest.LogCaptureFixture) -> None:
     data = orc_bytes()
     files.files["/t.orc"] = HttpFile(data, ranges=False)
-    with caplog.at_level(logging.WARNING, logger="aorc.io.remote"):
+    with caplog.at_level(logging.WARNING, logger="aorc.io.remote"), \
+            pytest.warns(aorc.AorcWarning, match="ignores Range"):
         got = await aorc.read_table(f"{files.url}/t.orc")
     assert got.equals(TABLE)
     assert len(files.log) == 1  # the whole file came once; every range was served from it
@@ -92,6 +93,30 @@ async def test_a_server_ignoring_range_is_downloaded_once(
     with pytest.raises(StoreError, match="max_unranged_bytes=1000"):
         await aorc.read_table(f"{files.url}/t.orc", storage_options={"max_unranged_bytes": 1000})
     assert len(files.log) == 1
+
+
+async def test_a_server_ignoring_range_is_reported_once_per_object(files: HttpFiles) -> None:
+    """An AorcWarning per object (not per read) and IOStats.unranged tell the user that the
+    server sent whole objects; a server that honours Range gives neither."""
+    data = orc_bytes()
+    files.files["/once/t.orc"] = HttpFile(data, ranges=False)
+    files.files["/once/u.orc"] = HttpFile(data, ranges=False)
+    files.files["/once/ok.orc"] = HttpFile(data)
+    with pytest.warns(aorc.AorcWarning) as caught:
+        async with aorc.open_reader(f"{files.url}/once/t.orc") as reader:
+            for _ in range(3):
+                assert (await reader.read()).equals(TABLE)
+            assert reader.io_stats.unranged == 1 and reader.io_stats.requests == 1
+    assert len(caught) == 1 and str(len(data)) in str(caught[0].message)
+    with pytest.warns(aorc.AorcWarning) as caught:
+        dataset = await aorc.open_dataset([f"{files.url}/once/{n}.orc"
+                                           for n in ("t", "u", "ok")])
+        await dataset.read()
+    assert len(caught) == 1 and "/once/u.orc:" in str(caught[0].message)  # t.orc was told
+    assert dataset.io_stats.unranged >= 2
+    async with aorc.open_reader(f"{files.url}/once/ok.orc") as reader:  # no warning (errors)
+        await reader.read()
+        assert reader.io_stats.unranged == 0
 
 
 async def test_list_of_urls_is_a_dataset_and_folders_are_refused(files: HttpFiles) -> None:
