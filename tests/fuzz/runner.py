@@ -51,8 +51,8 @@ if __name__ == "__main__":  # run as a script (replay): make `fuzz` and `aorc` i
 
 from fuzz import limits  # noqa: E402
 
-__all__ = ["BaseFile", "Bounds", "FuzzReport", "Outcome", "child_main", "describe", "replay",
-           "run_mutants"]
+__all__ = ["BaseFile", "Bounds", "FuzzReport", "InvalidResult", "Outcome", "child_main",
+           "classify_exception", "describe", "make_mutant", "replay", "run_mutants", "validate"]
 
 _TESTS = Path(__file__).resolve().parents[1]
 _REPO = _TESTS.parent
@@ -438,7 +438,7 @@ class InvalidResult(Exception):
     """A read returned Arrow data that fails validation."""
 
 
-def _validate(data: Any) -> None:
+def validate(data: Any) -> None:
     """Full Arrow validation, except that strings need not be valid UTF-8: ORC strings are
     bytes that writers do not check (pyarrow.orc and ORC Java hand them out as they are),
     so every column is validated as a view with binary in place of string.
@@ -465,7 +465,7 @@ async def _read(source: Any, base: dict[str, Any], rnd: Any, mode: str) -> None:
     import aorc
     filters = [tuple(f) for f in rnd.choice(base["filters"])] if base["filters"] else None
     if mode == "read_table":
-        _validate(await aorc.read_table(source))
+        validate(await aorc.read_table(source))
         return
     async with aorc.open_reader(source) as reader:
         _touch(reader)
@@ -476,19 +476,21 @@ async def _read(source: Any, base: dict[str, Any], rnd: Any, mode: str) -> None:
                                                                batch_size=size)) as batches:
                 count = 0
                 async for batch in batches:
-                    _validate(batch)
+                    validate(batch)
                     count += 1
                     if count == 50:  # enough; closing early is exercised too
                         break
         elif mode == "filters":
-            _validate(await reader.read(columns, filters=filters))
+            validate(await reader.read(columns, filters=filters))
         else:  # "footers": stripe footers and stripe statistics
             repr(reader.stripes)
             for i in range(min(reader.num_stripes, 8)):
                 await reader.read_stripe_footer(i)
 
 
-def _classify(exc: BaseException) -> tuple[str, str]:
+def classify_exception(exc: BaseException) -> tuple[str, str]:
+    """The outcome (``aorc``, ``net``, ``invalid`` or ``bad``; see the module docstring) of a
+    read that raised ``exc``, and a description (a traceback but for AorcErrors)."""
     from aorc.errors import AorcError
     if isinstance(exc, AorcError):
         if _from_safety_net(exc):
@@ -528,7 +530,16 @@ def _selftest(kind: str) -> None:
 
         import pyarrow as pa
         offsets = pa.py_buffer(struct.pack("<3i", 0, 2, 1))
-        _validate(pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ab")]))
+        validate(pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ab")]))
+
+
+def make_mutant(data: bytes, model: Any, seed: int, kind: str) -> tuple[bytes, str]:
+    """The mutant of ``data`` (taken apart as ``model``: :func:`fuzz.model.parse_model`) that
+    ``(seed, kind)`` names, and what was changed."""
+    from fuzz import mutations
+    make = {"cut": mutations.truncate_at,
+            "named": mutations.named_mutant}.get(kind, mutations.mutate)
+    return make(data, model, seed)
 
 
 def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[str, Any],
@@ -551,9 +562,7 @@ def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[
                 data = Path(base["path"]).read_bytes()
                 cache[base["path"]] = (data, fuzz_model.parse_model(data))
             data, model = cache[base["path"]]
-            make = {"cut": mutations.truncate_at,
-                    "named": mutations.named_mutant}.get(kind, mutations.mutate)
-            mutant, mutation = make(data, model, seed)
+            mutant, mutation = make_mutant(data, model, seed, kind)
             if kind == "named":  # every damage read every way, in turn
                 mode = MODES[seed // len(mutations.NAMED) % len(MODES)]
             else:
@@ -569,7 +578,7 @@ def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - everything is classified
-        status, detail = _classify(exc)
+        status, detail = classify_exception(exc)
     used = limits.cpu_seconds() - cpu
     rss = limits.memory("VmHWM")
     if status in ACCEPTABLE and used > bounds.cpu:
