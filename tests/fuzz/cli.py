@@ -64,6 +64,9 @@ def run_mutation(workdir: Path, *, count: int | None, seconds: float | None, see
     findings."""
     written = base_files(write_base_files(_fresh(workdir / "base")), everything=True)
     sources = {"corpus": corpus_files(everything=True), **written}
+    if not sources["corpus"]:
+        print("the conformance corpus (../shared/orc-conformance, or AORC_ORC_CONFORMANCE) is "
+              "absent: written files only", flush=True)
     sources = {k: v for k, v in sources.items() if v}
     started, done, found, cpu = time.monotonic(), 0, 0, 0.0
     round_no = 0
