@@ -18,9 +18,13 @@ import os
 import resource
 import signal
 
-__all__ = ["SIGXCPU_EXIT", "cap_cpu", "cap_memory", "child_cpu_seconds", "cpu_seconds", "memory",
-           "reset_peak"]
+__all__ = ["IDLE_CPU", "SIGXCPU_EXIT", "cap_cpu", "cap_memory", "child_cpu_seconds",
+           "cpu_seconds", "memory", "reset_peak"]
 
+#: CPU seconds under which a silent child counts as blocked over its parent's hang timeout: a
+#: blocked interpreter uses next to none, a busy one far more even on a machine loaded 50
+#: times over (a child busy all along is stopped by its RLIMIT_CPU instead).
+IDLE_CPU = 0.1
 #: The exit code of a child stopped by its RLIMIT_CPU soft limit.
 SIGXCPU_EXIT = -int(signal.SIGXCPU)
 
@@ -68,7 +72,8 @@ def child_cpu_seconds(pid: int) -> float:
     """CPU time another process (all its threads) used so far; 0 when it cannot be read.
 
     A parent that hears nothing from a child for a while asks this: a child still using CPU
-    is slow (its ``RLIMIT_CPU`` will stop it), one that is not is blocked (a hang).
+    is slow (its ``RLIMIT_CPU`` will stop it), one that used less than :data:`IDLE_CPU` is
+    blocked (a hang).
     """
     try:
         with open(f"/proc/{pid}/stat") as f:

@@ -8,7 +8,7 @@ several ways, and reports the outcome on stdout, announcing each job before star
 job may use ``cpu`` seconds of CPU time (10 by default; ``RLIMIT_CPU`` stops the child a
 second later) and raise the child's peak resident set (``VmHWM``, interpreter included) to at
 most ``rss`` bytes (1 GiB). The parent watches the reports: a job whose child says
-nothing and uses less than a second of CPU time for ``timeout`` seconds of wall-clock time
+nothing and uses (next to) no CPU time for ``timeout`` seconds of wall-clock time
 (120 by default) is a hang (the child is killed; a child busy all along is stopped by its CPU
 limit instead, so a loaded machine makes nothing a hang), a child that dies is a crash (a
 negative exit code is the signal, e.g. -11 for a segfault) blamed on the job it announced;
@@ -255,8 +255,8 @@ class _Child:
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
 
     def line(self, timeout: float) -> bytes | None:
-        """The next line, ``b""`` at end of output, ``None`` when the child used less than a
-        second of CPU time in the last ``timeout`` seconds of wall-clock time (it is blocked:
+        """The next line, ``b""`` at end of output, ``None`` when the child used less than
+        ``limits.IDLE_CPU`` in the last ``timeout`` seconds of wall-clock time (it is blocked:
         one busy all along is stopped by its ``RLIMIT_CPU`` instead, however loaded the
         machine is)."""
         deadline = time.monotonic() + timeout
@@ -265,7 +265,7 @@ class _Child:
             left = deadline - time.monotonic()
             if left <= 0 or not self._selector.select(left):
                 now = limits.child_cpu_seconds(self.proc.pid)
-                if now - cpu < 1.0:
+                if now - cpu < limits.IDLE_CPU:
                     return None
                 deadline, cpu = time.monotonic() + timeout, now
                 continue
@@ -318,8 +318,8 @@ def _work_through(files: list[BaseFile], jobs: list[Job], bounds: Bounds,
                 fi, seed, kind = pending[culprit]
                 code = child.proc.returncode
                 status = "hang" if hung else "slow" if code == limits.SIGXCPU_EXIT else "crash"
-                detail = {"hang": f"no answer and less than 1s of CPU time used in "
-                                  f"{timeout:.0f}s (wall clock)",
+                detail = {"hang": f"no answer and no CPU time used in {timeout:.0f}s "
+                                  "(wall clock)",
                           "slow": f"stopped by RLIMIT_CPU after more than {bounds.cpu:.0f}s "
                                   "of CPU time",
                           "crash": f"child died with exit code {code}"}[status]

@@ -12,8 +12,8 @@ Outcomes: ``ok`` (a correct result), ``aorc`` (an exception of ``aorc.errors``) 
 acceptable when within the bounds -- and ``wrong`` (a result the case's check refuses),
 ``bad`` (any other exception: MemoryError, RecursionError, ...), ``slow`` (more CPU time than
 the case allows, or stopped by ``RLIMIT_CPU``), ``memory`` (a peak RSS above the case's bound),
-``hang`` (no answer while using less than a second of CPU in ``timeout`` seconds of wall-clock
-time) and ``crash`` (the child died of a signal).
+``hang`` (no answer while using next to no CPU, ``limits.IDLE_CPU``, in ``timeout`` seconds of
+wall-clock time) and ``crash`` (the child died of a signal).
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def watch(case: str, path: str | Path, *, cpu: float | None = None, rss: int | N
         cpu: CPU seconds allowed (default: the case's).
         rss: peak RSS allowed in bytes (default: the case's).
         memory: the address-space cap above the child's size after start-up.
-        timeout: wall-clock seconds of silence with less than a second of CPU used after
-            which the child counts as hung.
+        timeout: wall-clock seconds of silence with next to no CPU used (``limits.IDLE_CPU``)
+            after which the child counts as hung.
     """
     payload = {"case": case, "path": str(path), "cpu": cpu, "rss": rss, "memory": memory}
     code = (f"import sys; sys.path[:0] = [{str(_TESTS)!r}, {str(_REPO)!r}]; "
@@ -82,12 +82,12 @@ def watch(case: str, path: str | Path, *, cpu: float | None = None, rss: int | N
             if time.monotonic() < deadline:
                 continue
             used = limits.child_cpu_seconds(proc.pid)
-            if used - seen >= 1.0:
+            if used - seen >= limits.IDLE_CPU:
                 seen, deadline = used, time.monotonic() + timeout
                 continue
             proc.kill()
             proc.wait()
-            return Watched("hang", f"no answer and less than 1s of CPU used in {timeout:.0f}s",
+            return Watched("hang", f"no answer and no CPU time used in {timeout:.0f}s",
                            0.0, 0.0, time.monotonic() - started)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.read().decode(), proc.stderr.read().decode(errors="replace")
