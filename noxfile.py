@@ -14,7 +14,8 @@ environment compiles anything::
 Spark Connect's local server binds the fixed port 15002, so runs that start one are
 serialised by that ``flock`` on a shared machine. ``nox -s build`` checks the packaging:
 sdist and wheel build, and the wheel (with its compiled kernels) installs into a clean
-virtualenv and imports.
+virtualenv and imports. ``nox -s fuzz -- --seconds N`` fuzzes the reader for longer than the
+main test run's two minutes (see ``tests/fuzz/cli.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tomllib
 from pathlib import Path
 
 import nox
+from nox.command import CommandFailed
 
 ROOT = Path(__file__).resolve().parent
 nox.options.reuse_venv = "yes"
@@ -78,6 +80,21 @@ def _make_connect_session(name: str, line: str) -> None:
 _make_connect_session("spark-connect", NEWEST)
 _make_connect_session(f"spark-connect-{OLDEST_CONNECT}", OLDEST_CONNECT)
 
+
+@nox.session(name="fuzz", reuse_venv=True)
+def fuzz(session: nox.Session) -> None:
+    """Long fuzzing runs (``tests/fuzz/cli.py``): the seeded mutation fuzzer over every base
+    file, then atheris's coverage-guided fuzzer (installed here when PyPI has a wheel of it
+    for this Python; skipped otherwise). Arguments go to the script, e.g.
+    ``nox -s fuzz -- --seconds 3600`` or ``-- --count 100000 --engine mutation --seed 7``;
+    ten minutes by default. Findings are saved with their replay commands."""
+    session.install(*_requirements(), "pytest")
+    try:
+        session.install("--only-binary", "atheris", "atheris")
+    except CommandFailed:
+        session.warn("atheris does not install for this Python: mutation fuzzer only")
+    session.run("python", str(ROOT / "tests" / "fuzz" / "cli.py"), *session.posargs,
+                env={"PYTHONPATH": str(ROOT)})
 
 
 @nox.session(name="build", reuse_venv=True)

@@ -1,6 +1,7 @@
 """The ORC conformance corpus (``../shared/orc-conformance`` next to the repository).
 
-The corpus is never copied into the repository; tests that need it skip when it is absent.
+The corpus is never copied into the repository; tests that need it skip when it is absent
+(``AORC_ORC_CONFORMANCE`` points at it elsewhere).
 ``MANIFEST.tsv`` lists every file with notes; :func:`load_manifest` turns each ``files/`` line
 into a :class:`CorpusFile` with what the notes say (row count, schema, how pyarrow and pyorc
 fare with it).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,8 +32,11 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def corpus_root() -> Path | None:
-    """The corpus folder, or ``None`` when it is not present."""
-    root = (_REPO_ROOT / ".." / "shared" / "orc-conformance").resolve()
+    """The corpus folder, or ``None`` when it is not present (``AORC_ORC_CONFORMANCE`` names
+    another folder, for a checkout that has no ``../shared`` beside it)."""
+    where = os.environ.get("AORC_ORC_CONFORMANCE")
+    root = Path(where) if where else (_REPO_ROOT / ".." / "shared" / "orc-conformance")
+    root = root.resolve()
     return root if (root / "MANIFEST.tsv").is_file() else None
 
 

@@ -1,25 +1,31 @@
-"""Reading fuzzed ORC files in watched child processes (for ``tests/test_fuzz_files.py``).
+"""Reading fuzzed ORC files in watched child processes (for ``tests/fuzz/test_fuzz_files.py``).
 
 :func:`run_mutants` hands batches of jobs (base file, seed, kind; see :data:`Job`) to child
 Python processes (started afresh, so nothing is inherited), ``workers`` at a time. A child caps
 its address space with ``RLIMIT_AS`` (2 GiB by default) before importing anything, rebuilds
-each mutant from its seed (:mod:`fuzz_helpers`), reads it through aorc's public API in one of
-several ways, and reports the outcome on stdout, announcing each job before starting it. The
-parent watches the reports: a job that reports nothing within ``timeout`` seconds is a hang
-(the child is killed), a child that dies is a crash (a negative exit code is the signal, e.g.
--11 for a segfault) blamed on the job it announced; either way a new child carries on with
-the remaining jobs. Each report also says how far the job raised the child's resident memory.
+each mutant from its seed (:mod:`fuzz.mutations`), reads it through aorc's public API in one of
+several ways, and reports the outcome on stdout, announcing each job before starting it. Each
+job may use ``cpu`` seconds of CPU time (10 by default; ``RLIMIT_CPU`` stops the child a
+second later) and raise the child's peak resident set (``VmHWM``, interpreter included) to at
+most ``rss`` bytes (1 GiB). The parent watches the reports: a job whose child says
+nothing and uses (next to) no CPU time for ``timeout`` seconds of wall-clock time
+(120 by default) is a hang (the child is killed; a child busy all along is stopped by its CPU
+limit instead, so a loaded machine makes nothing a hang), a child that dies is a crash (a
+negative exit code is the signal, e.g. -11 for a segfault) blamed on the job it announced;
+either way a new child carries on with the remaining jobs. See :mod:`fuzz.limits`.
 
 Outcomes: ``ok`` (the read succeeded and every Arrow result passed ``validate(full=True)``,
 strings checked as binary since ORC does not promise UTF-8), ``aorc`` (an AorcError) — both
-acceptable — and the failures ``net`` (a stray IndexError, KeyError, ... that only the
-reader's last-resort safety net turned into CorruptFileError: the module that raised it
-should have), ``bad`` (any other exception escaped, MemoryError included), ``invalid`` (a
-read returned structurally invalid Arrow data), ``hang`` and ``crash``.
+acceptable when they kept within the bounds — and the failures ``net`` (a stray IndexError,
+KeyError, ... that only the reader's last-resort safety net turned into CorruptFileError: the
+module that raised it should have), ``bad`` (any other exception escaped, MemoryError
+included), ``invalid`` (a read returned structurally invalid Arrow data), ``slow`` (more CPU
+time than ``cpu``), ``memory`` (a peak resident set above ``rss``), ``hang`` and
+``crash``.
 
 Replay one mutant in-process, with the stacks of all threads if it hangs::
 
-    .venv/bin/python tests/fuzz_runner.py FILE SEED [random|cut|named]
+    .venv/bin/python tests/fuzz/runner.py FILE SEED [random|cut|named]
 """
 
 from __future__ import annotations
@@ -39,19 +45,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BaseFile", "FuzzReport", "Outcome", "child_main", "describe", "replay", "run_mutants"]
+if __name__ == "__main__":  # run as a script (replay): make `fuzz` and `aorc` importable
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1]),
+                    str(Path(__file__).resolve().parents[2])]
 
-_TESTS = Path(__file__).resolve().parent
+from fuzz import limits  # noqa: E402
+
+__all__ = ["BaseFile", "Bounds", "FuzzReport", "InvalidResult", "Outcome", "child_main",
+           "classify_exception", "describe", "make_mutant", "replay", "run_mutants", "validate"]
+
+_TESTS = Path(__file__).resolve().parents[1]
 _REPO = _TESTS.parent
 ACCEPTABLE = frozenset({"ok", "aorc"})
-#: A job: (index of the base file, seed, kind), kind ``"random"`` (:func:`fuzz_helpers.mutate`),
-#: ``"cut"`` (:func:`fuzz_helpers.truncate_at`, the seed picks the boundary) or ``"named"``
-#: (:func:`fuzz_helpers.named_mutant`, the seed picks the damage and the way of reading).
+#: A job: (index of the base file, seed, kind), kind ``"random"`` (:func:`mutations.mutate`),
+#: ``"cut"`` (:func:`mutations.truncate_at`, the seed picks the boundary) or ``"named"``
+#: (:func:`mutations.named_mutant`, the seed picks the damage and the way of reading).
 Job = tuple[int, int, str]
 #: The ways a mutant is read (see :func:`_read`).
 MODES = ("read_table", "batches", "filters", "footers")
 #: Selftest "files": a child asked to read one misbehaves on purpose (the harness's own test).
-SELFTESTS = ("!hang", "!segfault", "!alloc", "!leak", "!net", "!invalid")
+SELFTESTS = ("!hang", "!segfault", "!alloc", "!leak", "!net", "!invalid", "!spin", "!bloat")
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,27 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """What one mutant may cost, and the child's hard limits.
+
+    Attributes:
+        cpu: CPU seconds (user + system, all threads) one read may take; ``RLIMIT_CPU`` stops
+            the child a second later.
+        rss: bytes the child's peak resident set (interpreter and libraries included) may
+            reach while reading one mutant.
+        memory: the child's address-space cap (``RLIMIT_AS``), at least this and at least the
+            child's size after start-up plus 1 GiB.
+        timeout: wall-clock seconds without an answer after which a child counts as hung: a
+            backstop for a read blocked without using CPU, far above any CPU bound.
+    """
+
+    cpu: float = 10.0
+    rss: int = 1 << 30
+    memory: int = 2 << 30
+    timeout: float = 120.0
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What reading one mutant did."""
 
@@ -82,14 +116,22 @@ class Outcome:
     mode: str = ""
     mutation: str = ""
     detail: str = ""
+    path: str = ""
     seconds: float = 0.0
+    cpu: float = 0.0
     peak_mb: float = 0.0
+    rss_mb: float = 0.0
 
     def __str__(self) -> str:
         text = (f"[{self.status}] {self.file} seed={self.seed} kind={self.kind} "
-                f"mode={self.mode}\n"
-                f"    mutation: {self.mutation}\n    {self.detail}")
+                f"mode={self.mode} cpu={self.cpu:.2f}s peak_rss={self.rss_mb:.0f}MiB\n"
+                f"    mutation: {self.mutation}\n    {self.detail}\n"
+                f"    replay: {self.replay_command()}")
         return text.rstrip()
+
+    def replay_command(self) -> str:
+        """The command that reads this mutant again in-process (see :func:`replay`)."""
+        return f"python tests/fuzz/runner.py {self.path or self.file} {self.seed} {self.kind}"
 
 
 @dataclass
@@ -98,7 +140,7 @@ class FuzzReport:
 
     outcomes: list[Outcome] = field(default_factory=list)
     seconds: float = 0.0
-    memory_limit: int = 0
+    bounds: Bounds = field(default_factory=lambda: Bounds())
 
     @property
     def failures(self) -> list[Outcome]:
@@ -110,15 +152,17 @@ class FuzzReport:
         return Counter(o.status for o in self.outcomes)
 
     def summary(self) -> str:
-        """One line: totals per status, time, slowest mutant."""
-        slowest = max(self.outcomes, key=lambda o: o.seconds, default=None)
-        slow = f", slowest {slowest.seconds:.2f}s ({slowest.file} seed={slowest.seed})" \
+        """One line: totals per status, time, the mutants that took most CPU and memory."""
+        slowest = max(self.outcomes, key=lambda o: o.cpu, default=None)
+        slow = f", most CPU {slowest.cpu:.2f}s ({slowest.file} seed={slowest.seed})" \
             if slowest else ""
-        big = max(self.outcomes, key=lambda o: o.peak_mb, default=None)
-        peak = f", most memory {big.peak_mb:.0f} MiB ({big.file} seed={big.seed})" \
+        big = max(self.outcomes, key=lambda o: o.rss_mb, default=None)
+        peak = f", peak RSS {big.rss_mb:.0f} MiB ({big.file} seed={big.seed})" \
             if big else ""
+        cpu = sum(o.cpu for o in self.outcomes)
         counts = ", ".join(f"{k}={v}" for k, v in sorted(self.counts().items()))
-        return f"{len(self.outcomes)} mutants in {self.seconds:.1f}s: {counts}{slow}{peak}"
+        return (f"{len(self.outcomes)} mutants in {self.seconds:.1f}s ({cpu:.1f}s CPU in the "
+                f"readers): {counts}{slow}{peak}")
 
 
 # =========================================================================== base files
@@ -193,18 +237,17 @@ def describe(name: str, path: str | Path, max_rows: int | None = None,
 class _Child:
     """One child process working through a list of jobs."""
 
-    def __init__(self, files: list[BaseFile], jobs: list[Job],
-                 memory: int) -> None:
+    def __init__(self, files: list[BaseFile], jobs: list[Job], bounds: Bounds) -> None:
         self.stderr = tempfile.TemporaryFile()
         self.tmp = tempfile.mkdtemp(prefix="aorc-fuzz-")  # for mutants read from a file
         code = (f"import sys; sys.path[:0] = [{str(_TESTS)!r}, {str(_REPO)!r}]; "
-                "import fuzz_runner; fuzz_runner.child_main()")
+                "from fuzz import runner; runner.child_main()")
         env = dict(os.environ, MALLOC_ARENA_MAX="2", PYTHONFAULTHANDLER="1")
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env)
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        payload = {"files": [asdict(f) for f in files], "jobs": jobs, "memory": memory,
-                   "tmp": self.tmp}
+        payload = {"files": [asdict(f) for f in files], "jobs": jobs,
+                   "bounds": asdict(bounds), "tmp": self.tmp}
         self.proc.stdin.write(json.dumps(payload).encode())
         self.proc.stdin.close()
         self._buffer = b""
@@ -212,12 +255,20 @@ class _Child:
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
 
     def line(self, timeout: float) -> bytes | None:
-        """The next line, ``b""`` at end of output, ``None`` when ``timeout`` passed."""
+        """The next line, ``b""`` at end of output, ``None`` when the child used less than
+        ``limits.IDLE_CPU`` in the last ``timeout`` seconds of wall-clock time (it is blocked:
+        one busy all along is stopped by its ``RLIMIT_CPU`` instead, however loaded the
+        machine is)."""
         deadline = time.monotonic() + timeout
+        cpu = limits.child_cpu_seconds(self.proc.pid)
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not self._selector.select(left):
-                return None
+                now = limits.child_cpu_seconds(self.proc.pid)
+                if now - cpu < limits.IDLE_CPU:
+                    return None
+                deadline, cpu = time.monotonic() + timeout, now
+                continue
             assert self.proc.stdout is not None
             chunk = os.read(self.proc.stdout.fileno(), 65536)
             if not chunk:
@@ -242,12 +293,13 @@ class _Child:
         return text[-3000:]
 
 
-def _work_through(files: list[BaseFile], jobs: list[Job], timeout: float,
-                  memory: int, out: list[Outcome]) -> None:
+def _work_through(files: list[BaseFile], jobs: list[Job], bounds: Bounds,
+                  out: list[Outcome]) -> None:
     """Run ``jobs`` in children, a new one after each hang or crash."""
     pending = list(jobs)
+    timeout = bounds.timeout
     while pending:
-        child = _Child(files, pending, memory)
+        child = _Child(files, pending, bounds)
         current: int | None = None
         done = 0
         startup = max(timeout, 120.0)
@@ -264,10 +316,15 @@ def _work_through(files: list[BaseFile], jobs: list[Job], timeout: float,
                     pending = []
                     break
                 fi, seed, kind = pending[culprit]
-                status = "hang" if hung else "crash"
-                detail = (f"no answer within {timeout:.0f}s" if hung else
-                          f"child died with exit code {child.proc.returncode}")
+                code = child.proc.returncode
+                status = "hang" if hung else "slow" if code == limits.SIGXCPU_EXIT else "crash"
+                detail = {"hang": f"no answer and no CPU time used in {timeout:.0f}s "
+                                  "(wall clock)",
+                          "slow": f"stopped by RLIMIT_CPU after more than {bounds.cpu:.0f}s "
+                                  "of CPU time",
+                          "crash": f"child died with exit code {code}"}[status]
                 out.append(Outcome(files[fi].name, seed, status, kind=kind,
+                                   path=files[fi].path,
                                    detail=f"{detail}\n    stderr: ...{stderr[-1500:]}"))
                 pending = pending[culprit + 1:]
                 break
@@ -278,27 +335,26 @@ def _work_through(files: list[BaseFile], jobs: list[Job], timeout: float,
                 index, _, payload = rest.partition(" ")
                 report = json.loads(payload)
                 fi, seed, kind = pending[int(index)]
-                out.append(Outcome(files[fi].name, seed, kind=kind, **report))
+                out.append(Outcome(files[fi].name, seed, kind=kind, path=files[fi].path,
+                                   **report))
                 current, done = None, int(index) + 1
 
 
 def run_mutants(files: list[BaseFile], jobs: list[Job], *, workers: int = 2,
-                timeout: float = 20.0, memory: int = 2 << 30,
-                batch: int = 400) -> FuzzReport:
+                bounds: Bounds | None = None, batch: int = 400) -> FuzzReport:
     """Read the mutant of each ``(file index, seed)`` job in watched child processes.
 
     Args:
         files: the base files.
         jobs: which file to mutate with which seed.
         workers: children running at once.
-        timeout: seconds one mutant may take before it counts as a hang.
-        memory: the children's address-space limit in bytes (at least this; raised to the
-            child's own size after start-up plus 1 GiB when that is more).
+        bounds: CPU time, peak RSS, address space and hang timeout (:class:`Bounds`).
         batch: jobs per child process.
 
     Returns:
         The outcomes, in no particular order.
     """
+    bounds = bounds or Bounds()
     started = time.monotonic()
     batches = [jobs[i:i + batch] for i in range(0, len(jobs), batch)]
     results: list[list[Outcome]] = [[] for _ in batches]
@@ -311,51 +367,20 @@ def run_mutants(files: list[BaseFile], jobs: list[Job], *, workers: int = 2,
                 if not queue:
                     return
                 k = queue.pop(0)
-            _work_through(files, batches[k], timeout, memory, results[k])
+            _work_through(files, batches[k], bounds, results[k])
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, workers))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    report = FuzzReport([o for r in results for o in r], time.monotonic() - started, memory)
-    return report
+    return FuzzReport([o for r in results for o in r], time.monotonic() - started, bounds)
 
 
 # =========================================================================== child side
 
 _NET_CAUSES = ("IndexError", "KeyError", "ValueError", "OverflowError", "error",
                "DecodeError", "TypeError")
-
-
-def _memory(field: str) -> int:
-    """A ``/proc/self/status`` memory figure in bytes (0 where there is none)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _reset_peak_memory() -> int:
-    """Reset the resident-set high-water mark (Linux); the resident size now, or 0 when the
-    mark cannot be reset."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return 0
-    return _memory("VmRSS")
-
-
-def _cap_memory(memory: int) -> int:
-    import resource
-    limit = max(memory, _memory("VmSize") + (1 << 30))
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return limit
 
 
 def _from_safety_net(exc: BaseException) -> bool:
@@ -413,7 +438,7 @@ class InvalidResult(Exception):
     """A read returned Arrow data that fails validation."""
 
 
-def _validate(data: Any) -> None:
+def validate(data: Any) -> None:
     """Full Arrow validation, except that strings need not be valid UTF-8: ORC strings are
     bytes that writers do not check (pyarrow.orc and ORC Java hand them out as they are),
     so every column is validated as a view with binary in place of string.
@@ -440,7 +465,7 @@ async def _read(source: Any, base: dict[str, Any], rnd: Any, mode: str) -> None:
     import aorc
     filters = [tuple(f) for f in rnd.choice(base["filters"])] if base["filters"] else None
     if mode == "read_table":
-        _validate(await aorc.read_table(source))
+        validate(await aorc.read_table(source))
         return
     async with aorc.open_reader(source) as reader:
         _touch(reader)
@@ -451,19 +476,21 @@ async def _read(source: Any, base: dict[str, Any], rnd: Any, mode: str) -> None:
                                                                batch_size=size)) as batches:
                 count = 0
                 async for batch in batches:
-                    _validate(batch)
+                    validate(batch)
                     count += 1
                     if count == 50:  # enough; closing early is exercised too
                         break
         elif mode == "filters":
-            _validate(await reader.read(columns, filters=filters))
+            validate(await reader.read(columns, filters=filters))
         else:  # "footers": stripe footers and stripe statistics
             repr(reader.stripes)
             for i in range(min(reader.num_stripes, 8)):
                 await reader.read_stripe_footer(i)
 
 
-def _classify(exc: BaseException) -> tuple[str, str]:
+def classify_exception(exc: BaseException) -> tuple[str, str]:
+    """The outcome (``aorc``, ``net``, ``invalid`` or ``bad``; see the module docstring) of a
+    read that raised ``exc``, and a description (a traceback but for AorcErrors)."""
     from aorc.errors import AorcError
     if isinstance(exc, AorcError):
         if _from_safety_net(exc):
@@ -483,6 +510,12 @@ def _selftest(kind: str) -> None:
         ctypes.string_at(0)
     elif kind == "!alloc":  # fits in this machine's memory, not under the cap
         bytearray(8 << 30)
+    elif kind == "!spin":  # until RLIMIT_CPU stops the child
+        while True:
+            pass
+    elif kind == "!bloat":  # 600 MiB resident, then a valid result
+        held = bytearray(600 << 20)
+        held[::4096] = b"\x01" * len(held[::4096])
     elif kind == "!leak":
         [][1]  # noqa: B018
     elif kind == "!net":
@@ -497,19 +530,29 @@ def _selftest(kind: str) -> None:
 
         import pyarrow as pa
         offsets = pa.py_buffer(struct.pack("<3i", 0, 2, 1))
-        _validate(pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ab")]))
+        validate(pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ab")]))
+
+
+def make_mutant(data: bytes, model: Any, seed: int, kind: str) -> tuple[bytes, str]:
+    """The mutant of ``data`` (taken apart as ``model``: :func:`fuzz.model.parse_model`) that
+    ``(seed, kind)`` names, and what was changed."""
+    from fuzz import mutations
+    make = {"cut": mutations.truncate_at,
+            "named": mutations.named_mutant}.get(kind, mutations.mutate)
+    return make(data, model, seed)
 
 
 def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[str, Any],
-             tmp: str) -> dict[str, Any]:
-    """Mutate ``base`` with ``seed`` and read the mutant; the report of :class:`Outcome`."""
+             tmp: str, bounds: Bounds) -> dict[str, Any]:
+    """Mutate ``base`` with ``seed`` and read the mutant within ``bounds``; the report of
+    :class:`Outcome`."""
     import random
 
-    import fuzz_helpers
-    import fuzz_model
+    from fuzz import model as fuzz_model
+    from fuzz import mutations
     rnd = random.Random(seed ^ 0x5EED)
-    started = time.perf_counter()
     mode, mutation = "", ""
+    started, cpu, peak = time.perf_counter(), limits.cpu_seconds(), 0
     try:
         if base["path"] in SELFTESTS:
             mode = "selftest"
@@ -519,31 +562,40 @@ def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[
                 data = Path(base["path"]).read_bytes()
                 cache[base["path"]] = (data, fuzz_model.parse_model(data))
             data, model = cache[base["path"]]
-            make = {"cut": fuzz_helpers.truncate_at,
-                    "named": fuzz_helpers.named_mutant}.get(kind, fuzz_helpers.mutate)
-            mutant, mutation = make(data, model, seed)
+            mutant, mutation = make_mutant(data, model, seed, kind)
             if kind == "named":  # every damage read every way, in turn
-                mode = MODES[seed // len(fuzz_helpers.NAMED) % len(MODES)]
+                mode = MODES[seed // len(mutations.NAMED) % len(MODES)]
             else:
                 mode = rnd.choices(MODES, (4, 3, 2 if base["filters"] else 0, 1))[0]
             source: Any = mutant
             if rnd.random() < 0.1:
                 source = os.path.join(tmp, "mutant.orc")
                 Path(source).write_bytes(mutant)
+            del data, model  # only the read is measured
+            started, cpu, peak = time.perf_counter(), limits.cpu_seconds(), limits.reset_peak()
             loop.run_until_complete(_read(source, base, rnd, mode))
         status, detail = "ok", ""
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - everything is classified
-        status, detail = _classify(exc)
+        status, detail = classify_exception(exc)
+    used = limits.cpu_seconds() - cpu
+    rss = limits.memory("VmHWM")
+    if status in ACCEPTABLE and used > bounds.cpu:
+        status, detail = "slow", f"{used:.1f}s of CPU time, more than {bounds.cpu:.0f}s\n{detail}"
+    elif status in ACCEPTABLE and rss > bounds.rss:
+        status, detail = "memory", (f"peak RSS {rss / 2**20:.0f} MiB, more than "
+                                    f"{bounds.rss / 2**20:.0f} MiB\n{detail}")
     return {"status": status, "mode": mode, "mutation": mutation[:300], "detail": detail,
-            "seconds": time.perf_counter() - started}
+            "seconds": time.perf_counter() - started, "cpu": used, "rss_mb": rss / 2**20,
+            "peak_mb": max(0, rss - peak) / 2**20 if peak else 0.0}
 
 
 def child_main() -> None:
     """Entry point of a child: jobs on stdin (JSON), reports on stdout."""
     payload = json.loads(sys.stdin.buffer.read())
-    _cap_memory(payload["memory"])  # before aorc, numpy and pyarrow are imported
+    bounds = Bounds(**payload["bounds"])
+    limits.cap_memory(bounds.memory)  # before aorc, numpy and pyarrow are imported
     import asyncio
     files = payload["files"]
     loop = asyncio.new_event_loop()
@@ -552,18 +604,18 @@ def child_main() -> None:
         for index, (fi, seed, kind) in enumerate(payload["jobs"]):
             sys.stdout.write(f"S {index}\n")
             sys.stdout.flush()
-            before = _reset_peak_memory()
-            report = _run_job(files[fi], seed, kind, loop, cache, payload["tmp"])
-            report["peak_mb"] = max(0, _memory("VmHWM") - before) / 2**20 if before else 0.0
+            limits.cap_cpu(bounds.cpu + 1)
+            report = _run_job(files[fi], seed, kind, loop, cache, payload["tmp"], bounds)
             sys.stdout.write(f"R {index} {json.dumps(report)}\n")
             sys.stdout.flush()
     finally:
         loop.close()
 
 
-def replay(path: str, seed: int, kind: str = "random", timeout: float = 20.0) -> dict[str, Any]:
-    """Read one mutant in this process, as a child would, printing what happens (with the
-    stacks of every thread if it takes longer than ``timeout`` seconds)."""
+def replay(path: str, seed: int, kind: str = "random", timeout: float = 120.0) -> dict[str, Any]:
+    """Read one mutant in this process, as a child would (without its hard limits), printing
+    what happens (with the stacks of every thread if it takes longer than ``timeout`` seconds
+    of wall-clock time)."""
     import asyncio
     import faulthandler
     base = describe(Path(path).name, path)
@@ -572,16 +624,16 @@ def replay(path: str, seed: int, kind: str = "random", timeout: float = 20.0) ->
     loop = asyncio.new_event_loop()
     tmp = tempfile.mkdtemp(prefix="aorc-fuzz-")
     try:
-        report = _run_job(asdict(base), seed, kind, loop, {}, tmp)
+        report = _run_job(asdict(base), seed, kind, loop, {}, tmp, Bounds())
     finally:
         faulthandler.cancel_dump_traceback_later()
         loop.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{report['status']} mode={report['mode']} in {report['seconds']:.2f}s\n"
+    print(f"{report['status']} mode={report['mode']} in {report['seconds']:.2f}s "
+          f"({report['cpu']:.2f}s CPU, peak RSS {report['rss_mb']:.0f} MiB)\n"
           f"mutation: {report['mutation']}\n{report['detail']}")
     return report
 
 
 if __name__ == "__main__":
-    sys.path[:0] = [str(_TESTS), str(_REPO)]
     replay(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "random")

@@ -1,6 +1,6 @@
-"""Mutating real ORC files, for the robustness fuzz test (``tests/test_fuzz_files.py``).
+"""Mutating real ORC files, for the robustness fuzz test (``tests/fuzz/test_fuzz_files.py``).
 
-Files are taken apart and put back together with :mod:`fuzz_model`. Three ways of damaging a
+Files are taken apart and put back together with :mod:`fuzz.model`. Three ways of damaging a
 file, all deterministic:
 
 * :func:`mutate` derives a mutant from a seed: byte-level damage (bit flips and byte
@@ -25,12 +25,12 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from fuzz_model import FileModel, StripeModel, build, parse_model, parse_proto
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
+from fuzz.model import FileModel, StripeModel, build, parse_model, parse_proto
 
 __all__ = ["NAMED", "cut_points", "damage_message", "mutate", "named_mutant", "truncate_at"]
 
