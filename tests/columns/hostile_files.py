@@ -1,7 +1,7 @@
 """Test helpers: small hostile ORC files that once cost minutes of CPU or a RecursionError.
 
 Each builder starts from a valid file written by pyarrow.orc (ORC C++), takes it apart with
-:mod:`fuzz_model` and puts it back together around the hostile part, so everything else in
+:mod:`fuzz.model` and puts it back together around the hostile part, so everything else in
 the file is consistent and only the named problem remains (issue 20, items 4 and 5):
 
 * :func:`decimal_scales_file`: a decimal column whose SECONDARY stream (each value's scale)
@@ -21,7 +21,7 @@ import io
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as pa_orc
-from fuzz_model import FileModel, StripeModel, build, parse_model
+from fuzz.model import FileModel, StripeModel, build, parse_model
 from stream_builders import varint, zigzag
 
 from aorc.format._proto import orc_proto_pb2 as pb

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 import zstandard
-from fuzz_model import StreamModel, StripeModel, build, parse_model
+from fuzz.model import StreamModel, StripeModel, build, parse_model
 
 import aorc.sync
 from aorc.format._proto import orc_proto_pb2 as pb
