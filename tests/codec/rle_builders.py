@@ -5,8 +5,13 @@ Plain Python integers, written from the ORC specification's tables, independent 
 
 from __future__ import annotations
 
+from helpers.varints import varint
+from helpers.varints import zigzag as zigzag  # re-exported for the RLE tests
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+#: The unsigned varint under the name the RLE tests use (both from helpers.varints).
+uvarint = varint
 
 # The RLE v2 5-bit width codes, from the specification's table (widths 22 and 23 included).
 WIDTH_CODE = {w: w - 1 for w in range(1, 25)} | {
@@ -24,18 +29,6 @@ def unzigzag(u: int) -> int:
     return (u >> 1) ^ -(u & 1)
 
 
-def zigzag(v: int) -> int:
-    return 2 * v if v >= 0 else -2 * v - 1
-
-
-def uvarint(u: int) -> bytes:
-    """Base-128 varint of a non-negative integer of any size."""
-    out = bytearray()
-    while True:
-        byte, u = u & 0x7F, u >> 7
-        out.append(byte | (0x80 if u else 0))
-        if not u:
-            return bytes(out)
 
 
 def pack_be(values: list[int], width: int) -> bytes:

@@ -9,28 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from helpers.varints import varint, zigzag
+
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns import DictStripeStreams
-
-
-def varint(value: int) -> bytes:
-    """Unsigned base-128 varint, least significant group first."""
-    if value < 0:
-        raise ValueError("varint of a negative number")
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def zigzag(value: int) -> int:
-    """Zigzag encoding of a signed integer of any size."""
-    return 2 * value if value >= 0 else -2 * value - 1
 
 
 def literal_rle_v1(values: Iterable[int], signed: bool) -> bytes:

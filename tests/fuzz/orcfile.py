@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import cramjam
+from helpers.varints import varint, zigzag
 
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import (
@@ -29,21 +30,6 @@ __all__ = ["K", "Stream", "Stripe", "chunk", "delta_runs", "direct_v2", "frame",
 
 K = pb.Stream.Kind
 MAGIC = b"ORC"
-
-
-def varint(value: int) -> bytes:
-    """Unsigned base-128 varint, least significant group first."""
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def zigzag(value: int) -> int:
-    """Zigzag encoding of a signed integer."""
-    return 2 * value if value >= 0 else -2 * value - 1
 
 
 def direct_v2(values: Iterable[int], signed: bool) -> bytes:

@@ -11,22 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from aorc.format._proto import orc_proto_pb2 as pb
+from helpers.varints import varint
 
 __all__ = ["long_stripe_file"]
 
 _RUN = 512  # values per RLE v2 run (the most)
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def _delta_runs(rows: int, step: int) -> bytes:
@@ -37,7 +26,7 @@ def _delta_runs(rows: int, step: int) -> bytes:
         zig_base = 2 * start * step  # non-negative: zigzag is 2 * value
         zig_delta = 2 * step
         out += bytes([0xC0 | ((length - 1) >> 8), (length - 1) & 0xFF])
-        out += _varint(zig_base) + _varint(zig_delta)
+        out += varint(zig_base) + varint(zig_delta)
     return bytes(out)
 
 
