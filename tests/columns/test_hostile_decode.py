@@ -17,6 +17,7 @@ import sys
 
 import pyarrow.orc as pa_orc
 import pytest
+from helpers.child_code import HWM
 from hostile_files import (
     decimal_scales_file,
     deep_table,
@@ -46,13 +47,7 @@ def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
-def hwm():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
+""" + HWM + r"""
 start = cpu()
 try:
     table = asyncio.run(aorc.read_table(sys.argv[1]))

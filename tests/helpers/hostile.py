@@ -27,6 +27,7 @@ from fuzz.model import StreamModel, StripeModel, build, parse_model
 import aorc.sync
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import HEADER_SIZE, CompressionKind, compress_stream
+from helpers.child_code import HWM
 
 __all__ = [
     "BOMB_BLOCK",
@@ -206,13 +207,7 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import aorc
 from aorc.format.tail import parse_tail
 
-def hwm():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
+""" + HWM + r"""
 async def main(path, mode):
     if mode == "metadata":
         data = open(path, "rb").read()

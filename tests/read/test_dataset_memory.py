@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as pa_orc
+from helpers.child_code import HWM
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES, ROWS = 24, 500_000  # 8 MB of Arrow data per file, 192 MB in all
@@ -22,12 +23,7 @@ CHILD = textwrap.dedent("""
     import asyncio, sys
     import aorc
 
-    def hwm():
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-        raise AssertionError("no VmHWM")
+""") + HWM + textwrap.dedent("""
 
     async def main(root):
         ds = await aorc.open_dataset(root, max_open_files=2)

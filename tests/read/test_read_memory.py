@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 import pytest
+from helpers.child_code import HWM
 
 MiB = 1 << 20
 RUNS = 4  # children per test (see the module's docstring)
@@ -36,13 +37,7 @@ CHILD = r"""
 import asyncio, json, sys
 import aorc
 
-def hwm():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
+""" + HWM + r"""
 async def main(path):
     async with aorc.open_reader(path) as reader:
         bounds, total = [], 0
@@ -159,13 +154,7 @@ sys.path.insert(0, sys.argv[3])
 from helpers.long_stripe import long_stripe_file
 import aorc
 
-def hwm():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
+""" + HWM + r"""
 async def batches(data, batch_size, via):
     if via != "dataset":  # a filter that every row matches still decodes them all
         filters = [("a", ">=", 0)] if via == "filtered" else None
