@@ -18,8 +18,11 @@ import os
 import resource
 import signal
 
-__all__ = ["IDLE_CPU", "SIGXCPU_EXIT", "cap_cpu", "cap_memory", "child_cpu_seconds",
-           "cpu_seconds", "memory", "reset_peak"]
+__all__ = ["ACCEPTABLE", "IDLE_CPU", "SIGXCPU_EXIT", "cap_cpu", "cap_memory",
+           "child_cpu_seconds", "cpu_seconds", "judge", "memory", "reset_peak"]
+
+#: Outcomes a read may end with: a result, or an ``aorc.errors`` exception.
+ACCEPTABLE = frozenset({"ok", "aorc"})
 
 #: CPU seconds under which a silent child counts as blocked over its parent's hang timeout: a
 #: blocked interpreter uses next to none, a busy one far more even on a machine loaded 50
@@ -93,3 +96,16 @@ def cap_cpu(seconds: float) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def judge(status: str, detail: str, cpu: float, cpu_bound: float, rss: int, rss_bound: int,
+          sep: str = "\n") -> tuple[str, str]:
+    """An acceptable outcome that took more than ``cpu_bound`` CPU seconds is ``slow``, one
+    whose peak RSS passed ``rss_bound`` bytes is ``memory`` (the bound said before
+    ``detail``, after ``sep``); any other outcome stays as it is."""
+    if status in ACCEPTABLE and cpu > cpu_bound:
+        return "slow", f"{cpu:.1f}s of CPU time, more than {cpu_bound:.0f}s{sep}{detail}"
+    if status in ACCEPTABLE and rss > rss_bound:
+        return "memory", (f"peak RSS {rss / 2**20:.0f} MiB, more than "
+                          f"{rss_bound / 2**20:.0f} MiB{sep}{detail}")
+    return status, detail

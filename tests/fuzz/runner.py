@@ -56,7 +56,7 @@ __all__ = ["BaseFile", "Bounds", "FuzzReport", "InvalidResult", "Outcome", "chil
 
 _TESTS = Path(__file__).resolve().parents[1]
 _REPO = _TESTS.parent
-ACCEPTABLE = frozenset({"ok", "aorc"})
+ACCEPTABLE = limits.ACCEPTABLE
 #: A job: (index of the base file, seed, kind), kind ``"random"`` (:func:`mutations.mutate`),
 #: ``"cut"`` (:func:`mutations.truncate_at`, the seed picks the boundary) or ``"named"``
 #: (:func:`mutations.named_mutant`, the seed picks the damage and the way of reading).
@@ -581,11 +581,7 @@ def _run_job(base: dict[str, Any], seed: int, kind: str, loop: Any, cache: dict[
         status, detail = classify_exception(exc)
     used = limits.cpu_seconds() - cpu
     rss = limits.memory("VmHWM")
-    if status in ACCEPTABLE and used > bounds.cpu:
-        status, detail = "slow", f"{used:.1f}s of CPU time, more than {bounds.cpu:.0f}s\n{detail}"
-    elif status in ACCEPTABLE and rss > bounds.rss:
-        status, detail = "memory", (f"peak RSS {rss / 2**20:.0f} MiB, more than "
-                                    f"{bounds.rss / 2**20:.0f} MiB\n{detail}")
+    status, detail = limits.judge(status, detail, used, bounds.cpu, rss, bounds.rss)
     return {"status": status, "mode": mode, "mutation": mutation[:300], "detail": detail,
             "seconds": time.perf_counter() - started, "cpu": used, "rss_mb": rss / 2**20,
             "peak_mb": max(0, rss - peak) / 2**20 if peak else 0.0}

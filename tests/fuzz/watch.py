@@ -33,7 +33,7 @@ __all__ = ["ACCEPTABLE", "Watched", "child_main", "watch"]
 
 _TESTS = Path(__file__).resolve().parents[1]
 _REPO = _TESTS.parent
-ACCEPTABLE = frozenset({"ok", "aorc"})
+ACCEPTABLE = limits.ACCEPTABLE
 
 
 @dataclass(frozen=True)
@@ -179,11 +179,7 @@ def child_main() -> None:
         status, detail = _classify(exc)
     used = limits.cpu_seconds() - cpu
     rss = limits.memory("VmHWM")
-    if status in ACCEPTABLE and used > cpu_bound:
-        status, detail = "slow", f"{used:.1f}s of CPU time, more than {cpu_bound:.0f}s; {detail}"
-    elif status in ACCEPTABLE and rss > rss_bound:
-        status, detail = "memory", (f"peak RSS {rss / 2**20:.0f} MiB, more than "
-                                    f"{rss_bound / 2**20:.0f} MiB; {detail}")
+    status, detail = limits.judge(status, detail, used, cpu_bound, rss, rss_bound, "; ")
     report = {"status": status, "detail": detail, "cpu": used, "rss_mb": rss / 2**20}
     sys.stdout.write(f"R {json.dumps(report)}\n")
     sys.stdout.flush()
