@@ -258,12 +258,6 @@ def _timestamp_texts(col: pa.Array) -> list[Any]:
     return out
 
 
-def _rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-    columns = [_column_values(batch.column(i)) for i in range(batch.num_columns)]
-    names = batch.schema.names
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
 def _jsonl(batch: pa.RecordBatch) -> str:
     """The batch's rows as JSON lines (``json.dumps`` of each row, made column-wise)."""
     return jsonl_text(batch.columns, batch.schema.names, _column_values, _json_default)

@@ -14,11 +14,14 @@ import pytest
 from helpers.random_tables import random_table
 
 from aorc.cli.jsonl import jsonl_text
-from aorc.cli.main import _column_values, _json_default, _jsonl, _rows
+from aorc.cli.main import _column_values, _json_default, _jsonl
 
 
 def _oracle(batch: pa.RecordBatch) -> list[Any]:
-    return [json.loads(json.dumps(row, default=_json_default)) for row in _rows(batch)]
+    """What the CLI printed before: ``json.dumps`` of each row's dict."""
+    columns = [_column_values(batch.column(i)) for i in range(batch.num_columns)]
+    rows = [dict(zip(batch.schema.names, row, strict=True)) for row in zip(*columns, strict=True)]
+    return [json.loads(json.dumps(row, default=_json_default)) for row in rows]
 
 
 def _same(a: Any, b: Any) -> bool:
