@@ -1,0 +1,247 @@
+"""Polars scans of ORC files and datasets: an IO source (``polars.io.plugins``) over aorc.
+
+A scan opens the file or dataset once (its tails, for the schema) and hands Polars a
+:class:`polars.LazyFrame`. Each time Polars runs it, the source gets the projected columns,
+the predicate, a row limit and a batch size: the columns become aorc's ``columns=``, the
+predicate is translated into aorc filters where it maps (:mod:`aorc.polars.predicate`) to
+prune partitions, stripes, row groups and bloom-filtered groups, and is then applied to every
+batch in full; reading stops once the limit is reached. Batches come from aorc's async reader
+running on :mod:`aorc.sync`'s event loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+from polars.io.plugins import register_io_source
+
+from aorc.errors import AorcError, SchemaError, UnsupportedFeatureError
+from aorc.io import IOStats
+from aorc.polars.predicate import Clauses, to_filters
+from aorc.read.dataset import Dataset, open_dataset
+from aorc.read.discovery import DatasetSource, file_or_dataset
+from aorc.read.pushdown import ScanStats
+from aorc.sync import run
+
+__all__ = ["OrcScan", "open_scan", "read_orc", "scan_orc"]
+
+_DEFAULT_BATCH = 65536
+
+
+class OrcScan:
+    """An ORC file or dataset opened for Polars; get one from :func:`open_scan`.
+
+    :meth:`lazy` makes a :class:`polars.LazyFrame` of it (any number of times); the
+    counters of every run add up in :attr:`scan_stats` and :attr:`io_stats`.
+
+    Attributes:
+        dataset: the aorc dataset read (a single file is a dataset of one file).
+        schema: the Polars schema: data columns, then partition columns.
+    """
+
+    def __init__(self, dataset: Dataset, filters: Any = None) -> None:
+        self.dataset = dataset
+        self.schema = polars_schema(dataset.schema)
+        self._filters = filters
+
+    @property
+    def scan_stats(self) -> ScanStats:
+        """Stripes and row groups pruned and read, rows read and returned, so far."""
+        return self.dataset.scan_stats
+
+    @property
+    def io_stats(self) -> IOStats:
+        """Requests and bytes of the listing, the tails and every read so far."""
+        return self.dataset.io_stats
+
+    def lazy(self) -> pl.LazyFrame:
+        """A LazyFrame reading this file or dataset."""
+        keywords: dict[str, Any] = {"schema": self.schema}
+        if "explain_name" in inspect.signature(register_io_source).parameters:
+            keywords["explain_name"] = "aorc ORC"
+        return register_io_source(self._source, **keywords)
+
+    def filters_for(self, predicate: pl.Expr | None) -> Any:
+        """The aorc filters a run with ``predicate`` reads with: the scan's own ``filters``
+        and what of ``predicate`` maps (see :mod:`aorc.polars.predicate`)."""
+        implied = to_filters(predicate, self.schema) if predicate is not None else None
+        own = self._filters
+        if implied is None:
+            return own
+        if own is None:
+            return implied
+        if isinstance(own, list):
+            return _and(_as_clauses(own), implied)
+        return own  # a pyarrow expression: it prunes by itself; Polars filters the rest
+
+    def _source(self, with_columns: list[str] | None, predicate: pl.Expr | None,
+                n_rows: int | None, batch_size: int | None) -> Iterator[pl.DataFrame]:
+        columns = list(with_columns) if with_columns is not None else None
+        read = columns
+        if columns is not None and predicate is not None:
+            extra = [c for c in predicate.meta.root_names() if c not in columns]
+            read = columns + list(dict.fromkeys(extra))
+        filters = self.filters_for(predicate)
+        left = n_rows
+        if left is not None and left <= 0:
+            return
+        source = self.dataset.iter_batches(read, filters,
+                                           batch_size=batch_size or _DEFAULT_BATCH)
+        try:
+            while left is None or left > 0:
+                try:
+                    batch = run(source.__anext__())
+                except StopAsyncIteration:
+                    return
+                frame = _frame(batch)
+                if predicate is not None:
+                    frame = frame.filter(predicate)
+                if read is not columns and columns is not None:
+                    frame = frame.select(columns)
+                if left is not None:
+                    frame = frame.head(left)
+                    left -= frame.height
+                yield frame
+        finally:
+            run(source.aclose())
+
+
+def _frame(batch: pa.RecordBatch) -> pl.DataFrame:
+    frame = pl.from_arrow(batch)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _as_clauses(filters: list[Any]) -> Clauses:
+    if filters and isinstance(filters[0], tuple):
+        return [list(filters)]
+    return [list(clause) for clause in filters]
+
+
+def _and(a: Clauses, b: Clauses) -> Clauses:
+    return [x + y for x in a for y in b]
+
+
+def polars_schema(schema: pa.Schema) -> pl.Schema:
+    """The Polars schema of data read with Arrow ``schema``.
+
+    Raises:
+        UnsupportedFeatureError: a column of a type Polars has no equivalent of (a union).
+    """
+    columns: dict[str, Any] = {}
+    for field in schema:
+        try:
+            frame = pl.from_arrow(pa.schema([field]).empty_table())
+        except Exception as exc:
+            raise UnsupportedFeatureError(
+                f"column {field.name!r}: Polars has no type for Arrow {field.type} "
+                f"(select the other columns with aorc.read_table)") from exc
+        assert isinstance(frame, pl.DataFrame)
+        columns.update(frame.schema)
+    return pl.Schema(columns)
+
+
+async def _open(source: DatasetSource | str, partitioning: Any,
+                keywords: dict[str, Any]) -> Dataset:
+    async def one_file() -> Dataset:
+        return await open_dataset([source], partitioning=None,  # type: ignore[list-item]
+                                  **keywords)
+
+    async def many() -> Dataset:
+        return await open_dataset(source, partitioning=partitioning, **keywords)
+
+    dataset: Dataset = await file_or_dataset(source, one_file, many)
+    return dataset
+
+
+def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any] | None = None,
+              partitioning: Any = "hive", schema: pa.Schema | None = None,
+              filters: Any = None, timestamp_unit: str = "ns", max_open_files: int = 16,
+              path_glob_filter: str | None = None,
+              read_dictionary: Sequence[str] | None = None) -> OrcScan:
+    """Open an ORC file or dataset for Polars (its tails are read now, for the schema).
+
+    Args are those of :func:`scan_orc`.
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``source``.
+        SchemaError, CorruptFileError: as :func:`aorc.open_dataset`.
+        UnsupportedFeatureError: a column of a type Polars lacks (a union).
+    """
+    if filters is not None and not isinstance(filters, list) and not _is_expression(filters):
+        raise SchemaError("filters must be list-form filters or a pyarrow.compute "
+                          f"Expression, got {type(filters).__name__}")
+    keywords = {"storage_options": storage_options, "schema": schema,
+                "timestamp_unit": timestamp_unit, "max_open_files": max_open_files,
+                "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary}
+    dataset = run(_open(source, partitioning, keywords))
+    return OrcScan(dataset, filters)
+
+
+def _is_expression(value: Any) -> bool:
+    import pyarrow.compute as pc
+
+    return isinstance(value, pc.Expression)
+
+
+def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] | None = None,
+             partitioning: Any = "hive", schema: pa.Schema | None = None,
+             filters: Any = None, timestamp_unit: str = "ns", max_open_files: int = 16,
+             path_glob_filter: str | None = None,
+             read_dictionary: Sequence[str] | None = None) -> pl.LazyFrame:
+    """Lazily read an ORC file or dataset as a :class:`polars.LazyFrame`.
+
+    Polars pushes its projection, predicate and row limit down: only the columns used are
+    read, the predicate prunes partitions, stripes and row groups where it maps onto ORC
+    statistics and bloom filters (comparisons of a column with a literal, ``is_in``,
+    ``is_null``, ``is_between``, ``&``, ``|``, ``~``), and a ``head``/``limit`` stops
+    reading once its rows are found.
+
+    Args:
+        source: one file (local path or URL of any aorc store), a folder or object-store
+            prefix (a dataset), or a list of files.
+        storage_options: store settings (see :func:`aorc.open_store`).
+        partitioning: for a dataset, as :func:`aorc.open_dataset` (``"hive"``, a list of
+            names, a pyarrow schema or partitioning, or ``None``).
+        schema: read every file into this Arrow schema (see :func:`aorc.open_dataset`).
+        filters: aorc filters applied to every read besides Polars' predicate (list form
+            or a pyarrow expression): rows they exclude never reach Polars.
+        timestamp_unit: unit of the timestamp columns: ``"s"``, ``"ms"``, ``"us"``, ``"ns"``.
+        max_open_files: files of a dataset read at once.
+        path_glob_filter: read only the dataset files whose names match this glob.
+        read_dictionary: string columns read as Arrow dictionaries (Polars Categorical).
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``source``.
+        UnsupportedFeatureError: a column of a type Polars lacks (a union).
+        SchemaError: as :func:`aorc.open_dataset`.
+    """
+    return open_scan(source, storage_options=storage_options, partitioning=partitioning,
+                     schema=schema, filters=filters, timestamp_unit=timestamp_unit,
+                     max_open_files=max_open_files, path_glob_filter=path_glob_filter,
+                     read_dictionary=read_dictionary).lazy()
+
+
+def read_orc(source: DatasetSource | str, *, columns: Sequence[str] | None = None,
+             n_rows: int | None = None, **keywords: Any) -> pl.DataFrame:
+    """Read an ORC file or dataset into a :class:`polars.DataFrame`.
+
+    Args:
+        source: as :func:`scan_orc`.
+        columns: the columns to read (all by default).
+        n_rows: read at most this many rows.
+        **keywords: the keyword arguments of :func:`scan_orc`.
+    """
+    frame = scan_orc(source, **keywords)
+    if columns is not None:
+        frame = frame.select(list(columns))
+    if n_rows is not None:
+        frame = frame.head(n_rows)
+    out = frame.collect()
+    if not isinstance(out, pl.DataFrame):
+        raise AorcError("Polars returned no DataFrame")
+    return out
