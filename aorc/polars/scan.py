@@ -23,7 +23,7 @@ from aorc.errors import AorcError, SchemaError, UnsupportedFeatureError
 from aorc.io import IOStats
 from aorc.polars.predicate import Clauses, to_filters
 from aorc.read.dataset import Dataset, open_dataset
-from aorc.read.discovery import DatasetSource, file_or_dataset
+from aorc.read.discovery import DatasetSource
 from aorc.read.pushdown import ScanStats
 from aorc.sync import run
 
@@ -145,19 +145,6 @@ def polars_schema(schema: pa.Schema) -> pl.Schema:
     return pl.Schema(columns)
 
 
-async def _open(source: DatasetSource | str, partitioning: Any,
-                keywords: dict[str, Any]) -> Dataset:
-    async def one_file() -> Dataset:
-        return await open_dataset([source], partitioning=None,  # type: ignore[list-item]
-                                  **keywords)
-
-    async def many() -> Dataset:
-        return await open_dataset(source, partitioning=partitioning, **keywords)
-
-    dataset: Dataset = await file_or_dataset(source, one_file, many)
-    return dataset
-
-
 def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any] | None = None,
               partitioning: Any = "hive", schema: pa.Schema | None = None,
               filters: Any = None, timestamp_unit: str = "ns", max_open_files: int = 16,
@@ -178,7 +165,7 @@ def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any]
     keywords = {"storage_options": storage_options, "schema": schema,
                 "timestamp_unit": timestamp_unit, "max_open_files": max_open_files,
                 "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary}
-    dataset = run(_open(source, partitioning, keywords))
+    dataset = run(open_dataset(source, partitioning=partitioning, **keywords))
     return OrcScan(dataset, filters)
 
 
