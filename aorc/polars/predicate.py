@@ -38,8 +38,8 @@ __all__ = ["Clauses", "to_filters"]
 #: An OR of ANDs of ``(column, op, value)``: aorc's list-form filters.
 Clauses = list[list[tuple[Any, ...]]]
 
-_BINARY = {"Eq": "==", "EqValidity": None, "NotEq": "!=", "Lt": "<", "LtEq": "<=",
-           "Gt": ">", "GtEq": ">="}
+_BINARY: dict[str, str | None] = {"Eq": "==", "EqValidity": None, "NotEq": "!=", "Lt": "<",
+                                  "LtEq": "<=", "Gt": ">", "GtEq": ">="}
 _FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<",
             "in": "not in", "not in": "in", "is null": "is not null",
@@ -145,8 +145,9 @@ class _Translator:
                 conjunction = op in ("And", "LogicalAnd")
                 # De Morgan: not (a and b) = not a or not b, in Kleene logic too
                 return _and(left, right) if conjunction != negated else _or(left, right)
-            if op in _BINARY and _BINARY[op] is not None:
-                return self._comparison(body["left"], _BINARY[op], body["right"], negated)
+            comparison = _BINARY.get(op)
+            if comparison is not None:
+                return self._comparison(body["left"], comparison, body["right"], negated)
             raise _Untranslatable
         if kind == "Function":
             return self._function(_function_name(body["function"]), body["function"],

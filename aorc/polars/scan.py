@@ -162,10 +162,10 @@ def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any]
     if filters is not None and not isinstance(filters, list) and not _is_expression(filters):
         raise SchemaError("filters must be list-form filters or a pyarrow.compute "
                           f"Expression, got {type(filters).__name__}")
-    keywords = {"storage_options": storage_options, "schema": schema,
-                "timestamp_unit": timestamp_unit, "max_open_files": max_open_files,
-                "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary}
-    dataset = run(open_dataset(source, partitioning=partitioning, **keywords))
+    dataset = run(open_dataset(source, partitioning=partitioning, schema=schema,
+                               timestamp_unit=timestamp_unit, storage_options=storage_options,
+                               max_open_files=max_open_files, path_glob_filter=path_glob_filter,
+                               read_dictionary=read_dictionary))
     return OrcScan(dataset, filters)
 
 

@@ -25,13 +25,15 @@ _UNSIGNED = {pl.UInt8: pl.Int16, pl.UInt16: pl.Int32, pl.UInt32: pl.Int64, pl.UI
 _NO_ORC_TYPE = (pl.Time, pl.Duration, pl.Null, pl.Object)
 
 
-def _orc_dtype(name: str, dtype: pl.DataType) -> pl.DataType:
+def _orc_dtype(name: str, dtype: Any) -> pl.DataType:
     """The Polars type a column of ``dtype`` is written as."""
     if isinstance(dtype, (pl.Categorical, pl.Enum)):
         return pl.String()
     for unsigned, signed in _UNSIGNED.items():
         if dtype == unsigned:
             return signed()
+    if isinstance(dtype, type):
+        dtype = dtype()
     if isinstance(dtype, _NO_ORC_TYPE):
         raise SchemaError(f"column {name!r}: ORC has no type for Polars {dtype}")
     if isinstance(dtype, pl.Array):
@@ -41,7 +43,8 @@ def _orc_dtype(name: str, dtype: pl.DataType) -> pl.DataType:
     if isinstance(dtype, pl.Struct):
         return pl.Struct({f.name: _orc_dtype(f"{name}.{f.name}", f.dtype)
                           for f in dtype.fields})
-    return dtype
+    same: pl.DataType = dtype
+    return same
 
 
 def _casts(schema: pl.Schema) -> dict[str, pl.DataType]:

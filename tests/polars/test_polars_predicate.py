@@ -10,19 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pytest
 
-pl = pytest.importorskip("polars")
+import aorc.sync
+from aorc.polars import scan_orc
+from aorc.polars.predicate import to_filters
 
-import aorc.sync  # noqa: E402
-from aorc.polars import scan_orc  # noqa: E402
-from aorc.polars.predicate import to_filters  # noqa: E402
-
-SCHEMA = pl.Schema({"i": pl.Int64, "s32": pl.Int32, "f": pl.Float64, "s": pl.String,
-                    "b": pl.Boolean, "d": pl.Date, "t": pl.Datetime("ns"),
+SCHEMA = pl.Schema({"i": pl.Int64(), "s32": pl.Int32(), "f": pl.Float64(), "s": pl.String(),
+                    "b": pl.Boolean(), "d": pl.Date(), "t": pl.Datetime("ns"),
                     "tz": pl.Datetime("ns", "UTC"), "m": pl.Decimal(10, 2),
-                    "l": pl.List(pl.Int64)})
+                    "l": pl.List(pl.Int64())})
 
 
 @pytest.mark.parametrize(("expr", "expected"), [

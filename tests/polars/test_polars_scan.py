@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 
-pl = pytest.importorskip("polars")
-
-import aorc.sync  # noqa: E402
-from aorc.errors import ObjectNotFoundError, SchemaError, UnsupportedFeatureError  # noqa: E402
-from aorc.polars import open_scan, read_orc, scan_orc  # noqa: E402
+import aorc.sync
+from aorc.errors import ObjectNotFoundError, SchemaError, UnsupportedFeatureError
+from aorc.polars import open_scan, read_orc, scan_orc
 
 ROWS = 20_000
 

@@ -8,15 +8,14 @@ import decimal
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 
-pl = pytest.importorskip("polars")
-
-import aorc.sync  # noqa: E402
-from aorc.errors import SchemaError  # noqa: E402
-from aorc.polars import scan_orc, write_orc  # noqa: E402
+import aorc.sync
+from aorc.errors import SchemaError
+from aorc.polars import scan_orc, write_orc
 
 
 def _frame() -> pl.DataFrame:
@@ -118,7 +117,7 @@ def test_an_unsigned_value_beyond_the_signed_range_fails(tmp_path: Path) -> None
 
 def test_not_a_frame_is_a_type_error(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="polars DataFrame or LazyFrame"):
-        write_orc(pa.table({"a": [1]}), tmp_path / "x.orc")  # type: ignore[arg-type]
+        write_orc(pa.table({"a": [1]}), tmp_path / "x.orc")  # type: ignore[arg-type,unused-ignore]
 
 
 def test_write_to_s3(s3_bucket: str, s3_proxy: Any) -> None:
