@@ -14,8 +14,9 @@ environment compiles anything::
 Spark Connect's local server binds the fixed port 15002, so runs that start one are
 serialised by that ``flock`` on a shared machine. ``nox -s build`` checks the packaging:
 sdist and wheel build, and the wheel (with its compiled kernels) installs into a clean
-virtualenv and imports. ``nox -s fuzz -- --seconds N`` fuzzes the reader for longer than the
-main test run's two minutes (see ``tests/fuzz/cli.py``).
+virtualenv and imports. ``nox -s polars-1`` runs ``tests/polars`` under Polars 1.x (the
+main environment has Polars 2). ``nox -s fuzz -- --seconds N`` fuzzes the reader for longer
+than the main test run's two minutes (see ``tests/fuzz/cli.py``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,14 @@ def _make_connect_session(name: str, line: str) -> None:
 
 _make_connect_session("spark-connect", NEWEST)
 _make_connect_session(f"spark-connect-{OLDEST_CONNECT}", OLDEST_CONNECT)
+
+
+@nox.session(name="polars-1", reuse_venv=True)
+def polars_1(session: nox.Session) -> None:
+    """tests/polars under the newest Polars 1.x (the main environment has Polars 2)."""
+    session.install(*_requirements("test"), "polars>=1,<2")
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/polars"]
+    session.run("python", "-m", "pytest", *args, env={"PYTHONPATH": str(ROOT)})
 
 
 @nox.session(name="fuzz", reuse_venv=True)
