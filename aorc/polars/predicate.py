@@ -58,9 +58,9 @@ def to_filters(predicate: pl.Expr, schema: Mapping[str, pl.DataType]) -> Clauses
     nothing of it maps (no pruning)."""
     try:
         tree = json.loads(predicate.meta.serialize(format="json"))
-    except Exception:  # noqa: BLE001 - an expression Polars cannot serialize: no pruning
-        return None
-    clauses = _Translator(schema).node(tree, negated=False)
+        clauses = _Translator(schema).node(tree, negated=False)
+    except Exception:  # noqa: BLE001 - an expression this Polars serializes otherwise
+        return None  # no pruning; Polars' own filter is exact
     if clauses == _TRUE:
         return None
     return clauses
@@ -201,7 +201,10 @@ class _Translator:
         column, dtype = self._column(left)
         series = _constant(right)
         if isinstance(series.dtype, (pl.List, pl.Array)):
-            series = series.explode()
+            members = series.item()  # the one list, as a Series
+            if not isinstance(members, pl.Series):
+                raise _Untranslatable
+            series = members
         nulls = series.null_count()
         series = series.drop_nulls()
         members = [_scalar(series.slice(i, 1), dtype) for i in range(series.len())]
