@@ -12,6 +12,7 @@ running on :mod:`aorc.sync`'s event loop.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -19,9 +20,10 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
-from aorc.errors import AorcError, SchemaError, UnsupportedFeatureError
+from aorc.errors import AorcError, SchemaError
 from aorc.io import IOStats
-from aorc.polars.predicate import Clauses, to_filters
+from aorc.polars.predicate import to_filters
+from aorc.polars.stream import combine_filters, frames, polars_schema, read_columns
 from aorc.read.dataset import Dataset, open_dataset
 from aorc.read.discovery import DatasetSource
 from aorc.read.pushdown import ScanStats
@@ -69,80 +71,16 @@ class OrcScan:
         """The aorc filters a run with ``predicate`` reads with: the scan's own ``filters``
         and what of ``predicate`` maps (see :mod:`aorc.polars.predicate`)."""
         implied = to_filters(predicate, self.schema) if predicate is not None else None
-        own = self._filters
-        if implied is None:
-            return own
-        if own is None:
-            return implied
-        if isinstance(own, list):
-            return _and(_as_clauses(own), implied)
-        return own  # a pyarrow expression: it prunes by itself; Polars filters the rest
+        return combine_filters(self._filters, implied)
 
     def _source(self, with_columns: list[str] | None, predicate: pl.Expr | None,
                 n_rows: int | None, batch_size: int | None) -> Iterator[pl.DataFrame]:
-        columns = list(with_columns) if with_columns is not None else None
-        read = columns
-        if columns is not None and predicate is not None:
-            extra = [c for c in predicate.meta.root_names() if c not in columns]
-            read = columns + list(dict.fromkeys(extra))
-        filters = self.filters_for(predicate)
-        left = n_rows
-        if left is not None and left <= 0:
+        if n_rows is not None and n_rows <= 0:
             return
-        source = self.dataset.iter_batches(read, filters,
+        read = read_columns(with_columns, predicate)
+        source = self.dataset.iter_batches(read, self.filters_for(predicate),
                                            batch_size=batch_size or _DEFAULT_BATCH)
-        try:
-            while left is None or left > 0:
-                try:
-                    batch = run(source.__anext__())
-                except StopAsyncIteration:
-                    return
-                frame = _frame(batch)
-                if predicate is not None:
-                    frame = frame.filter(predicate)
-                if read is not columns and columns is not None:
-                    frame = frame.select(columns)
-                if left is not None:
-                    frame = frame.head(left)
-                    left -= frame.height
-                yield frame
-        finally:
-            run(source.aclose())
-
-
-def _frame(batch: pa.RecordBatch) -> pl.DataFrame:
-    frame = pl.from_arrow(batch)
-    assert isinstance(frame, pl.DataFrame)
-    return frame
-
-
-def _as_clauses(filters: list[Any]) -> Clauses:
-    if filters and isinstance(filters[0], tuple):
-        return [list(filters)]
-    return [list(clause) for clause in filters]
-
-
-def _and(a: Clauses, b: Clauses) -> Clauses:
-    return [x + y for x in a for y in b]
-
-
-def polars_schema(schema: pa.Schema) -> pl.Schema:
-    """The Polars schema of data read with Arrow ``schema``.
-
-    Raises:
-        UnsupportedFeatureError: a column of a type Polars has no equivalent of (a union).
-    """
-    columns: dict[str, Any] = {}
-    for field in schema:
-        try:
-            frame = pl.from_arrow(pa.schema([field]).empty_table())
-        except Exception as exc:
-            raise UnsupportedFeatureError(
-                f"column {field.name!r}: Polars has no type for Arrow {field.type} "
-                f"(select the other columns with aorc.read_table)") from exc
-        assert isinstance(frame, pl.DataFrame)
-        columns.update(frame.schema)
-    return pl.Schema(columns)
+        yield from frames(source, with_columns, predicate, n_rows)
 
 
 def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any] | None = None,
@@ -190,7 +128,9 @@ def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] 
 
     Args:
         source: one file (local path or URL of any aorc store), a folder or object-store
-            prefix (a dataset), or a list of files.
+            prefix (a dataset), a list of files, or a pyiceberg ``Table`` whose data files
+            are ORC (needs the ``iceberg`` extra; read by :mod:`aorc.iceberg`, with
+            ``filters`` and ``storage_options`` only: see :mod:`aorc.polars.iceberg`).
         storage_options: store settings (see :func:`aorc.open_store`).
         partitioning: for a dataset, as :func:`aorc.open_dataset` (``"hive"``, a list of
             names, a pyarrow schema or partitioning, or ``None``).
@@ -207,6 +147,11 @@ def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] 
         UnsupportedFeatureError: a column of a type Polars lacks (a union).
         SchemaError: as :func:`aorc.open_dataset`.
     """
+    if not isinstance(source, (str, list, tuple, os.PathLike)):
+        from aorc.polars.iceberg import is_iceberg_table, scan_iceberg
+
+        if is_iceberg_table(source):
+            return scan_iceberg(source, filters=filters, storage_options=storage_options)
     return open_scan(source, storage_options=storage_options, partitioning=partitioning,
                      schema=schema, filters=filters, timestamp_unit=timestamp_unit,
                      max_open_files=max_open_files, path_glob_filter=path_glob_filter,
