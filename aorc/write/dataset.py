@@ -28,6 +28,7 @@ effect -- and the local folders it created; the error notes any file it could no
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import uuid
@@ -253,6 +254,10 @@ class _DatasetWriter:
         self.folders: set[str] = set()
         self.written: list[str] = []
         self.stats = DatasetWriteStats()
+        # One thread encodes every file's stripes (as the sink's files do): fewer threads
+        # allocating, fewer allocator heaps holding freed memory.
+        self.encoder = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="aorc-dataset-encoder")
 
     # ----------------------------------------------------------------- rows
 
@@ -281,6 +286,7 @@ class _DatasetWriter:
         writer = open_writer(uri, self.file_schema, options=self.options,
                              storage_options=self.storage_options)
         writer.stripe_arrow_limit = max(1, self.max_memory // STRIPE_SHARE)
+        writer.executor = self.encoder
         self.state.started.add(uri)
         f = self.open[folder] = _OpenFile(writer, uri)
         self.stats.peak_open_files = max(self.stats.peak_open_files, len(self.open))
@@ -335,15 +341,18 @@ class _DatasetWriter:
             self.errors.append(cast(BaseException, task.exception()))
 
     async def _finish(self, f: _OpenFile) -> None:
-        async with self.limit:
-            try:
+        try:
+            async with self.limit:
                 await f.writer.close()
-            finally:
-                # A cancellation can arrive once the file is visible (its rename or final
-                # request cannot be recalled): the writer knows, and the clean-up must
-                # delete it.
-                if f.writer.completed:
-                    self.state.done.append(f.uri)
+        except BaseException:
+            # (cancelled while waiting for its turn, the file is still open: drop it)
+            await _run_to_end(f.writer.abort())
+            raise
+        finally:
+            # A cancellation can arrive once the file is visible (its rename or final
+            # request cannot be recalled): the writer knows, and the clean-up must delete it.
+            if f.writer.completed:
+                self.state.done.append(f.uri)
         self.written.append(f.uri)
         if self.counter is not None:
             self.counter.advance(f.rows)
@@ -469,6 +478,7 @@ async def _write_stream(stream: BatchStream, base: str, partition_cols: list[str
         raise
     finally:
         _LAST_STATS[0] = engine.stats
+        engine.encoder.shutdown(wait=False)
     if existing_data_behavior == "delete_matching":
         await _delete_others(engine.folders, set(written), storage_options)
     return sorted(written)

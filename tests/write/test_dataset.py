@@ -217,7 +217,8 @@ async def test_an_exception_mid_stream_leaves_nothing(tmp_path: Path, template: 
         mp.setattr(OrcWriter, "close", close)
         with pytest.raises(_Boom):
             await aorc.write_dataset(source(), tmp_path / "ds", partition_cols=["k"],
-                                     max_memory=128 << 10, basename_template=template)
+                                     max_memory=128 << 10, basename_template=template,
+                                     max_concurrency=1)  # (closes wait for their turn)
     assert completed  # files had been completed before the failure ...
     assert _files(tmp_path) == []  # ... and are gone, with their folders
     assert not (tmp_path / "ds").exists()
