@@ -1,7 +1,7 @@
 """write_dataset streams its input: any kind of input gives the rows pyarrow's own
 write_dataset gives, a small memory budget closes files early (counted, never losing or
 duplicating rows), a generator is pulled lazily, and a failure or cancellation in the middle
-of the stream leaves nothing. (Peak memory: tests/write/test_dataset_memory.py.)"""
+of the stream leaves nothing. (Peak memory: tests/write/test_write_dataset_memory.py.)"""
 
 from __future__ import annotations
 
