@@ -262,7 +262,17 @@ class _DatasetWriter:
     # ----------------------------------------------------------------- rows
 
     async def write(self, batch: pa.RecordBatch) -> None:
-        """Give ``batch``'s rows to their partitions' files."""
+        """Give ``batch``'s rows to their partitions' files, in pieces of at most a
+        :data:`STRIPE_SHARE` of the budget (the partitions' copies of a large batch, a
+        Table's one chunk say, stay small)."""
+        if not batch.num_rows:
+            return
+        per_row = max(1, batch.nbytes // batch.num_rows)
+        step = max(1, self.max_memory // STRIPE_SHARE // per_row)
+        for start in range(0, batch.num_rows, step):
+            await self._write_piece(batch.slice(start, step))
+
+    async def _write_piece(self, batch: pa.RecordBatch) -> None:
         for values, rows in _split(batch, self.partition_cols):
             folder = registry.join(self.base, _folder(values)) if values else self.base
             self.folders.add(folder)

@@ -295,3 +295,24 @@ async def test_streaming_to_s3_with_a_small_budget(s3_env: str, s3_client: Any,
     back = await aorc.read_dataset(f"s3://{s3_bucket}/ds", storage_options=options)
     rows = sorted(back.select(["k", "s", "x", "t"]).to_pylist(), key=lambda r: r["t"])
     assert rows == _expected(batches)
+
+
+async def test_a_large_batch_is_split_in_pieces_of_an_eighth_of_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-chunk Table is partitioned piece by piece, so the partitions' copies stay
+    within the budget (not a second copy of the whole table)."""
+    table = pa.Table.from_batches([pa.concat_batches(_batches(n_batches=6, rows=4_000))])
+    assert table.column("k").num_chunks == 1
+    sizes: list[int] = []
+    original = wd._split
+
+    def split(batch: pa.RecordBatch, cols: Any) -> Any:
+        sizes.append(batch.nbytes)
+        return original(batch, cols)
+
+    monkeypatch.setattr(wd, "_split", split)
+    budget = 512 << 10
+    await aorc.write_dataset(table, tmp_path / "ds", partition_cols=["k", "s"],
+                             max_memory=budget)
+    assert len(sizes) > 8 and max(sizes) <= budget // 8 * 1.1  # (rows vary in size)
+    assert _read_hive(tmp_path / "ds") == _expected(table.to_batches())
