@@ -36,6 +36,7 @@ A stripe never holds more than :data:`MAX_ARROW_FACTOR` times ``stripe_size`` (n
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import math
 from collections.abc import Mapping
 from types import TracebackType
@@ -57,6 +58,7 @@ from aorc.write.stripe import encode_stripe
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "IN_FLIGHT_COPIES",
     "OrcWriter",
     "WriteOptions",
     "open_writer",
@@ -70,6 +72,8 @@ MAX_ARROW_FACTOR = 4
 MAX_STRIPE_ARROW_BYTES = 1 << 30
 #: Encoded bytes per Arrow byte assumed before the first stripe is written.
 INITIAL_RATIO = 1.0
+#: Copies of an object-store part being uploaded: the part, and the HTTP client's copy.
+IN_FLIGHT_COPIES = 2
 #: The options and their defaults (as pyarrow.orc names them), from :class:`WriteOptions`.
 DEFAULT_OPTIONS: dict[str, Any] = {
     name: getattr(WriteOptions(), name) for name in WriteOptions.names()}
@@ -139,6 +143,13 @@ class OrcWriter:
         self._state = "new"  # new -> open -> closed | failed | aborted
         self.num_rows = 0
         self.peak_memory = 0
+        #: The most Arrow bytes a stripe holds, besides the limits of the module docstring
+        #: (set by writers that share a memory budget among many files; None: no more).
+        self.stripe_arrow_limit: int | None = None
+        #: Where stripes are encoded (None: asyncio's default executor). Writers that share
+        #: a memory budget share one thread: fewer threads allocating, fewer heaps holding
+        #: freed memory.
+        self.executor: concurrent.futures.Executor | None = None
 
     # ----------------------------------------------------------------- properties
 
@@ -189,7 +200,48 @@ class OrcWriter:
         size = self.options.stripe_size
         ratio = self._encoded_total / self._arrow_total if self._arrow_total else INITIAL_RATIO
         target = size / ratio if ratio > 0 else math.inf
-        return max(1, int(min(target, MAX_ARROW_FACTOR * size, MAX_STRIPE_ARROW_BYTES)))
+        limit = self.stripe_arrow_limit or MAX_STRIPE_ARROW_BYTES
+        return max(1, int(min(target, MAX_ARROW_FACTOR * size, MAX_STRIPE_ARROW_BYTES,
+                              limit)))
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Arrow bytes of the rows buffered for the next stripe (a function of the rows
+        written and the options, not of timing)."""
+        return self._buffered_bytes
+
+    @property
+    def memory(self) -> int:
+        """Bytes this writer holds now: rows buffered, a stripe being encoded, encoded bytes
+        waiting to be written, and what the destination buffers (an object store's part
+        being filled, and the parts being uploaded, counted twice: the HTTP client copies
+        the body)."""
+        out = self._output
+        held = (int(getattr(out, "buffered_bytes", 0))
+                + IN_FLIGHT_COPIES * int(getattr(out, "in_flight_bytes", 0)))
+        return self._buffered_bytes + self._encoding_bytes + self._writing_bytes + held
+
+    @property
+    def stripes_pending(self) -> bool:
+        """Whether a stripe handed to encoding is not yet written."""
+        return self._job is not None and not self._job.done()
+
+    async def settle(self) -> None:
+        """Wait until the stripes handed to encoding are written (the buffered rows stay
+        buffered).
+
+        Raises:
+            StoreError: writing a stripe failed (the writer is then broken).
+        """
+        async with self._lock:
+            job = self._job
+            if self._state != "open" or job is None:
+                return
+            try:
+                await asyncio.shield(job)  # (kept: the next stripe counts its ratio)
+            except BaseException:
+                await self._fail()
+                raise
 
     @property
     def memory_limit(self) -> int:
@@ -269,7 +321,8 @@ class OrcWriter:
                 await self._start()
                 await self._flush()
                 await self._wait_job()
-                tail = await asyncio.to_thread(self._assembler.finish)
+                tail = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, self._assembler.finish)
                 await self._output.write(tail)
                 await self._output.complete()
             except BaseException:
@@ -348,8 +401,8 @@ class OrcWriter:
         self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
         self._encoding_bytes = self._encoding_arrow = nbytes
         previous = self._job
-        self._encoding = asyncio.ensure_future(
-            asyncio.to_thread(self._encode_stripe, batches, rows))
+        self._encoding = asyncio.get_running_loop().run_in_executor(
+            self.executor, self._encode_stripe, batches, rows)
         self._job = asyncio.create_task(
             self._stripe_job(self._encoding, previous))
         if previous is not None:
