@@ -21,7 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["jsonl_text"]
+from aorc.cli.values import column_values, json_default
+
+__all__ = ["batch_jsonl", "jsonl_text"]
 
 _NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
 
@@ -86,6 +88,8 @@ def _column(col: pa.Array, to_json: ToJson, default: Default) -> pa.Array:
         out = stamps if stamps is not None else _texts(col, to_json, default)
     elif pa.types.is_date32(t) and _four_digit_years(col):
         out = _quoted(col.cast(pa.string()))
+    elif pa.types.is_decimal(t) and t.scale >= 0:  # Arrow's text is str(Decimal)'s
+        out = pc.binary_join_element_wise('"', col.cast(pa.string()), '"', "")
     else:
         out = _texts(col, to_json, default)
     return pc.fill_null(out, "null")
@@ -209,3 +213,8 @@ def jsonl_text(columns: Sequence[pa.Array], names: Sequence[str], to_json: ToJso
     kind = np.int64 if lines.type == pa.large_string() else np.int32
     bounds = np.frombuffer(offsets, kind)[lines.offset:lines.offset + len(lines) + 1]
     return bytes(memoryview(data)[bounds[0]:bounds[-1]]).decode("utf-8")
+
+
+def batch_jsonl(batch: pa.RecordBatch) -> str:
+    """The batch's rows as JSON lines (``json.dumps`` of each row, made column-wise)."""
+    return jsonl_text(batch.columns, batch.schema.names, column_values, json_default)

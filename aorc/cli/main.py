@@ -23,21 +23,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
-import datetime
-import decimal
 import io
 import json
-import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
@@ -56,7 +50,8 @@ from aorc.cli.dataset import (
     print_dataset_meta,
 )
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
-from aorc.cli.jsonl import jsonl_text
+from aorc.cli.jsonl import batch_jsonl
+from aorc.cli.values import csv_column, json_default
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.options import WriteOptions
@@ -180,88 +175,13 @@ async def _meta(path: str, as_json: bool, out: TextIO,
     finally:
         await opened.close()
     if as_json:
-        json.dump(info, out, indent=2, default=_json_default)
+        json.dump(info, out, indent=2, default=json_default)
         out.write("\n")
     else:
         print_meta(info, out)
 
 
 # =========================================================================== head
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    return str(value)
-
-
-def _plain(value: Any) -> Any:
-    """Values of ``to_pylist`` made JSON-friendly: map entries as key/value objects,
-    non-finite floats as strings."""
-    if isinstance(value, list):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return [{"key": _plain(k), "value": _plain(v)} for k, v in value]
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def _column_values(col: pa.Array) -> list[Any]:
-    """A column's values made JSON-friendly (as :func:`_plain` and :func:`_json_default`
-    would), with fast paths for flat columns."""
-    t = col.type
-    if pa.types.is_nested(t) or pa.types.is_union(t) or pa.types.is_dictionary(t):
-        return [_plain(v) for v in col.to_pylist()]
-    if pa.types.is_timestamp(t) and t.tz in (None, "UTC", "+00:00"):
-        return _timestamp_texts(col)
-    values: list[Any] = col.to_pylist()
-    if pa.types.is_floating(t):
-        finite = pc.all(pc.is_finite(col.fill_null(0.0))).as_py()
-        return values if finite in (True, None) else [_plain(v) for v in values]
-    if (pa.types.is_temporal(t) or pa.types.is_decimal(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)):
-        return [None if v is None else _json_default(v) for v in values]
-    return values
-
-
-_UNITS = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
-
-
-def _timestamp_texts(col: pa.Array) -> list[Any]:
-    """ISO texts of timestamps, as ``isoformat`` gives them (fraction only when not zero:
-    6 digits, or 9 with nanoseconds; ``+00:00`` for UTC), computed column-wise."""
-    per_second = _UNITS[col.type.unit]
-    ticks = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-    seconds, rest = np.divmod(ticks, per_second)
-    whole = pc.strftime(pa.array(seconds, pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
-    nanos = rest * (1_000_000_000 // per_second)
-    suffix = "+00:00" if col.type.tz else ""
-    out: list[Any] = []
-    for text, n, valid in zip(whole.to_pylist(), nanos.tolist(),
-                              col.is_valid().to_pylist(), strict=True):
-        if not valid:
-            out.append(None)
-        elif not n:
-            out.append(text + suffix)
-        elif n % 1000:
-            out.append(f"{text}.{n:09d}{suffix}")
-        else:
-            out.append(f"{text}.{n // 1000:06d}{suffix}")
-    return out
-
-
-def _jsonl(batch: pa.RecordBatch) -> str:
-    """The batch's rows as JSON lines (``json.dumps`` of each row, made column-wise)."""
-    return jsonl_text(batch.columns, batch.schema.names, _column_values, _json_default)
-
 
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
@@ -270,7 +190,7 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
     if n <= 0:
         return
     if is_iceberg_url(path):
-        await table_rows(path, columns, filters, n, lambda batch: out.write(_jsonl(batch)))
+        await table_rows(path, columns, filters, n, lambda batch: out.write(batch_jsonl(batch)))
         return
     async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
         left = n
@@ -278,7 +198,7 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
                                                            filters=selected)) as batches:
             async for batch in batches:
-                out.write(_jsonl(batch.slice(0, left)))
+                out.write(batch_jsonl(batch.slice(0, left)))
                 left -= min(left, batch.num_rows)
                 if not left:
                     break
@@ -286,23 +206,10 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
 
 # =========================================================================== cat
 
-def _csv_column(arr: pa.Array) -> pa.Array:
-    """A column as pyarrow's CSV writer can write it: nested values as JSON text, binary as
-    base64 (as ``head`` prints them)."""
-    t = arr.type
-    if pa.types.is_nested(t) or pa.types.is_union(t):
-        return pa.array([None if v is None else json.dumps(_plain(v), default=_json_default)
-                         for v in arr.to_pylist()], pa.string())
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return pa.array([None if v is None else base64.b64encode(v).decode("ascii")
-                         for v in arr.to_pylist()], pa.string())
-    return arr
-
-
 def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
     from pyarrow import csv
 
-    table = pa.table([_csv_column(c) for c in batch.columns], names=batch.schema.names)
+    table = pa.table([csv_column(c) for c in batch.columns], names=batch.schema.names)
     buffer = io.BytesIO()
     csv.write_csv(table, buffer, csv.WriteOptions(include_header=header,
                                                   quoting_style="needed"))
@@ -329,7 +236,7 @@ async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                     out.write(_csv_text(batch, header))
                     header = False
                 else:
-                    out.write(_jsonl(batch))
+                    out.write(batch_jsonl(batch))
                 bar.update(batch.num_rows)
         bar.close()
         if header:  # no rows: the header alone
@@ -346,7 +253,7 @@ async def _cat_table(url: str, fmt: str, columns: list[str] | None, out: TextIO,
             out.write(_csv_text(batch, header[0]))
             header[0] = False
         else:
-            out.write(_jsonl(batch))
+            out.write(batch_jsonl(batch))
 
     await table_rows(url, columns, filters, None, write)
 

@@ -13,8 +13,10 @@ import pyarrow as pa
 import pytest
 from helpers.random_tables import random_table
 
+from aorc.cli.jsonl import batch_jsonl as _jsonl
 from aorc.cli.jsonl import jsonl_text
-from aorc.cli.main import _column_values, _json_default, _jsonl
+from aorc.cli.values import column_values as _column_values
+from aorc.cli.values import json_default as _json_default
 
 
 def _oracle(batch: pa.RecordBatch) -> list[Any]:
