@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from aorc.cli.values import column_values, json_default
 
-__all__ = ["batch_jsonl", "jsonl_text"]
+__all__ = ["batch_jsonl", "batch_jsonl_bytes", "jsonl_text"]
 
 _NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
 
@@ -218,3 +218,8 @@ def jsonl_text(columns: Sequence[pa.Array], names: Sequence[str], to_json: ToJso
 def batch_jsonl(batch: pa.RecordBatch) -> str:
     """The batch's rows as JSON lines (``json.dumps`` of each row, made column-wise)."""
     return jsonl_text(batch.columns, batch.schema.names, column_values, json_default)
+
+
+def batch_jsonl_bytes(batch: pa.RecordBatch) -> bytes:
+    """:func:`batch_jsonl` as UTF-8 bytes (ASCII: non-ASCII text is escaped)."""
+    return batch_jsonl(batch).encode("ascii")

@@ -49,6 +49,7 @@ from aorc.cli.dataset import (
     open_source,
     print_dataset_meta,
 )
+from aorc.cli.export import OUTPUT_FORMATS, check_output_options, output_format
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
 from aorc.cli.jsonl import batch_jsonl
 from aorc.cli.values import csv_column, json_default
@@ -300,6 +301,11 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _write_options(args: argparse.Namespace) -> WriteOptions:
+    return WriteOptions(**_write_fields(args))
+
+
+def _write_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The writer options given on the command line (and only those)."""
     options: dict[str, Any] = {}
     for name in ("compression", "compression_level", "stripe_size", "compression_block_size",
                  "row_index_stride", "bloom_filter_fpp", "dictionary_key_size_threshold",
@@ -313,7 +319,7 @@ def _write_options(args: argparse.Namespace) -> WriteOptions:
         options["metadata"] = _pairs(args.metadata, "--metadata")
     if args.threads is not None:
         options["use_threads"] = args.threads
-    return WriteOptions(**options)
+    return options
 
 
 # =========================================================================== main
@@ -336,14 +342,27 @@ def _store_parent() -> _Parser:
 
 
 def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
-    conv = sub.add_parser("convert", parents=[parent],
-                          help="write an ORC file from CSV, JSON lines, Parquet or ORC")
-    conv.add_argument("input", help="input file: path or s3:// URL")
-    conv.add_argument("output", help="ORC output: path or s3:// URL")
+    extensions = "; ".join(f"{fmt}: {' '.join(exts)}" for fmt, exts in OUTPUT_FORMATS.items())
+    conv = sub.add_parser(
+        "convert", parents=[parent],
+        help="convert between ORC and Parquet, CSV, JSON lines or Arrow IPC",
+        description="Convert a CSV, JSON lines, Parquet, Arrow IPC (file or stream; Feather "
+        "v2) or ORC file to ORC, Parquet, CSV, JSON lines or Arrow IPC, batch by batch, and "
+        "print the rows and bytes written. The output format comes from the output's "
+        f"extension ({extensions}) or --to; an unknown extension is refused. The ORC "
+        "writer options apply to ORC output only; Parquet takes --compression and "
+        "--compression-level, Arrow IPC --compression (zstd, lz4, none).")
+    conv.add_argument("input", help="input file: path or store URL (s3://, ...)")
+    conv.add_argument("output", help="output file: path or store URL (written atomically)")
     conv.add_argument("--from", dest="fmt", choices=list(FORMATS),
                       help="input format (default: from the extension)")
+    conv.add_argument("--to", choices=list(OUTPUT_FORMATS),
+                      help="output format (default: from the extension; arrow: IPC file, "
+                      "arrows: IPC stream)")
     conv.add_argument("--schema", help="ORC type of the output, e.g. struct<a:int,b:string>")
-    conv.add_argument("--delimiter", default=",", help="CSV field delimiter (,)")
+    conv.add_argument("--delimiter", default=",",
+                      help="CSV field delimiter of the input, and of a CSV output (, or a tab "
+                      "for .tsv)")
     conv.add_argument("--null-values", metavar="LIST",
                       help="comma-separated CSV fields read as null; an empty item means an "
                       "empty field (default: pyarrow.csv's list: '', NULL, null, NA, N/A, NaN, "
@@ -445,12 +464,15 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
         await compact_command(args.source, args.filter, args.target_size, args.min_size, out,
                               options, _write_options(args), args.progress)
     else:
-        await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
-                      delimiter=args.delimiter, storage_options=options,
-                      progress=args.progress,
-                      null_values=(args.null_values.split(",")
-                                   if args.null_values is not None else None),
-                      strings_can_be_null=args.strings_can_be_null, options=_write_options(args))
+        result = await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
+                               delimiter=args.delimiter, storage_options=options,
+                               progress=args.progress,
+                               null_values=(args.null_values.split(",")
+                                            if args.null_values is not None else None),
+                               strings_can_be_null=args.strings_can_be_null, to=args.to,
+                               **_write_fields(args))
+        out.write(f"wrote {result.rows} rows, {result.bytes_written} bytes to {args.output} "
+                  f"({output_format(args.output, args.to)})\n")
 
 
 def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
@@ -463,9 +485,25 @@ def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _check_output(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An unknown output extension, or writer flags the output format does not take, are
+    usage errors (exit status 2), found before anything is read or written."""
+    try:
+        fields = _write_fields(args)
+    except SchemaError:  # a malformed --metadata: reported when the command runs
+        fields = {}
+    try:
+        check_output_options(output_format(args.output, args.to), fields)
+    except SchemaError as exc:
+        parser.error(str(exc))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``aorc`` command; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "convert":
+        _check_output(parser, args)
     out = sys.stdout
     try:
         asyncio.run(_run(args, out))
