@@ -373,6 +373,7 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
                       "an empty field is an empty string)")
     _writer_flags(conv)
     _progress_flags(conv)
+    conv.set_defaults(usage=conv)
 
 
 def _writer_flags(parser: argparse.ArgumentParser) -> None:
@@ -485,7 +486,7 @@ def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _check_output(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _check_output(args: argparse.Namespace) -> None:
     """An unknown output extension, or writer flags the output format does not take, are
     usage errors (exit status 2), found before anything is read or written."""
     try:
@@ -495,15 +496,14 @@ def _check_output(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     try:
         check_output_options(output_format(args.output, args.to), fields)
     except SchemaError as exc:
-        parser.error(str(exc))
+        args.usage.error(str(exc))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``aorc`` command; returns the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     if args.command == "convert":
-        _check_output(parser, args)
+        _check_output(args)
     out = sys.stdout
     try:
         asyncio.run(_run(args, out))
