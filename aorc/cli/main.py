@@ -51,7 +51,7 @@ from aorc.cli.dataset import (
 )
 from aorc.cli.export import OUTPUT_FORMATS, check_output_options, output_format
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
-from aorc.cli.jsonl import batch_jsonl
+from aorc.cli.jsonl import batch_jsonl, batch_jsonl_bytes
 from aorc.cli.values import csv_column, json_default
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
@@ -237,12 +237,22 @@ async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                     out.write(_csv_text(batch, header))
                     header = False
                 else:
-                    out.write(batch_jsonl(batch))
+                    _write_bytes(out, batch_jsonl_bytes(batch))
                 bar.update(batch.num_rows)
         bar.close()
         if header:  # no rows: the header alone
             schema = (await reader.read(columns)).schema
             out.write(_csv_text(pa.RecordBatch.from_pylist([], schema=schema), True))
+
+
+def _write_bytes(out: TextIO, data: memoryview) -> None:
+    """Write ASCII bytes to ``out``: to its binary buffer when it has one (no decoding)."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(str(data, "ascii"))
+    else:
+        out.flush()  # what went through the text layer first
+        buffer.write(data)
 
 
 async def _cat_table(url: str, fmt: str, columns: list[str] | None, out: TextIO,
