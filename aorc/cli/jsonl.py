@@ -147,7 +147,7 @@ def jsonl_bytes(columns: Sequence[pa.Array], names: Sequence[str], to_json: ToJs
     specs = [_spec(columns[i], ("{" if n == 0 else ", ").encode() + json.dumps(
                  names[i]).encode("ascii") + b": ", to_json, default)
              for n, i in enumerate(last.values())]
-    return memoryview(_jsonl.render_lines(specs, rows))
+    return _jsonl.render_lines(specs, rows).data
 
 
 def jsonl_text(columns: Sequence[pa.Array], names: Sequence[str], to_json: ToJson,
