@@ -2,9 +2,6 @@
 
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 TEXT: int
 FLOAT_TEXT: int
 STRING: int
@@ -14,7 +11,7 @@ TIMESTAMP: int
 QUOTED: int
 DECIMAL: int
 
-def render_lines(columns: list[Any], n: int) -> npt.NDArray[np.uint8]:
+def render_lines(columns: list[Any], n: int) -> memoryview:
     """The ``n`` rows of ``columns`` as JSON lines (see ``_jsonl.pyx`` for a column's tuple).
 
     Raises:

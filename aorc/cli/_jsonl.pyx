@@ -15,11 +15,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc
 
-import numpy as np
-
-cimport numpy as cnp
-
-cnp.import_array()
+import pyarrow as pa
 
 #: Column kinds.
 TEXT = 0        # JSON text as it is (offsets, data)
@@ -381,7 +377,7 @@ cdef Py_ssize_t _render(Column* cols, Py_ssize_t ncols, Py_ssize_t n,
 
 
 def render_lines(list columns, Py_ssize_t n):
-    """The ``n`` rows of ``columns`` as JSON lines, as a uint8 array.
+    """The ``n`` rows of ``columns`` as JSON lines (a memoryview of an Arrow buffer).
 
     Each column is a tuple ``(kind, prefix, valid, offsets, data, values, per_second, utc)``:
     ``prefix`` (bytes) is written before the value (``{"key": `` for the first column,
@@ -398,7 +394,7 @@ def render_lines(list columns, Py_ssize_t n):
     cdef const uint8_t[::1] u8
     cdef const int64_t[::1] i64
     cdef const uint64_t[::1] u64
-    cdef cnp.ndarray out
+    cdef char[::1] target
     if cols == NULL:
         raise MemoryError()
     keep = []
@@ -455,13 +451,14 @@ def render_lines(list columns, Py_ssize_t n):
                 raise ValueError(f"unknown column kind {kind}")
         with nogil:
             size = _bound(cols, ncols, n)
-        out = np.empty(size, np.uint8)
+        out = pa.allocate_buffer(max(size, 1))  # Arrow's pool: its pages are reused
+        target = out
         with nogil:
-            written = _render(cols, ncols, n, <uint8_t*>cnp.PyArray_DATA(out))
+            written = _render(cols, ncols, n, <uint8_t*>&target[0])
     finally:
         free(cols)
     if written == -1:
         raise ValueError("a string is not valid UTF-8")
     if written == -2:
         raise ValueError("a timestamp's year is outside 1..9999")
-    return out[:written]
+    return memoryview(out)[:written]

@@ -68,6 +68,15 @@ def _valid(col: pa.Array) -> np.ndarray | None:
     return np.asarray(col.is_valid().to_numpy(zero_copy_only=False), np.uint8)
 
 
+def _values(col: pa.Array, kind: pa.DataType) -> np.ndarray:
+    """The values of a fixed-width column as ``kind``, without a copy when it is of that width
+    already (the values under nulls are whatever the buffer holds: the kernel skips them)."""
+    if col.type.bit_width != kind.bit_width or pa.types.is_boolean(col.type):
+        col = col.cast(kind)
+    dtype = np.uint8 if kind == pa.uint8() else np.int64
+    return np.frombuffer(col.buffers()[1], dtype)[col.offset:col.offset + len(col)]
+
+
 def _text(kind: int, prefix: bytes, texts: pa.Array) -> Spec:
     """A spec of a string array's text (offsets made absolute int64, as the kernel takes)."""
     if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
@@ -94,23 +103,20 @@ def _spec(col: pa.Array, prefix: bytes, to_json: ToJson, default: Default) -> Sp
     """How the kernel writes one column."""
     t = col.type
     if pa.types.is_integer(t) and t != pa.uint64():
-        values = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return (_jsonl.INT, prefix, _valid(col), None, None, values, 0, 0)
+        return (_jsonl.INT, prefix, _valid(col), None, None, _values(col, pa.int64()), 0, 0)
     if pa.types.is_integer(t):
         return _text(_jsonl.TEXT, prefix, col.cast(pa.string()))
     if pa.types.is_boolean(t):
-        flags = np.asarray(col.fill_null(False).to_numpy(zero_copy_only=False), np.uint8)
-        return (_jsonl.BOOL, prefix, _valid(col), None, None, flags, 0, 0)
+        return (_jsonl.BOOL, prefix, _valid(col), None, None, _values(col, pa.uint8()), 0, 0)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return _text(_jsonl.STRING, prefix, col)
-    if pa.types.is_floating(t) and pc.all(pc.is_finite(col.fill_null(0.0))).as_py() is not False:
+    if pa.types.is_floating(t) and pc.all(pc.is_finite(col)).as_py() is not False:
         return _text(_jsonl.FLOAT_TEXT, prefix, col.cast(pa.float64()).cast(pa.string()))
     if pa.types.is_timestamp(t) and t.tz in (None, "UTC", "+00:00"):
         per_second = _PER_SECOND[t.unit]
         if _in_years(col, per_second):
-            ticks = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-            return (_jsonl.TIMESTAMP, prefix, _valid(col), None, None, ticks, per_second,
-                    1 if t.tz else 0)
+            return (_jsonl.TIMESTAMP, prefix, _valid(col), None, None,
+                    _values(col, pa.int64()), per_second, 1 if t.tz else 0)
     if pa.types.is_date32(t) and _four_digit_years(col):
         return _text(_jsonl.QUOTED, prefix, col.cast(pa.string()))
     if isinstance(t, pa.Decimal128Type) and 0 <= t.scale <= 6:  # plain notation
@@ -147,7 +153,7 @@ def jsonl_bytes(columns: Sequence[pa.Array], names: Sequence[str], to_json: ToJs
     specs = [_spec(columns[i], ("{" if n == 0 else ", ").encode() + json.dumps(
                  names[i]).encode("ascii") + b": ", to_json, default)
              for n, i in enumerate(last.values())]
-    return _jsonl.render_lines(specs, rows).data
+    return _jsonl.render_lines(specs, rows)
 
 
 def jsonl_text(columns: Sequence[pa.Array], names: Sequence[str], to_json: ToJson,
