@@ -54,7 +54,12 @@ cdef struct Column:
 cdef inline Py_ssize_t _string_bound(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """Bytes the escaped text of ``p[:n]`` takes at most (without the quotes)."""
     cdef Py_ssize_t i, size = 0
-    cdef uint8_t b
+    cdef uint8_t b, bad = 0
+    for i in range(n):  # the usual case first: nothing to escape (a loop that vectorises)
+        b = p[i]
+        bad |= (b < 0x20) | (b == 0x22) | (b == 0x5C) | (b >= 0x7F)
+    if not bad:
+        return n
     for i in range(n):
         b = p[i]
         if b < 0x20 or b == 0x7F:
@@ -214,7 +219,7 @@ cdef inline void _digits(uint8_t* out, int64_t v, int width) noexcept nogil:
         v //= 10
 
 
-cdef inline int64_t _floordiv(int64_t a, int64_t b) noexcept nogil:
+cdef inline int64_t _floordiv(int64_t a, const int64_t b) noexcept nogil:
     cdef int64_t q = a // b
     if (a % b != 0) and ((a < 0) != (b < 0)):
         q -= 1
@@ -225,7 +230,15 @@ cdef Py_ssize_t _timestamp(uint8_t* out, int64_t ticks, int64_t per_second,
                            int utc) noexcept nogil:
     """``"YYYY-MM-DDTHH:MM:SS[.ffffff|.fffffffff][+00:00]"``; -1 when the year is outside
     1..9999 (H. Hinnant's days-to-civil algorithm, proleptic Gregorian)."""
-    cdef int64_t seconds = _floordiv(ticks, per_second)
+    cdef int64_t seconds
+    if per_second == 1000000000:  # constant divisors: multiplications
+        seconds = _floordiv(ticks, 1000000000)
+    elif per_second == 1000000:
+        seconds = _floordiv(ticks, 1000000)
+    elif per_second == 1000:
+        seconds = _floordiv(ticks, 1000)
+    else:
+        seconds = ticks
     cdef int64_t nanos = (ticks - seconds * per_second) * (1000000000 // per_second)
     cdef int64_t days = _floordiv(seconds, 86400)
     cdef int64_t secs = seconds - days * 86400
@@ -310,8 +323,7 @@ cdef Py_ssize_t _render(Column* cols, Py_ssize_t ncols, Py_ssize_t n,
     for i in range(n):
         for j in range(ncols):
             c = &cols[j]
-            for k in range(c.prefix_len):
-                out[w + k] = c.prefix[k]
+            memcpy(out + w, c.prefix, c.prefix_len)
             w += c.prefix_len
             if c.valid != NULL and not c.valid[i]:
                 out[w] = 110
