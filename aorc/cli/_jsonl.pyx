@@ -212,11 +212,22 @@ cdef Py_ssize_t _decimal(uint8_t* out, uint64_t lo, uint64_t hi, int scale) noex
     return w + 1
 
 
+cdef const char* _PAIRS = (b"00010203040506070809101112131415161718192021222324252627282930313233"
+                          b"34353637383940414243444546474849505152535455565758596061626364656667"
+                          b"6869707172737475767778798081828384858687888990919293949596979899")
+
+
 cdef inline void _digits(uint8_t* out, int64_t v, int width) noexcept nogil:
-    cdef int j
-    for j in range(width - 1, -1, -1):
-        out[j] = 48 + <uint8_t>(v % 10)
-        v //= 10
+    """``v`` (not negative) as ``width`` zero-padded digits, two at a time."""
+    cdef int64_t pair
+    while width >= 2:
+        pair = (v % 100) * 2
+        out[width - 2] = _PAIRS[pair]
+        out[width - 1] = _PAIRS[pair + 1]
+        v //= 100
+        width -= 2
+    if width:
+        out[0] = 48 + <uint8_t>(v % 10)
 
 
 cdef inline int64_t _floordiv(int64_t a, const int64_t b) noexcept nogil:
