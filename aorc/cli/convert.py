@@ -1,8 +1,9 @@
-"""The work behind ``aorc convert`` and ``aorc cat``: reading CSV, JSON lines, Parquet and ORC
-inputs batch by batch, writing ORC through :func:`aorc.open_writer`, and a progress bar.
+"""The work behind ``aorc convert`` and ``aorc cat``: reading CSV, JSON lines, Parquet, Arrow
+IPC and ORC inputs batch by batch, writing ORC through :func:`aorc.open_writer` (or Parquet,
+CSV, JSON lines or Arrow IPC through :mod:`aorc.cli.export`), and a progress bar.
 
-Inputs are local paths or ``s3://`` URLs. ORC inputs are read with aorc (from S3 directly);
-CSV, JSON lines and Parquet inputs on S3 are first copied to a temporary local file with
+Inputs are local paths or store URLs. ORC inputs are read with aorc (from stores directly);
+CSV, JSON lines, Parquet and Arrow inputs on stores are first copied to a temporary local file with
 aorc's S3 store (pyarrow's readers need a file), which is removed afterwards. CSV and JSON
 inputs may be compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4`` by their extension).
 
@@ -24,6 +25,7 @@ from typing import Any, BinaryIO, TextIO
 
 import pyarrow as pa
 
+from aorc.cli.export import BatchWriter, check_output_options, output_format
 from aorc.errors import AorcError, SchemaError
 from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store
@@ -49,6 +51,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "csv": (".csv", ".tsv", ".txt"),
     "jsonl": (".jsonl", ".ndjson", ".json"),
     "parquet": (".parquet", ".pq", ".parq"),
+    "arrow": (".arrow", ".feather", ".ipc", ".arrows"),
     "orc": (".orc",),
 }
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
@@ -251,6 +254,22 @@ def _json_batches(path: str, name: str, schema: pa.Schema | None,
     yield from reader
 
 
+def _arrow_batches(path: str) -> Iterator[pa.RecordBatch]:
+    """An Arrow IPC file (Feather version 2) or stream, told apart by the file's magic."""
+    with open(path, "rb") as probe:
+        is_file = probe.read(6) == b"ARROW1"
+    with pa.memory_map(path) as source:
+        if is_file:
+            reader = pa.ipc.open_file(source)
+            yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i)
+        else:
+            stream = pa.ipc.open_stream(source)
+            yield pa.RecordBatch.from_pylist([], schema=stream.schema)
+            yield from stream
+
+
 def _parquet_batches(path: str) -> Iterator[pa.RecordBatch]:
     import pyarrow.parquet as pq
 
@@ -269,11 +288,13 @@ class _Input:
     schema: pa.Schema | None
     csv: CsvOptions
 
-    def total(self) -> tuple[int, str]:
+    def total(self) -> tuple[int | None, str]:
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
             with pq.ParquetFile(self.path) as f:
                 return f.metadata.num_rows, "rows"
+        if self.fmt == "arrow":
+            return None, "rows"
         return os.path.getsize(self.path), "B"
 
     async def batches(self, progress: Progress) -> AsyncIterator[pa.RecordBatch]:
@@ -283,6 +304,8 @@ class _Input:
                 it = _csv_batches(self.path, self.name, self.schema, self.csv, counter)
             elif self.fmt == "jsonl":
                 it = _json_batches(self.path, self.name, self.schema, counter)
+            elif self.fmt == "arrow":
+                it = _arrow_batches(self.path)
             else:
                 it = _parquet_batches(self.path)
             done = object()
@@ -291,7 +314,7 @@ class _Input:
                 if batch is done:
                     return
                 assert isinstance(batch, pa.RecordBatch)
-                if self.fmt == "parquet":
+                if self.fmt in ("parquet", "arrow"):
                     progress.update(batch.num_rows)
                 else:
                     progress.set(counter.count)
@@ -392,33 +415,50 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
                   progress: bool | ProgressHook | None = None,
                   null_values: Sequence[str] | None = None,
                   strings_can_be_null: bool = False, options: WriteOptions | None = None,
-                  **write_options: Any) -> ConvertResult:
-    """Convert a CSV, JSON lines, Parquet or ORC file to an ORC file.
+                  to: str | None = None, **write_options: Any) -> ConvertResult:
+    """Convert a CSV, JSON lines, Parquet, Arrow IPC or ORC file to an ORC, Parquet, CSV,
+    JSON lines or Arrow IPC file, batch by batch.
 
     Args:
-        src: the input: a local path or an ``s3://`` URL.
-        dest: the ORC output: a local path or an ``s3://`` URL (written atomically).
-        fmt: the input format (``csv``, ``jsonl``, ``parquet``, ``orc``); default: from the
-            extension of ``src``.
+        src: the input: a local path or a store URL (``s3://``, ...).
+        dest: the output: a local path or a store URL (written atomically: nothing is
+            left there when the conversion fails).
+        fmt: the input format (``csv``, ``jsonl``, ``parquet``, ``arrow``, ``orc``);
+            default: from the extension of ``src``.
+        to: the output format (``orc``, ``parquet``, ``csv``, ``jsonl``, ``arrow`` for the
+            Arrow IPC file format, ``arrows`` for its stream format); default: from the
+            extension of ``dest`` (see :data:`aorc.cli.export.OUTPUT_FORMATS`).
         schema: an ORC type string for the output (CSV and JSON inputs are parsed with it).
-        delimiter: the CSV field delimiter.
+        delimiter: the CSV field delimiter (of a CSV input; of a CSV output too when it is
+            not the default ``,``; a ``.tsv`` output is tab-separated otherwise).
         null_values: CSV fields read as null (default: pyarrow.csv's list, see
             :class:`CsvOptions`).
         strings_can_be_null: CSV string columns read ``null_values`` as null too.
-        storage_options: store settings (see :func:`aorc.io.open_store`), for the ``s3://``
-            side(s); for both sides when neither is on S3.
+        storage_options: store settings (see :func:`aorc.io.open_store`), for the remote
+            side(s); for both sides when neither is remote.
         progress: ``True``/``False``: show a progress bar on standard error, or not
             (default: when it is a terminal); or a hook (a callable taking an
             :class:`aorc.ProgressEvent`, or a tqdm-like bar; see :mod:`aorc.progress`),
             told of the rows converted (bytes for CSV and JSON inputs), with no bar.
-        options: an :class:`aorc.WriteOptions` for the output (default: the defaults).
-        **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
+        options: an :class:`aorc.WriteOptions` for an ORC output (default: the defaults).
+        **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``; for
+            other outputs only ``compression`` (Parquet: zstd, zlib, snappy, lz4, none;
+            Arrow: zstd, lz4, none) and ``compression_level`` (Parquet).
 
     Raises:
+        SchemaError: an unknown output format or extension, or writer options the output
+            format does not take (raised before anything is read or written).
         AorcError: unreadable input, bad options, a failed write (nothing is left at
             ``dest``).
     """
-    write = WriteOptions.create(options, write_options, caller="convert")
+    out_fmt = output_format(dest, to)
+    if out_fmt != "orc":
+        check_output_options(out_fmt, write_options)
+        if options is not None:
+            raise SchemaError(f"options (WriteOptions) apply to ORC output only; the output "
+                              f"is {out_fmt}")
+    write = WriteOptions.create(options, write_options if out_fmt == "orc" else {},
+                                caller="convert")
     bar = progress if progress is None or isinstance(progress, bool) else False
     hook = None if progress is None or isinstance(progress, bool) else \
         ProgressTracker(progress, "convert", "rows")
@@ -427,7 +467,6 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
         raise SchemaError(f"unknown input format {fmt!r} (expected one of {', '.join(FORMATS)})")
     out_type = parse_type_string(schema) if schema else None
     wanted = to_arrow_schema(out_type) if out_type is not None else None
-    rows = 0
     src_options = options_for(src, storage_options, src, dest)
     dest_options = options_for(dest, storage_options, src, dest)
     csv = CsvOptions(delimiter, tuple(null_values) if null_values is not None else None,
@@ -435,13 +474,24 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
     async with contextlib.aclosing(_batches(src, fmt, wanted, csv, src_options,
                                             bar, hook)) as it:
         first = await anext(it)
+        if out_fmt != "orc":
+            target = wanted if wanted is not None else first.schema
+            export = BatchWriter(dest, out_fmt, target, write_options, dest_options,
+                                 None if delimiter == "," else delimiter)
+            return await _write_all(it, export, target, src)
         target = wanted if wanted is not None else _writable(first.schema)
         writer = open_writer(dest, schema if schema else target, write,
                              storage_options=dest_options)
-        async with writer:
-            async for batch in it:
-                await writer.write(_cast(batch, target, src))
-                rows += batch.num_rows
+        return await _write_all(it, writer, target, src)
+
+
+async def _write_all(batches: AsyncIterator[pa.RecordBatch], writer: Any, target: pa.Schema,
+                     src: str) -> ConvertResult:
+    rows = 0
+    async with writer:
+        async for batch in batches:
+            await writer.write(_cast(batch, target, src))
+            rows += batch.num_rows
     return ConvertResult(rows, writer.bytes_written, target)
 
 

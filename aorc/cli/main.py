@@ -23,21 +23,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
-import datetime
-import decimal
 import io
 import json
-import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
@@ -55,8 +49,10 @@ from aorc.cli.dataset import (
     open_source,
     print_dataset_meta,
 )
+from aorc.cli.export import OUTPUT_FORMATS, check_output_options, output_format
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
-from aorc.cli.jsonl import jsonl_text
+from aorc.cli.jsonl import batch_jsonl, batch_jsonl_bytes
+from aorc.cli.values import csv_column, json_default
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.options import WriteOptions
@@ -180,88 +176,13 @@ async def _meta(path: str, as_json: bool, out: TextIO,
     finally:
         await opened.close()
     if as_json:
-        json.dump(info, out, indent=2, default=_json_default)
+        json.dump(info, out, indent=2, default=json_default)
         out.write("\n")
     else:
         print_meta(info, out)
 
 
 # =========================================================================== head
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    return str(value)
-
-
-def _plain(value: Any) -> Any:
-    """Values of ``to_pylist`` made JSON-friendly: map entries as key/value objects,
-    non-finite floats as strings."""
-    if isinstance(value, list):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return [{"key": _plain(k), "value": _plain(v)} for k, v in value]
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def _column_values(col: pa.Array) -> list[Any]:
-    """A column's values made JSON-friendly (as :func:`_plain` and :func:`_json_default`
-    would), with fast paths for flat columns."""
-    t = col.type
-    if pa.types.is_nested(t) or pa.types.is_union(t) or pa.types.is_dictionary(t):
-        return [_plain(v) for v in col.to_pylist()]
-    if pa.types.is_timestamp(t) and t.tz in (None, "UTC", "+00:00"):
-        return _timestamp_texts(col)
-    values: list[Any] = col.to_pylist()
-    if pa.types.is_floating(t):
-        finite = pc.all(pc.is_finite(col.fill_null(0.0))).as_py()
-        return values if finite in (True, None) else [_plain(v) for v in values]
-    if (pa.types.is_temporal(t) or pa.types.is_decimal(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)):
-        return [None if v is None else _json_default(v) for v in values]
-    return values
-
-
-_UNITS = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
-
-
-def _timestamp_texts(col: pa.Array) -> list[Any]:
-    """ISO texts of timestamps, as ``isoformat`` gives them (fraction only when not zero:
-    6 digits, or 9 with nanoseconds; ``+00:00`` for UTC), computed column-wise."""
-    per_second = _UNITS[col.type.unit]
-    ticks = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-    seconds, rest = np.divmod(ticks, per_second)
-    whole = pc.strftime(pa.array(seconds, pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
-    nanos = rest * (1_000_000_000 // per_second)
-    suffix = "+00:00" if col.type.tz else ""
-    out: list[Any] = []
-    for text, n, valid in zip(whole.to_pylist(), nanos.tolist(),
-                              col.is_valid().to_pylist(), strict=True):
-        if not valid:
-            out.append(None)
-        elif not n:
-            out.append(text + suffix)
-        elif n % 1000:
-            out.append(f"{text}.{n:09d}{suffix}")
-        else:
-            out.append(f"{text}.{n // 1000:06d}{suffix}")
-    return out
-
-
-def _jsonl(batch: pa.RecordBatch) -> str:
-    """The batch's rows as JSON lines (``json.dumps`` of each row, made column-wise)."""
-    return jsonl_text(batch.columns, batch.schema.names, _column_values, _json_default)
-
 
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
@@ -270,7 +191,7 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
     if n <= 0:
         return
     if is_iceberg_url(path):
-        await table_rows(path, columns, filters, n, lambda batch: out.write(_jsonl(batch)))
+        await table_rows(path, columns, filters, n, lambda batch: out.write(batch_jsonl(batch)))
         return
     async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
         left = n
@@ -278,7 +199,7 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
                                                            filters=selected)) as batches:
             async for batch in batches:
-                out.write(_jsonl(batch.slice(0, left)))
+                out.write(batch_jsonl(batch.slice(0, left)))
                 left -= min(left, batch.num_rows)
                 if not left:
                     break
@@ -286,23 +207,10 @@ async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
 
 # =========================================================================== cat
 
-def _csv_column(arr: pa.Array) -> pa.Array:
-    """A column as pyarrow's CSV writer can write it: nested values as JSON text, binary as
-    base64 (as ``head`` prints them)."""
-    t = arr.type
-    if pa.types.is_nested(t) or pa.types.is_union(t):
-        return pa.array([None if v is None else json.dumps(_plain(v), default=_json_default)
-                         for v in arr.to_pylist()], pa.string())
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return pa.array([None if v is None else base64.b64encode(v).decode("ascii")
-                         for v in arr.to_pylist()], pa.string())
-    return arr
-
-
 def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
     from pyarrow import csv
 
-    table = pa.table([_csv_column(c) for c in batch.columns], names=batch.schema.names)
+    table = pa.table([csv_column(c) for c in batch.columns], names=batch.schema.names)
     buffer = io.BytesIO()
     csv.write_csv(table, buffer, csv.WriteOptions(include_header=header,
                                                   quoting_style="needed"))
@@ -329,12 +237,22 @@ async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                     out.write(_csv_text(batch, header))
                     header = False
                 else:
-                    out.write(_jsonl(batch))
+                    _write_bytes(out, batch_jsonl_bytes(batch))
                 bar.update(batch.num_rows)
         bar.close()
         if header:  # no rows: the header alone
             schema = (await reader.read(columns)).schema
             out.write(_csv_text(pa.RecordBatch.from_pylist([], schema=schema), True))
+
+
+def _write_bytes(out: TextIO, data: memoryview) -> None:
+    """Write ASCII bytes to ``out``: to its binary buffer when it has one (no decoding)."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(str(data, "ascii"))
+    else:
+        out.flush()  # what went through the text layer first
+        buffer.write(data)
 
 
 async def _cat_table(url: str, fmt: str, columns: list[str] | None, out: TextIO,
@@ -346,7 +264,7 @@ async def _cat_table(url: str, fmt: str, columns: list[str] | None, out: TextIO,
             out.write(_csv_text(batch, header[0]))
             header[0] = False
         else:
-            out.write(_jsonl(batch))
+            out.write(batch_jsonl(batch))
 
     await table_rows(url, columns, filters, None, write)
 
@@ -393,6 +311,11 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _write_options(args: argparse.Namespace) -> WriteOptions:
+    return WriteOptions(**_write_fields(args))
+
+
+def _write_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The writer options given on the command line (and only those)."""
     options: dict[str, Any] = {}
     for name in ("compression", "compression_level", "stripe_size", "compression_block_size",
                  "row_index_stride", "bloom_filter_fpp", "dictionary_key_size_threshold",
@@ -406,7 +329,7 @@ def _write_options(args: argparse.Namespace) -> WriteOptions:
         options["metadata"] = _pairs(args.metadata, "--metadata")
     if args.threads is not None:
         options["use_threads"] = args.threads
-    return WriteOptions(**options)
+    return options
 
 
 # =========================================================================== main
@@ -429,14 +352,27 @@ def _store_parent() -> _Parser:
 
 
 def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
-    conv = sub.add_parser("convert", parents=[parent],
-                          help="write an ORC file from CSV, JSON lines, Parquet or ORC")
-    conv.add_argument("input", help="input file: path or s3:// URL")
-    conv.add_argument("output", help="ORC output: path or s3:// URL")
+    extensions = "; ".join(f"{fmt}: {' '.join(exts)}" for fmt, exts in OUTPUT_FORMATS.items())
+    conv = sub.add_parser(
+        "convert", parents=[parent],
+        help="convert between ORC and Parquet, CSV, JSON lines or Arrow IPC",
+        description="Convert a CSV, JSON lines, Parquet, Arrow IPC (file or stream; Feather "
+        "v2) or ORC file to ORC, Parquet, CSV, JSON lines or Arrow IPC, batch by batch, and "
+        "print the rows and bytes written. The output format comes from the output's "
+        f"extension ({extensions}) or --to; an unknown extension is refused. The ORC "
+        "writer options apply to ORC output only; Parquet takes --compression and "
+        "--compression-level, Arrow IPC --compression (zstd, lz4, none).")
+    conv.add_argument("input", help="input file: path or store URL (s3://, ...)")
+    conv.add_argument("output", help="output file: path or store URL (written atomically)")
     conv.add_argument("--from", dest="fmt", choices=list(FORMATS),
                       help="input format (default: from the extension)")
+    conv.add_argument("--to", choices=list(OUTPUT_FORMATS),
+                      help="output format (default: from the extension; arrow: IPC file, "
+                      "arrows: IPC stream)")
     conv.add_argument("--schema", help="ORC type of the output, e.g. struct<a:int,b:string>")
-    conv.add_argument("--delimiter", default=",", help="CSV field delimiter (,)")
+    conv.add_argument("--delimiter", default=",",
+                      help="CSV field delimiter of the input, and of a CSV output (, or a tab "
+                      "for .tsv)")
     conv.add_argument("--null-values", metavar="LIST",
                       help="comma-separated CSV fields read as null; an empty item means an "
                       "empty field (default: pyarrow.csv's list: '', NULL, null, NA, N/A, NaN, "
@@ -447,6 +383,7 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
                       "an empty field is an empty string)")
     _writer_flags(conv)
     _progress_flags(conv)
+    conv.set_defaults(usage=conv)
 
 
 def _writer_flags(parser: argparse.ArgumentParser) -> None:
@@ -538,12 +475,15 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
         await compact_command(args.source, args.filter, args.target_size, args.min_size, out,
                               options, _write_options(args), args.progress)
     else:
-        await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
-                      delimiter=args.delimiter, storage_options=options,
-                      progress=args.progress,
-                      null_values=(args.null_values.split(",")
-                                   if args.null_values is not None else None),
-                      strings_can_be_null=args.strings_can_be_null, options=_write_options(args))
+        result = await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
+                               delimiter=args.delimiter, storage_options=options,
+                               progress=args.progress,
+                               null_values=(args.null_values.split(",")
+                                            if args.null_values is not None else None),
+                               strings_can_be_null=args.strings_can_be_null, to=args.to,
+                               **_write_fields(args))
+        out.write(f"wrote {result.rows} rows, {result.bytes_written} bytes to {args.output} "
+                  f"({output_format(args.output, args.to)})\n")
 
 
 def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
@@ -556,9 +496,24 @@ def _error_text(exc: BaseException, args: argparse.Namespace) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _check_output(args: argparse.Namespace) -> None:
+    """An unknown output extension, or writer flags the output format does not take, are
+    usage errors (exit status 2), found before anything is read or written."""
+    try:
+        fields = _write_fields(args)
+    except SchemaError:  # a malformed --metadata: reported when the command runs
+        fields = {}
+    try:
+        check_output_options(output_format(args.output, args.to), fields)
+    except SchemaError as exc:
+        args.usage.error(str(exc))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``aorc`` command; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "convert":
+        _check_output(args)
     out = sys.stdout
     try:
         asyncio.run(_run(args, out))

@@ -325,7 +325,7 @@ def test_subprocess_error_has_no_traceback(tmp_path: pathlib.Path) -> None:
 @pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
 @pytest.mark.parametrize("tz", [None, "UTC"])
 def test_timestamps_print_as_isoformat(unit: str, tz: str | None) -> None:
-    from aorc.cli.main import _timestamp_texts
+    from aorc.cli.values import timestamp_texts as _timestamp_texts
 
     rng = np.random.default_rng(3)
     limit = {"s": 6 * 10**10, "ms": 6 * 10**13, "us": 6 * 10**16, "ns": 9 * 10**18}[unit]
