@@ -219,7 +219,7 @@ class DiskPartBuffer:
 
     def _plan(self, length: int) -> list[tuple[_Segment, int, int]]:
         """Where ``length`` new bytes go: (segment, offset in the data, bytes)."""
-        plan = []
+        plan: list[tuple[_Segment, int, int]] = []
         at = 0
         tail = self._queue[-1] if self._queue else None
         while at < length:
