@@ -263,7 +263,8 @@ class DiskPartBuffer:
             else:
                 pieces.append(item.take_now(n))
                 self._memory -= n
-        while self._queue and _drained(self._queue[0], self._segment_size):
+        while self._queue and _drained(self._queue[0], self._segment_size,
+                                       len(self._queue) == 1):
             done = self._queue.popleft()
             if isinstance(done, _Segment):
                 _remove(done.path)
@@ -283,11 +284,11 @@ class DiskPartBuffer:
         self._buffered = self._memory = 0
 
 
-def _drained(item: _Segment | MemoryPartBuffer, segment_size: int) -> bool:
-    """A segment fully taken (and full, so nothing more is written to it), or an empty
+def _drained(item: _Segment | MemoryPartBuffer, segment_size: int, last: bool) -> bool:
+    """A segment fully taken that gets no more writes (full, or not the last), or an empty
     memory piece."""
     if isinstance(item, _Segment):
-        return item.head >= item.size and item.size >= segment_size
+        return item.head >= item.size and (item.size >= segment_size or not last)
     return item.buffered == 0
 
 
