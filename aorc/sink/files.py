@@ -62,7 +62,7 @@ MAX_STRIPE_TARGET = 64 << 20
 IN_FLIGHT_COPIES = 2
 #: Memory pressure shrinks no stripe below this many estimated bytes of rows (a few thousand
 #: small rows; see :mod:`aorc.sink.memory`).
-STRIPE_FLOOR = 64 << 10
+STRIPE_FLOOR = 32 << 10
 #: Pieces of rows a file keeps before they are merged into one.
 COMPACT_PIECES = 32
 

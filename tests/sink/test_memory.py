@@ -213,7 +213,7 @@ async def test_files_are_cut_for_memory_only_when_stripes_are_at_the_floor(
     monkeypatch.setattr(RollingSink, "_cut", watched)
     table = wide_table(200_000, keys=50, seed=2)
     async with RollingSink(tmp_path, table.schema, partition_by=["key"],
-                           memory_budget=5 * MiB, max_bytes=16 * MiB, compression="none",
+                           memory_budget=3 * MiB, max_bytes=16 * MiB, compression="none",
                            storage_options={"fsync": False}, max_age=None) as sink:
         for start in range(0, table.num_rows, 10_000):
             await sink.write(table.slice(start, 10_000), topic="t",
@@ -222,7 +222,7 @@ async def test_files_are_cut_for_memory_only_when_stripes_are_at_the_floor(
     assert stats.stripes_shrunk > 0 and stats.files_cut_for_memory > 0, stats
     assert checked and checked == [None] * len(checked)  # nothing left to shrink
     assert stats.cuts["memory"] == len(checked) <= stats.files_cut_for_memory
-    assert STRIPE_FLOOR * 100 > 5 * MiB  # (why the floor cannot fit: the test's premise)
+    assert STRIPE_FLOOR * 100 > 3 * MiB  # (why the floor cannot fit: the test's premise)
 
 
 # =========================================================================== RSS
