@@ -49,6 +49,7 @@ import pyarrow.orc as pa_orc
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_read import build_table  # noqa: E402
 
