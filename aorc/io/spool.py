@@ -202,10 +202,12 @@ class DiskPartBuffer:
         plan = self._plan(len(data))
         try:
             await asyncio.to_thread(_write_segments, data, plan)
-        except OSError as exc:
-            self._spool.release(len(data))
-            raise StoreError(f"cannot spool to {self._spool.path}: {exc.strerror or exc}"
-                             ) from exc
+        except BaseException as exc:
+            self._spool.release(len(data))  # (the upload fails: only clear() follows)
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot spool to {self._spool.path}: "
+                                 f"{exc.strerror or exc}") from exc
+            raise
         for segment, _, length in plan:
             segment.size += length
         self._buffered += len(data)

@@ -582,7 +582,7 @@ class RollingSink:
                 await self._reserve(f.writer.send_cost)
                 if stream.files.get(f.path) is not f:
                     return  # cut to make room: the stripe is the file's last
-                self.stats.stripes_shrunk += f.writer.shrunk
+                self.stats.stripes_shrunk += f.writer.stripe_rows > 0 and f.writer.shrunk
                 if await self._flush_stripe(stream, f):
                     return
 
