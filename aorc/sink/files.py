@@ -6,7 +6,9 @@ Everything that decides where a stripe or a file ends is a function of the rows 
 file and of the options, never of timing or of how the rows were batched: a stripe ends at the
 first row whose estimated size (:func:`aorc.sink.plan.row_sizes`) takes the stripe to its
 capacity, and the capacity depends on the encoded sizes of the file's previous stripes. A
-replay of the same records therefore encodes the same stripes and writes the same bytes.
+replay of the same records therefore encodes the same stripes and writes the same bytes --
+unless memory pressure shrank stripes (:mod:`aorc.sink.memory`), which depends on what else
+is open.
 
 What a file holds in memory (:attr:`OpenSinkFile.memory`): the rows of its current stripe,
 the stripe being encoded (rows plus an estimate of the encoder's output), and what its

@@ -28,7 +28,7 @@ the stream's files past ``max_rows`` rows or ``max_event_span`` of event time, a
 stripe with which a file got within one stripe of ``max_bytes`` (its size on the store, ORC
 bytes; default 128 MiB). Those decisions depend only on the stream's records since the last
 cut, so a replay cuts at the same records and writes byte-identical files (with nested
-columns, whose size estimate is their batch's average, stripe and size cuts may move).
+columns, or stripes shrunk for memory, stripe and size cuts may move).
 ``max_age`` (default 5 minutes, so that a quiet stream commits without a close), the memory
 budget, :meth:`RollingSink.flush` and :meth:`RollingSink.close` also cut, at positions that
 depend on timing.
