@@ -362,7 +362,7 @@ class Spool:
             os.makedirs(root, exist_ok=True)
             removed = remove_stale_spools(root)
             path = os.path.join(root, f"{SPOOL_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")
-            os.mkdir(path)
+            os.mkdir(path, 0o700)  # (the bytes of files being written: private)
             lock = _lock(os.path.join(path, LOCK_NAME))
         except OSError as exc:
             raise StoreError(f"cannot create a spool folder in {root}: "

@@ -46,6 +46,7 @@ def spool_files(spool: Spool) -> list[str]:
 async def test_disk_buffer_returns_the_bytes_in_order_and_frees_segments(
         tmp_path: pathlib.Path) -> None:
     spool = Spool.open(tmp_path, max_bytes=64 * MiB)
+    assert os.stat(spool.path).st_mode & 0o777 == 0o700  # other users cannot read the bytes
     buffer = spool.buffer(segment_size=100_000)
     data = payload(1_000_000)
     cuts = [0, 1, 70_000, 70_001, 250_000, 640_000, 999_999, 1_000_000]
