@@ -12,22 +12,35 @@ pyarrow.orc, and the CPU time of the event loop's thread during the sink's run (
 service's other coroutines wait for: routing is on a worker thread, row grouping and copying
 on the loop).
 
+With ``--open-files N`` it measures memory instead: 2 streams x N/2 partition values
+(``tests/helpers/sink_memory_run.py``, poorly compressible rows, batches of 20,000) written to
+a moto S3 server (a subprocess) with ``buffer="memory"`` and ``buffer="disk"`` side by side,
+each in a fresh child process: the peak RSS growth against ``memory_budget + 100 MiB``, the
+files cut for memory, the stripes shrunk, the files that reached ``max_bytes`` and the spool's
+peak; the figures are the best and the median of ``--repeat`` runs.
+
 Usage::
 
     python benchmarks/bench_sink.py [--rows N] [--streams S] [--batch B] [--repeat R]
                                     [--max-bytes N]
+    python benchmarks/bench_sink.py --open-files 1000 [--rows 4000000] [--budget 256]
+                                    [--max-bytes 24] [--repeat R]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +49,7 @@ import pyarrow.orc as pa_orc
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_read import build_table  # noqa: E402
 
@@ -92,6 +106,49 @@ async def main_async(args: argparse.Namespace) -> None:
           f"thread during the sink: {statistics.median(loop_cpu):.3f} s CPU")
 
 
+def open_files_run(args: argparse.Namespace) -> None:
+    """The memory of ``--open-files`` files on moto's S3, buffer="memory" vs "disk"."""
+    import boto3
+    from helpers.sink_stream import moto_subprocess
+
+    root = HERE.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")]),
+           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1"}
+    results: dict[str, list[dict[str, Any]]] = {"memory": [], "disk": []}
+    with moto_subprocess() as endpoint:
+        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+        s3.create_bucket(Bucket="bench-sink")
+        for run in range(args.repeat):
+            for buffer in results:
+                start = time.perf_counter()
+                done = subprocess.run(
+                    [sys.executable, str(root / "tests" / "helpers" / "sink_memory_run.py"),
+                     "--rows", str(args.rows), "--prefix", f"s3://bench-sink/{buffer}{run}",
+                     "--endpoint", endpoint, "--budget", str(args.budget),
+                     "--max-bytes", str(args.max_bytes or 24), "--keys",
+                     str(args.open_files // 2), "--buffer", buffer],
+                    capture_output=True, text=True, env=env, check=True)
+                result = json.loads(done.stdout)
+                result["seconds"] = time.perf_counter() - start
+                results[buffer].append(result)
+    budget = args.budget << 20
+    print(f"{args.rows:,} rows, 2 streams x {args.open_files // 2} partition values on moto "
+          f"S3, memory_budget {args.budget} MiB, max_bytes {args.max_bytes or 24} MiB; best / "
+          f"median of {args.repeat}")
+    for buffer, runs in results.items():
+        growth = sorted(int(r["peak_rss_growth"]) >> 20 for r in runs)
+        first = runs[0]
+        print(f"  buffer={buffer:6s} RSS growth {growth[0]} / {statistics.median(growth):.0f} "
+              f"MiB (promise {(budget >> 20) + 100} MiB); open files {first['peak_open_files']}; "
+              f"files {first['files']}, cut for memory {first['files_cut_for_memory']}, "
+              f"at max_bytes {first['files_at_max_bytes']}; stripes shrunk "
+              f"{first['stripes_shrunk']}; peak spool {int(first['peak_spool_bytes']) >> 20} "
+              f"MiB; peak_memory {int(first['peak_memory']) >> 20} MiB; "
+              f"{statistics.median(float(r['seconds']) for r in runs):.1f} s")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -101,7 +158,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-bytes", type=int, default=None,
                         help="the sink's max_bytes (default: none, files are cut by the close "
                              "only; the stripe target is then 64 MiB, else a sixteenth of it)")
-    asyncio.run(main_async(parser.parse_args(argv)))
+    parser.add_argument("--open-files", type=int, default=None,
+                        help="measure memory with this many open files on moto S3 instead")
+    parser.add_argument("--budget", type=int, default=256, help="memory_budget in MiB "
+                        "(--open-files)")
+    args = parser.parse_args(argv)
+    if args.open_files:
+        if args.max_bytes:
+            args.max_bytes >>= 20  # (given in bytes like the other mode)
+        open_files_run(args)
+        return
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

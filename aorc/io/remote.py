@@ -22,12 +22,13 @@ a file are buffered; a file of at most one part is sent by one request when comp
 longer one is sent in parts while the writer goes on (S3 multipart uploads, GCS resumable
 uploads, Azure blocks), within a memory budget, and made visible by one final request. An
 exception or a cancellation aborts it (shielded, so it runs to the end) and nothing appears.
+The bytes waiting for their part are held by a :class:`~aorc.io.spool.PartBuffer`: in memory
+by default, or spooled to a local folder (:meth:`UploadOutput.use_part_buffer`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import warnings
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from aorc.errors import AorcWarning, ObjectChangedError, StoreError
 from aorc.io.base import BaseStore, IOStats, StoreOptions
 from aorc.io.pool import ClientLease
+from aorc.io.spool import MemoryPartBuffer, PartBuffer
 
 __all__ = [
     "DEFAULT_MAX_UNRANGED",
@@ -231,8 +233,7 @@ class UploadOutput:
         self.abort_error: BaseException | None = None
         self._max_concurrency = max_concurrency
         self._memory_budget = memory_budget
-        self._chunks: collections.deque[memoryview] = collections.deque()
-        self._buffered = 0
+        self._buffer: PartBuffer = MemoryPartBuffer()
         self._sent = 0
         self._lease: ClientLease | None = None
         self._create_task: asyncio.Task[str] | None = None
@@ -281,7 +282,24 @@ class UploadOutput:
     @property
     def buffered_bytes(self) -> int:
         """Bytes written but not yet in a part being uploaded."""
-        return self._buffered
+        return self._buffer.buffered
+
+    @property
+    def buffered_memory(self) -> int:
+        """Of :attr:`buffered_bytes`, those held in memory (all of them, unless a spooling
+        part buffer holds them on disk)."""
+        return self._buffer.memory
+
+    def use_part_buffer(self, buffer: PartBuffer) -> None:
+        """Keep the bytes waiting for their part in ``buffer`` (e.g. a
+        :class:`~aorc.io.spool.DiskPartBuffer`) instead of memory; before the first write.
+
+        Raises:
+            StoreError: bytes were written already.
+        """
+        if self.bytes_written:
+            raise StoreError(f"{self.path}: the part buffer is chosen before the first write")
+        self._buffer = buffer
 
     @property
     def uploads(self) -> list[asyncio.Future[None]]:
@@ -296,7 +314,7 @@ class UploadOutput:
 
     @property
     def memory_budget(self) -> int:
-        """Bytes buffered plus in flight beyond which :meth:`write` waits."""
+        """Bytes buffered in memory plus in flight beyond which :meth:`write` waits."""
         return max(self._memory_budget, 2 * self.part_size(self._next_part))
 
     @property
@@ -321,14 +339,14 @@ class UploadOutput:
         chunk = data if isinstance(data, bytes) else bytes(data)
         if not chunk:
             return
-        self._chunks.append(memoryview(chunk))
-        self._buffered += len(chunk)
-        self.bytes_written += len(chunk)
         try:
+            await self._buffer.write(chunk)
+            self.bytes_written += len(chunk)
             self._reap()
-            while self._buffered > self.part_size(self._next_part):
-                await self._send_part(self._take(self.part_size(self._next_part)), None)
-            while self._inflight and self._buffered + self.in_flight_bytes > self.memory_budget:
+            while self._buffer.buffered > self.part_size(self._next_part):
+                await self._send_part(await self._take(self.part_size(self._next_part)), None)
+            while self._inflight and (self._buffer.memory + self.in_flight_bytes
+                                      > self.memory_budget):
                 await self._wait_one()
         except BaseException:
             self._state = "failed"  # a part may be lost: only abort() is possible now
@@ -347,10 +365,11 @@ class UploadOutput:
         try:
             await self._ensure_client()
             if self._create_task is None:
-                final = self._put_whole(self._take(self._buffered))
+                final = self._put_whole(await self._take(self._buffer.buffered))
             else:
-                if self._buffered:
-                    await self._send_part(self._take(self._buffered), self.bytes_written)
+                if self._buffer.buffered:
+                    await self._send_part(await self._take(self._buffer.buffered),
+                                          self.bytes_written)
                 while self._inflight:
                     await self._wait_one()
                 final = self._complete_upload(await self._ensure_upload(), self.bytes_written)
@@ -359,6 +378,7 @@ class UploadOutput:
             await self.abort()
             raise
         self._state = "completed"
+        self._buffer.clear()
         self._release()
 
     async def _finish(self, final: asyncio.Future[None]) -> None:
@@ -382,11 +402,10 @@ class UploadOutput:
         The clean-up runs to the end even when the caller is cancelled. It never raises;
         a failed clean-up is logged and kept in :attr:`abort_error`. Safe to repeat.
         """
+        self._buffer.clear()  # (its spooled segments too)
         if self._state == "completed":
             return
         self._state = "aborted"
-        self._chunks.clear()
-        self._buffered = 0
         if self._abort_task is None:
             if self._lease is None:
                 return
@@ -415,28 +434,9 @@ class UploadOutput:
             self._lease.release()
             self._lease = None
 
-    def _take(self, size: int) -> bytes:
+    async def _take(self, size: int) -> bytes:
         """The first ``size`` buffered bytes, removed from the buffer."""
-        if size == 0:
-            return b""
-        first = self._chunks[0]
-        if len(first) == size and isinstance(first.obj, bytes) and len(first.obj) == size:
-            self._chunks.popleft()
-            self._buffered -= size
-            return first.obj
-        pieces = []
-        need = size
-        while need:
-            chunk = self._chunks[0]
-            if len(chunk) <= need:
-                pieces.append(self._chunks.popleft())
-                need -= len(chunk)
-            else:
-                pieces.append(chunk[:need])
-                self._chunks[0] = chunk[need:]
-                need = 0
-        self._buffered -= size
-        return b"".join(pieces)
+        return await self._buffer.take(size)
 
     def _reap(self) -> None:
         """Forget finished uploads; raise the first failure among them."""

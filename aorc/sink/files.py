@@ -6,11 +6,15 @@ Everything that decides where a stripe or a file ends is a function of the rows 
 file and of the options, never of timing or of how the rows were batched: a stripe ends at the
 first row whose estimated size (:func:`aorc.sink.plan.row_sizes`) takes the stripe to its
 capacity, and the capacity depends on the encoded sizes of the file's previous stripes. A
-replay of the same records therefore encodes the same stripes and writes the same bytes.
+replay of the same records therefore encodes the same stripes and writes the same bytes --
+unless memory pressure shrank stripes (:mod:`aorc.sink.memory`), which depends on what else
+is open.
 
 What a file holds in memory (:attr:`OpenSinkFile.memory`): the rows of its current stripe,
 the stripe being encoded (rows plus an estimate of the encoder's output), and what its
-destination holds (S3: the bytes not yet in a part and the parts being uploaded).
+destination holds in memory (S3: the bytes not yet in a part, unless they are spooled to
+disk, and the parts being uploaded). Under memory pressure the sink scales the stripe
+capacity down (:attr:`OpenSinkFile.scale`, see :mod:`aorc.sink.memory`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -30,17 +34,22 @@ from aorc.format.types import OrcType
 from aorc.io import open_output, registry
 from aorc.io.output import TEMP_MARKER, Output
 from aorc.sink.plan import OpenFile, Routing, held_bytes
-from aorc.sink.target import FileMetrics
+from aorc.sink.results import SinkFile
+from aorc.sink.target import CommittedFile, FileMetrics
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import encode_stripe
 
 __all__ = [
     "MAX_STRIPE_FACTOR",
     "MIN_STRIPE_TARGET",
+    "STRIPE_FLOOR",
     "OpenSinkFile",
     "StaleTemporaries",
     "abort_files",
+    "all_or_cancel",
+    "committed_file",
     "default_stripe_target",
+    "scaled_capacity",
     "stripe_point",
     "tail_allowance",
 ]
@@ -53,6 +62,9 @@ MIN_STRIPE_TARGET = 1 << 20
 MAX_STRIPE_TARGET = 64 << 20
 #: Copies of a part being uploaded: the part, and the HTTP client's copy of the body.
 IN_FLIGHT_COPIES = 2
+#: Memory pressure shrinks no stripe below this many estimated bytes of rows (a few thousand
+#: small rows; see :mod:`aorc.sink.memory`).
+STRIPE_FLOOR = 32 << 10
 #: Pieces of rows a file keeps before they are merged into one.
 COMPACT_PIECES = 32
 
@@ -64,6 +76,14 @@ def default_stripe_target(max_bytes: int | None) -> int:
     if max_bytes is None:
         return MAX_STRIPE_TARGET
     return max(MIN_STRIPE_TARGET, min(MAX_STRIPE_TARGET, max_bytes // 16))
+
+
+def scaled_capacity(capacity: int, scale: float) -> int:
+    """``capacity`` times ``scale``, but not below :data:`STRIPE_FLOOR` (nor above
+    ``capacity``)."""
+    if scale >= 1.0:
+        return capacity
+    return max(min(capacity, STRIPE_FLOOR), int(capacity * scale))
 
 
 def tail_allowance(num_columns: int, num_stripes: int) -> int:
@@ -144,14 +164,18 @@ class OpenSinkFile:
         metrics: a target's metrics of the file (:class:`aorc.sink.target.FileMetrics`),
             shown every row when its stripe is encoded (in the encoder's thread).
         stale: the sink's :class:`StaleTemporaries`, cleaned before the first write.
+        spooling: gives the file's upload its part buffer before the first write (an
+            object with an async ``attach(output)``: :class:`aorc.sink.memory.Spooling`).
     """
 
     def __init__(self, uri: str, orc_type: OrcType, schema: pa.Schema, options: EncodeOptions,
                  metadata: Mapping[str, bytes], storage_options: Mapping[str, Any],
                  stripe_target: int, executor: Executor | None = None,
                  metrics: FileMetrics | None = None,
-                 stale: StaleTemporaries | None = None) -> None:
+                 stale: StaleTemporaries | None = None, spooling: Any = None) -> None:
         self.uri = uri
+        self._spooling = spooling
+        self.scale = 1.0          # the sink's memory pressure: stripes end early below 1
         self._stale = stale
         self.metrics = metrics
         self._executor = executor
@@ -178,11 +202,23 @@ class OpenSinkFile:
     # ----------------------------------------------------------------- sizes
 
     @property
-    def capacity(self) -> int:
-        """Estimated bytes of rows after which the current stripe is full."""
+    def base_capacity(self) -> int:
+        """Estimated bytes of rows after which the current stripe is full, without memory
+        pressure."""
         ratio = self.encoded_total / self.est_total if self.est_total else 1.0
         target = self._target / ratio if ratio > 0 else float(self._target)
         return max(1, int(min(target, MAX_STRIPE_FACTOR * self._target)))
+
+    @property
+    def capacity(self) -> int:
+        """The capacity scaled by :attr:`scale`, down to ``floor`` at least (see
+        :func:`scaled_capacity`)."""
+        return scaled_capacity(self.base_capacity, self.scale)
+
+    @property
+    def shrunk(self) -> bool:
+        """Whether the current stripe is full only because memory pressure shrank it."""
+        return self.stripe_est < self.base_capacity
 
     @property
     def size(self) -> int:
@@ -214,7 +250,7 @@ class OpenSinkFile:
         out = self._out
         held = 0
         if out is not None:  # a part in flight is held twice: by us and by the HTTP client
-            held = (int(getattr(out, "buffered_bytes", 0))
+            held = (int(getattr(out, "buffered_memory", getattr(out, "buffered_bytes", 0)))
                     + IN_FLIGHT_COPIES * int(getattr(out, "in_flight_bytes", 0)))
         return self.rows_bytes + self.encoding + held
 
@@ -253,12 +289,18 @@ class OpenSinkFile:
         """The most bytes encoding and sending the current stripe adds: its encoded size,
         and the HTTP client's copy of a part when the stripe fills one."""
         cost = self.encode_cost
-        out = self._out
-        config = getattr(out, "config", None)
-        part = getattr(config, "part_size", None)
-        if part is not None and int(getattr(out, "buffered_bytes", 0)) + cost > part:
-            cost += (IN_FLIGHT_COPIES - 1) * (int(getattr(out, "buffered_bytes", 0)) + cost)
+        part = getattr(getattr(self._out, "config", None), "part_size", None)
+        if part is not None and int(getattr(self._out, "buffered_bytes", 0)) + cost > part:
+            cost += self._parts_cost(cost)
         return cost
+
+    def _parts_cost(self, cost: int) -> int:
+        """What sending the buffered bytes and ``cost`` more as parts adds: the HTTP
+        client's copy of bytes in memory, both copies of bytes read back from a spool."""
+        buffered = int(getattr(self._out, "buffered_bytes", 0))
+        in_memory = int(getattr(self._out, "buffered_memory", buffered))
+        return ((IN_FLIGHT_COPIES - 1) * (in_memory + cost)
+                + IN_FLIGHT_COPIES * (buffered - in_memory))
 
     @property
     def finish_cost(self) -> int:
@@ -266,8 +308,7 @@ class OpenSinkFile:
         HTTP client's copy of the last part."""
         cost = self.encode_cost
         if getattr(self._out, "config", None) is not None:
-            cost += (IN_FLIGHT_COPIES - 1) * (int(getattr(self._out, "buffered_bytes", 0))
-                                              + cost)
+            cost += self._parts_cost(cost)
         return cost
 
     @property
@@ -305,7 +346,10 @@ class OpenSinkFile:
             if self._stale is not None:
                 await self._stale.clean(self.uri, self._storage_options)
             await registry.make_parents(self.uri)
-            self._out = open_output(self.uri, self._storage_options)
+            out = open_output(self.uri, self._storage_options)
+            if self._spooling is not None:
+                await self._spooling.attach(out)
+            self._out = out
             await self._out.write(self._header)
         await self._out.write(data)
 
@@ -348,6 +392,29 @@ class OpenSinkFile:
         self.rows_bytes = 0
         if self._out is not None:
             await self._out.abort()
+
+
+def committed_file(written: SinkFile, f: OpenFile) -> CommittedFile:
+    """What a target commits of a complete file."""
+    w = f.writer
+    return CommittedFile(written, w.metrics, w.column_sizes(), w.stripe_offsets)
+
+
+async def all_or_cancel(coros: list[Awaitable[None]]) -> None:
+    """Run ``coros`` concurrently; on the first failure cancel the others and raise.
+
+    Not :func:`aorc.io.base.gather_or_cancel`, on purpose: of the failures it sees, that one
+    raises the earliest in request order (deterministic errors for reads), possibly a later
+    failure or one a sibling raised while being cancelled; a cut reports the failure that
+    came first, its root cause."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def abort_files(files: Sequence[OpenFile]) -> None:

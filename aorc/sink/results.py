@@ -83,6 +83,11 @@ class SinkStats:
         peak_memory: the largest :attr:`RollingSink.memory_in_use` seen.
         peak_open_files: the most files open at once.
         rows_skipped: replayed rows dropped by ``on_old_offsets="skip"``.
+        stripes_shrunk: stripes ended early because the open files' rows did not fit the
+            memory budget (see :mod:`aorc.sink.memory`).
+        files_cut_for_memory: files closed early because even shrunk stripes did not fit
+            the memory budget (the files of the ``"memory"`` cuts).
+        peak_spool_bytes: the most bytes of upload parts spooled to disk at once.
     """
 
     rows_received: int = 0
@@ -96,6 +101,9 @@ class SinkStats:
     peak_memory: int = 0
     peak_open_files: int = 0
     rows_skipped: int = 0
+    stripes_shrunk: int = 0
+    files_cut_for_memory: int = 0
+    peak_spool_bytes: int = 0
 
     @property
     def rows_pending(self) -> int:

@@ -28,7 +28,7 @@ the stream's files past ``max_rows`` rows or ``max_event_span`` of event time, a
 stripe with which a file got within one stripe of ``max_bytes`` (its size on the store, ORC
 bytes; default 128 MiB). Those decisions depend only on the stream's records since the last
 cut, so a replay cuts at the same records and writes byte-identical files (with nested
-columns, whose size estimate is their batch's average, stripe and size cuts may move).
+columns, or stripes shrunk for memory, stripe and size cuts may move).
 ``max_age`` (default 5 minutes, so that a quiet stream commits without a close), the memory
 budget, :meth:`RollingSink.flush` and :meth:`RollingSink.close` also cut, at positions that
 depend on timing.
@@ -60,13 +60,15 @@ files are renamed into place). The next sink writing the stream into a folder re
 killed one left of that stream there: hidden temporaries, incomplete multipart uploads.
 
 Memory. :attr:`RollingSink.memory_in_use` counts what the files hold: the rows of current
-stripes, a stripe being encoded, encoded bytes not yet in a part, parts being uploaded
-(twice: the HTTP client copies the body) and the files being closed. Before a stripe is
-encoded, and when a write would take the count past ``memory_budget``, the sink waits for
-part uploads that free enough, and otherwise cuts the stream owning the oldest open file
-early (repeatedly, oldest first) and waits for files being closed. Each open file needs about
-one stripe of rows plus one part, so the budget should hold that for the open files expected
-(partition folders times streams); with fewer, files are cut early and come out smaller.
+stripes, a stripe being encoded, encoded bytes not yet in a part (on object stores they wait
+in a local spool folder instead with ``buffer="disk"``, the default: see
+:mod:`aorc.sink.memory`), parts being uploaded (twice: the HTTP client copies the body) and
+the files being closed. When the open files' stripes would not fit ``memory_budget``, their
+stripes are scaled down; before a stripe is encoded, and when a write would take the count
+past the budget, the sink waits for part uploads that free enough, then ends the largest
+stripe early, and only when every stripe is down to :data:`~aorc.sink.files.STRIPE_FLOOR`
+cuts the stream owning the oldest open file (repeatedly, oldest first) and waits for files
+being closed. ``stats`` counts ``stripes_shrunk`` and ``files_cut_for_memory``.
 Targets. Given a table instead of a folder (``RollingSink(iceberg_table, ...)`` after
 ``import aorc.iceberg``, or any :class:`aorc.sink.target.SinkTarget`), the target shapes the
 rows and their partition folders, and each cut is committed to it with the positions
@@ -88,7 +90,7 @@ import concurrent.futures
 import datetime
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, cast
 
@@ -101,13 +103,16 @@ from aorc.format.types import from_arrow_schema
 from aorc.io import registry
 from aorc.options import WriteOptions
 from aorc.sink.files import (
-    IN_FLIGHT_COPIES,
     OpenSinkFile,
     StaleTemporaries,
     abort_files,
+    all_or_cancel,
+    committed_file,
     default_stripe_target,
+    scaled_capacity,
     stripe_point,
 )
+from aorc.sink.memory import Spooling, in_flight, oldest, shrink_candidate, stripe_scale
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
     HIVE_DEFAULT_PARTITION,
@@ -129,7 +134,7 @@ from aorc.sink.plan import (
     time_bounds,
 )
 from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
-from aorc.sink.target import CommittedFile, SinkTarget, resolve_target
+from aorc.sink.target import SinkTarget, resolve_target
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -191,6 +196,10 @@ class RollingSink:
             :class:`~aorc.errors.OldOffsetsError` (default for folders) or ``"skip"`` them
             (counted in :attr:`SinkStats.rows_skipped`; the default with a target).
         clock: the monotonic clock of ``max_age`` (seconds; default ``time.monotonic``).
+        buffer: where an object store's upload parts wait until sent: ``"disk"`` (default:
+            a spool folder, see :mod:`aorc.sink.memory`) or ``"memory"``.
+        spool_dir: the folder of the spool (default: the system's temporary folder).
+        max_spool_bytes: the most bytes spooled (default 8 GiB); beyond, parts wait in memory.
         options: an :class:`aorc.WriteOptions` for the files (default: the defaults; the
             stripe size then follows ``max_bytes``).
         **write_options: fields of :class:`aorc.WriteOptions` (compression, stripe_size, ...),
@@ -211,7 +220,9 @@ class RollingSink:
                  max_open_uploads: int = 8, on_commit: CommitCallback | None = None,
                  storage_options: Mapping[str, Any] | None = None,
                  drop_partition_columns: bool = True, on_old_offsets: str | None = None,
-                 clock: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] = time.monotonic, buffer: str | None = None,
+                 spool_dir: str | os.PathLike[str] | None = None,
+                 max_spool_bytes: int | None = None,
                  options: WriteOptions | None = None, **write_options: Any) -> None:
         self.target: SinkTarget | None = None
         if not isinstance(prefix, (str, os.PathLike)):
@@ -260,6 +271,7 @@ class RollingSink:
             self._storage_options.setdefault("part_size", SINK_PART_SIZE)
             self._storage_options.setdefault("memory_budget",
                                              2 * self._storage_options["part_size"])
+        self._spooling = Spooling(buffer, spool_dir, max_spool_bytes)
         self._closing: set[OpenSinkFile] = set()
         self._stale = StaleTemporaries()  # a killed run's temporaries (aorc.sink.files)
         self._encoder = concurrent.futures.ThreadPoolExecutor(
@@ -362,6 +374,7 @@ class RollingSink:
             raise
         self._state = "closed"
         await self._stop_timer()
+        await self._spooling.close()
         if self.target is not None:
             await self.target.settle()
         self._encoder.shutdown(wait=False)
@@ -380,6 +393,7 @@ class RollingSink:
         for stream in self._streams.values():
             await abort_files(list(stream.files.values()))
             stream.files.clear()
+        await asyncio.shield(self._spooling.close())
         if self.target is not None:
             await asyncio.shield(self.target.settle())
         self._encoder.shutdown(wait=False)
@@ -549,7 +563,9 @@ class RollingSink:
             if end == pos:
                 self._cut(stream, why)
                 continue
-            full_at = stripe_point(stream.files, routing, pos, end, self._stripe_target)
+            scale = stripe_scale(self._streams.values(), self.memory_budget)
+            full_at = stripe_point(stream.files, routing, pos, end,
+                                   scaled_capacity(self._stripe_target, scale))
             stop = end if full_at is None else full_at + 1
             await self._append(stream, batch, routing, offs, pos, stop)
             pos = stop
@@ -566,14 +582,22 @@ class RollingSink:
                 await self._reserve(f.writer.send_cost)
                 if stream.files.get(f.path) is not f:
                     return  # cut to make room: the stripe is the file's last
-                await f.writer.flush_stripe()
-                pa.default_memory_pool().release_unused()  # (rows freed on this thread's heap)
-                self._note_memory()
-                if self.max_bytes is not None and f.writer.expected_size() > self.max_bytes:
-                    await self._reserve(sum(g.writer.finish_cost for g in stream.files.values()
-                                            if g.writer is not None))
-                    self._cut(stream, "bytes")  # (no-op if the reserve cut it already)
+                self.stats.stripes_shrunk += f.writer.stripe_rows > 0 and f.writer.shrunk
+                if await self._flush_stripe(stream, f):
                     return
+
+    async def _flush_stripe(self, stream: StreamState, f: OpenFile) -> bool:
+        """Encode ``f``'s stripe; cut the stream (and say so) when one more stripe would
+        take the file past ``max_bytes``."""
+        await f.writer.flush_stripe()
+        pa.default_memory_pool().release_unused()  # (rows freed on this thread's heap)
+        self._note_memory()
+        if self.max_bytes is not None and f.writer.expected_size() > self.max_bytes:
+            await self._reserve(sum(g.writer.finish_cost for g in stream.files.values()
+                                    if g.writer is not None))
+            self._cut(stream, "bytes")  # (no-op if the reserve cut it already)
+            return True
+        return False
 
     async def _append(self, stream: StreamState, batch: pa.RecordBatch, routing: Routing,
                       offs: np.ndarray, pos: int, end: int) -> None:
@@ -624,22 +648,19 @@ class RollingSink:
         metrics = self.target.file_metrics() if self.target is not None else None
         return OpenSinkFile(uri, self._orc_type, self.file_schema, self._options, metadata,
                             self._storage_options, self._stripe_target, self._encoder,
-                            metrics, self._stale)
+                            metrics, self._stale, self._spooling)
 
     def _note_memory(self) -> None:
         self.stats.peak_memory = max(self.stats.peak_memory, self.memory_in_use)
         self.stats.peak_open_files = max(self.stats.peak_open_files, self.open_files)
+        self.stats.peak_spool_bytes = self._spooling.peak_bytes
 
     # ----------------------------------------------------------------- memory
 
-    def _oldest(self) -> StreamState | None:
-        """The stream holding the oldest rows."""
-        live = [s for s in self._streams.values() if s.files]
-        return min(live, key=lambda s: s.epoch) if live else None
-
     async def _reserve(self, nbytes: int) -> None:
-        """Make room for ``nbytes`` more: cut the streams holding the oldest rows until
-        enough bytes are on their way out, then wait for files being closed to finish."""
+        """Make room for ``nbytes`` more: wait for part uploads, end the largest stripes
+        early, cut the streams holding the oldest rows until enough bytes are on their way
+        out, then wait for files being closed to finish."""
         while True:
             closing = self._closing_bytes
             excess = closing + self._open_bytes + nbytes - self.memory_budget
@@ -647,8 +668,13 @@ class RollingSink:
                 return
             if closing < excess and await self._wait_uploads(excess - closing):
                 continue
+            shrink = shrink_candidate(self._streams.values()) if closing < excess else None
+            if shrink is not None:
+                self.stats.stripes_shrunk += 1
+                await self._flush_stripe(*shrink)
+                continue
             if closing < excess:
-                victim = self._oldest()
+                victim = oldest(self._streams.values())
                 if victim is not None:
                     self._cut(victim, "memory")
                     continue
@@ -661,13 +687,7 @@ class RollingSink:
     async def _wait_uploads(self, need: int) -> bool:
         """When the open files' part uploads will release ``need`` bytes, wait until one of
         them (or a file being closed) finishes and return True; False otherwise."""
-        inflight, uploads = 0, []
-        for stream in self._streams.values():
-            for f in stream.files.values():
-                if f.writer is not None:
-                    nbytes, tasks = f.writer.in_flight
-                    inflight += IN_FLIGHT_COPIES * nbytes
-                    uploads += tasks
+        inflight, uploads = in_flight(self._streams.values())
         if not uploads or inflight < need:
             return False
         self._released.clear()
@@ -692,6 +712,8 @@ class RollingSink:
         self._closing.update(f.writer for f in files)
         stream.files, stream.opened_at = {}, None
         self.stats.cuts[reason] = self.stats.cuts.get(reason, 0) + 1
+        if reason == "memory":
+            self.stats.files_cut_for_memory += len(files)
         task = asyncio.create_task(self._finish_cut(stream, files, stream.chain, reason))
         stream.chain = task
         self._tasks.add(task)
@@ -713,10 +735,10 @@ class RollingSink:
         offset = max(f.last for f in files)
         writers = [f.writer for f in files]
         try:
-            await _all([self._finish_file(stream, f) for f in files])
+            await all_or_cancel([self._finish_file(stream, f) for f in files])
             if previous is not None:
                 await previous
-            await _all([self._complete_file(w) for w in writers])
+            await all_or_cancel([self._complete_file(w) for w in writers])
         except BaseException:
             await abort_files(files)
             raise
@@ -731,7 +753,7 @@ class RollingSink:
         if self.target is not None:
             key = (stream.topic, stream.partition)
             positions = {**self._owned, key: offset}
-            await self.target.commit(commit, [_committed(written[k], files[k])
+            await self.target.commit(commit, [committed_file(written[k], files[k])
                                               for k in order], positions)
             self._owned[key] = max(offset, self._owned.get(key, offset))
         if self._on_commit is not None:
@@ -775,26 +797,3 @@ class RollingSink:
                 if self._state != "open":
                     return
                 self._cut_aged()
-
-
-def _committed(written: SinkFile, f: OpenFile) -> CommittedFile:
-    """What a target commits of a complete file."""
-    w = f.writer
-    return CommittedFile(written, w.metrics, w.column_sizes(), w.stripe_offsets)
-
-
-async def _all(coros: list[Awaitable[None]]) -> None:
-    """Run ``coros`` concurrently; on the first failure cancel the others and raise.
-
-    Not :func:`aorc.io.base.gather_or_cancel`, on purpose: of the failures it sees, that one
-    raises the earliest in request order (deterministic errors for reads), possibly a later
-    failure or one a sibling raised while being cancelled; a cut reports the failure that
-    came first, its root cause."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

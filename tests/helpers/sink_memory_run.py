@@ -1,6 +1,7 @@
 """Run the sink's memory workload in this process and print what it measured (JSON).
 
-2 streams x 4 partition folders (8 open files) of poorly compressible rows (random bytes)
+2 streams x 4 partition folders (8 open files; ``--keys`` folders) of poorly compressible
+rows (random bytes)
 through :class:`aorc.sink.RollingSink`; the peak RSS growth is the process's peak RSS
 (``VmHWM``) minus its RSS just before the sink starts. Run by
 ``tests/sink/test_sink_streaming.py`` in a subprocess (so the test process's own memory does not
@@ -49,13 +50,14 @@ def peak_rss_bytes() -> int:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def make_batch(k: int, start: int) -> pa.RecordBatch:
-    """Batch ``k`` of a stream (deterministic): offsets from ``start``."""
+def make_batch(k: int, start: int, keys: int = 4) -> pa.RecordBatch:
+    """Batch ``k`` of a stream (deterministic): offsets from ``start``, ``keys`` partition
+    values."""
     rng = np.random.default_rng([7, k])
     payload = np.frombuffer(rng.bytes(PAYLOAD * BATCH), dtype=f"S{PAYLOAD}")
     return pa.record_batch({
         "offset": pa.array(np.arange(start, start + BATCH, dtype=np.int64)),
-        "key": pa.array(rng.integers(0, 4, BATCH).astype(np.int8)),
+        "key": pa.array(rng.integers(0, keys, BATCH).astype(np.int16)),
         "value": pa.array(rng.random(BATCH)),
         "payload": pa.array(payload.tolist(), pa.binary()),
     })
@@ -69,7 +71,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     options: dict[str, Any] = {"fsync": False} if not args.prefix.startswith("s3://") else {
         "endpoint_url": args.endpoint} if args.endpoint else {}
-    first = make_batch(0, 0)
+    first = make_batch(0, 0, args.keys)
     # Warm up what any writer loads once (encoders, the S3 client's service model), so that
     # the growth measured is the sink's.
     warmup = args.prefix.rstrip("/") + "-warmup"
@@ -78,13 +80,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     await write_table(first.slice(0, 1000), warmup + "/x.orc", storage_options=options)
     sink = RollingSink(args.prefix, first.schema, partition_by=["key"],
                        memory_budget=args.budget * MiB, max_bytes=args.max_bytes * MiB,
-                       compression="zstd", storage_options=options, on_commit=on_commit)
+                       compression="zstd", storage_options=options, on_commit=on_commit,
+                       buffer=args.buffer, spool_dir=args.spool_dir, max_age=None)
     base = rss_bytes()
     written = [0, 0]
     async with sink:
         for k in range(args.rows // BATCH):
             stream = k % 2
-            batch = first if k == 0 else make_batch(k, written[stream])
+            batch = first if k == 0 else make_batch(k, written[stream], args.keys)
             await sink.write(batch, topic="t", partition=stream, offsets=written[stream])
             written[stream] += BATCH
     files = [f for c in commits for f in c.files]
@@ -96,6 +99,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "median_file": statistics.median(f.num_bytes for f in files),
         "bytes_cut_files": sorted(by_bytes),
         "cuts": sink.stats.cuts, "peak_memory": sink.stats.peak_memory,
+        "peak_open_files": sink.stats.peak_open_files,
+        "stripes_shrunk": sink.stats.stripes_shrunk,
+        "files_cut_for_memory": sink.stats.files_cut_for_memory,
+        "peak_spool_bytes": sink.stats.peak_spool_bytes,
+        "files_at_max_bytes": len(by_bytes),
         "base_rss": base, "peak_rss_growth": peak_rss_bytes() - base,
         "uris": [f.uri for f in files],
     }
@@ -108,6 +116,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--endpoint", default=None)
     parser.add_argument("--budget", type=int, default=64, help="memory_budget in MiB")
     parser.add_argument("--max-bytes", type=int, default=24, help="max_bytes in MiB")
+    parser.add_argument("--keys", type=int, default=4, help="partition values")
+    parser.add_argument("--buffer", default=None, help="the sink's buffer= (disk, memory)")
+    parser.add_argument("--spool-dir", default=None)
     args = parser.parse_args(argv)
     json.dump(asyncio.run(run(args)), sys.stdout)
 

@@ -130,6 +130,7 @@ class Outcome:
     commits: list[SinkCommit] = field(default_factory=list)
     peak_memory: int = 0
     cuts: dict[str, int] = field(default_factory=dict)
+    stripes_shrunk: int = 0
 
 
 #: The S3 requests that write (a store fault counts all of them, so it is always reached:
@@ -236,6 +237,7 @@ async def _attempt(log: EventLog, prefix: str, sink_options: dict[str, Any],
             outcome.peak_memory = max(outcome.peak_memory, sink.stats.peak_memory)
             for reason, count in sink.stats.cuts.items():
                 outcome.cuts[reason] = outcome.cuts.get(reason, 0) + count
+            outcome.stripes_shrunk += sink.stats.stripes_shrunk
 
     try:
         if plan.kind != "cancel":

@@ -163,7 +163,7 @@ async def test_write_waits_when_the_memory_budget_is_full(s3_bucket: str,
     held = []
     for start in range(0, len(data), MiB):
         await sink.write(data[start:start + MiB])
-        held.append(sink._buffered + sink.in_flight_bytes)
+        held.append(sink.buffered_bytes + sink.in_flight_bytes)
     await sink.complete()
     assert max(held) <= budget
     assert peak_overlap(s3_proxy.records("UploadPart")) <= 2  # the budget holds two parts

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -456,3 +457,26 @@ async def test_one_level_listing_local_and_memory(tmp_path: Any) -> None:
     level = await registry.list_level("memory://lv")
     assert level.folders == ["memory://lv/dt=1/"]
     assert [(f.path, f.size) for f in level.files] == [("memory://lv/b", 2)]
+
+
+async def test_spooled_parts_upload_the_same_bytes(backend: Backend, tmp_path: Path) -> None:
+    """With a spooling part buffer (aorc.io.spool) the object is the bytes written, sent in
+    the same parts, while the output holds none of its waiting bytes in memory."""
+    from aorc.io.spool import Spool
+
+    spool = Spool.open(tmp_path)
+    data = payload(2 * PART + 4321, seed=5)
+    out = open_output(backend.url("spooled.bin"), {**backend.options, "part_size": PART})
+    out.use_part_buffer(spool.buffer(PART))  # type: ignore[attr-defined]
+    held = []
+    for start in range(0, len(data), 2 * 1024 * 1024):
+        await out.write(data[start:start + 2 * 1024 * 1024])
+        held.append(out.buffered_memory)  # type: ignore[attr-defined]
+    assert spool.peak > 0 and max(held) == 0
+    await out.complete()
+    assert backend.get("spooled.bin") == data
+    assert out.stats.parts == 3  # type: ignore[attr-defined]
+    assert spool.used == 0
+    assert sorted(p.name for p in Path(spool.path).iterdir()) == ["owner.lock"]
+    spool.close()
+    assert backend.pending_uploads() == 0

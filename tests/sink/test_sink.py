@@ -31,6 +31,7 @@ from helpers.sink_stream import (
 from aorc import read_table
 from aorc.errors import AorcError, OldOffsetsError, SchemaError
 from aorc.io.output import LocalOutput
+from aorc.sink import files as sink_files
 from aorc.sink import rolling
 from aorc.sink.rolling import RollingSink, SinkCommit, file_name, partition_segment
 
@@ -246,8 +247,8 @@ async def test_a_cut_reports_its_first_failure_not_a_later_one() -> None:
         raise ValueError("the first failure")
 
     with pytest.raises(ValueError, match="the first failure"):
-        await rolling._all([fails_when_cancelled(), fails()])
-    await rolling._all([])  # a cut with no files
+        await sink_files.all_or_cancel([fails_when_cancelled(), fails()])
+    await sink_files.all_or_cancel([])  # a cut with no files
 
 
 async def test_failing_commit_breaks_the_sink(tmp_path: pathlib.Path) -> None:
@@ -429,7 +430,10 @@ async def test_million_events_with_crashes_exactly_once_on_s3(
         if crash.startswith("cancel"):
             assert "in flight" in crash and crash.split(" ")[-4] in WRITE_OPERATIONS, crash
     assert outcome.peak_memory <= 20 * MiB
-    assert {"memory", "rows", "event_time", "close"} <= set(outcome.cuts), outcome.cuts
+    assert {"rows", "event_time", "close"} <= set(outcome.cuts), outcome.cuts
+    # the 20 MiB budget is short: stripes were shrunk (files are cut for memory only when
+    # stripes are at their floor; parts wait in the spool, not in memory)
+    assert outcome.stripes_shrunk > 0, outcome
     assert {"PutObject", "CreateMultipartUpload", "UploadPart"} <= run.operations
     assert run.pending_uploads == []
     assert run.keys and all(k.startswith("events/dt=2026-11-22/hour=0") and k.endswith(".orc")
