@@ -41,14 +41,19 @@ from aorc.read.discovery import (
     DatasetFile,
     DatasetOptions,
     DatasetSource,
+    TAIL_CACHE_BYTES,
     Layout,
     OpenedTail,
+    TailCache,
     check_options,
     file_or_dataset,
     is_dataset_source,
     list_dataset,
+    local_path,
+    open_local_tail,
     open_tail,
 )
+from aorc.read.dataset_local import all_small_local, run_groups
 from aorc.read.evolution import conform, merge_schemas, positional_names
 from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
@@ -88,7 +93,7 @@ class Dataset:
 
     def __init__(self, files: list[DatasetFile], partition_schema: pa.Schema,
                  data_schema: pa.Schema, options: DatasetOptions, io_stats: IOStats,
-                 tails: dict[str, OpenedTail], layout: Layout | None = None) -> None:
+                 tails: TailCache | None = None, layout: Layout | None = None) -> None:
         self.files = files
         self.partition_schema = partition_schema
         self._layout = layout or Layout("hive")
@@ -96,7 +101,8 @@ class Dataset:
         self._options = options
         self._io = io_stats
         self._scan = ScanStats()
-        self._tails = tails
+        self._tails = tails if tails is not None else TailCache(options.tail_cache_bytes)
+        self._rows: dict[str, int] = {}  # each opened file's row count (tails may be dropped)
         self._semaphore = asyncio.Semaphore(options.max_open_files)
 
     # ------------------------------------------------------------------ information
@@ -109,9 +115,9 @@ class Dataset:
     def num_rows(self) -> int | None:
         """Rows of all files, from their footers (``None`` when ``schema=`` was given and
         the files were not opened yet)."""
-        if any(f.path not in self._tails for f in self.files):
+        if any(f.path not in self._rows for f in self.files):
             return None
-        return sum(self._tails[f.path].tail.num_rows for f in self.files)
+        return sum(self._rows[f.path] for f in self.files)
 
     @property
     def partitioning(self) -> Any:
@@ -122,6 +128,11 @@ class Dataset:
     def files_matching(self, filters: Any = None) -> list[DatasetFile]:
         """The files a read with ``filters`` opens: those the partition terms leave."""
         return [f for f, _ in self._plan([], filters).files]
+
+    @property
+    def tail_cache(self) -> TailCache:
+        """The file tails kept for the reads that follow (within ``tail_cache_bytes``)."""
+        return self._tails
 
     @property
     def io_stats(self) -> IOStats:
@@ -154,10 +165,13 @@ class Dataset:
         """
         plan = self._plan(columns, filters)
         counter = tracker(progress, "read_dataset", "files", len(plan.files))
-        threads = self._file_threads(len(plan.files))
-        tables = await gather_or_cancel(
-            [_counted(self._read_file(f, clauses, plan, threads), counter)
-             for f, clauses in plan.files])
+        if all_small_local([f for f, _ in plan.files]):
+            tables = await self._read_local(plan, counter)
+        else:
+            threads = self._file_threads(len(plan.files))
+            tables = await gather_or_cancel(
+                [_counted(self._read_file(f, clauses, plan, threads), counter)
+                 for f, clauses in plan.files])
         tables = [t for t in tables if t.num_rows]
         if not tables:
             return plan.out_schema.empty_table()
@@ -282,16 +296,31 @@ class Dataset:
         merged = merge_schemas(schemas)
         return pa.schema([f for f in merged if f.name not in self.partition_schema.names])
 
-    async def _resolve_schema(self, files: list[DatasetFile]) -> list[DatasetFile]:
-        """Open ``files`` (their tails are kept) and unify their schemas into the dataset's;
-        returns the files that opened (all of them unless invalid files are excluded)."""
+    async def _resolve_schema(self, files: list[DatasetFile], schema_from: str = "all"
+                              ) -> list[DatasetFile]:
+        """Open ``files`` (``schema_from="first"``: the first that opens, else all; their
+        tails are kept within the budget) and unify their schemas into the dataset's;
+        returns the files that opened (all of them unless invalid files are excluded:
+        with ``"first"`` the files before the first valid one are left out)."""
 
         async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
             async with self._semaphore:
                 tail = await self._unless_invalid(self._tail(f))
             return None if tail is None else (f.path, tail.schema)
 
-        opened = await gather_or_cancel([one(f) for f in files])
+        if schema_from == "first":
+            for i, f in enumerate(files):
+                if (first := await one(f)) is not None:
+                    self._data_schema = self._merged_data([first])
+                    return files[i:]
+            raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+        if all_small_local(files):
+            counted = await run_groups(files, self._local_schema)
+            for _, io in counted:
+                self._add_io(io)
+            opened = [schema for schema, _ in counted]
+        else:
+            opened = await gather_or_cancel([one(f) for f in files])
         found = [s for s in opened if s is not None]
         if not found:
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
@@ -350,8 +379,77 @@ class Dataset:
         cached = self._tails.get(f.path)
         if cached is None:
             cached = await open_tail(f.path, self._options, self._io, listed=f.size)
-            self._tails[f.path] = cached
+            self._keep(f, cached)
         return cached
+
+    def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
+        self._tails.put(f.path, tail)
+        self._rows[f.path] = tail.tail.num_rows
+
+    # ------------------------------------------------------------------ small local files
+    def _local_tail(self, f: DatasetFile, io: IOStats) -> OpenedTail | None:
+        """The tail of a small local file, on this thread (``None``: an invalid file left
+        out)."""
+        cached = self._tails.get(f.path)
+        if cached is not None:
+            return cached
+        try:
+            cached = open_local_tail(f.path, local_path(f.path) or f.path, self._options, io)
+        except CorruptFileError:
+            if not self._options.exclude_invalid_files:
+                raise
+            return None
+        self._keep(f, cached)
+        return cached
+
+    def _local_schema(self, f: DatasetFile) -> tuple[tuple[str, pa.Schema] | None, IOStats]:
+        io = IOStats()
+        tail = self._local_tail(f, io)
+        return (None if tail is None else (f.path, tail.schema)), io
+
+    def _decode_local(self, item: FilePlan, plan: _Plan
+                      ) -> tuple[pa.Table | None, OrcReader | None, IOStats]:
+        """A small local file's rows in the read's schema, on this thread (``None``: it
+        needs the async path), the reader used (for its counts) and the I/O done."""
+        f, clauses = item
+        io = IOStats()
+        tail = self._local_tail(f, io)
+        if tail is None:
+            return plan.out_schema.empty_table(), None, io
+        cols, filt, possible, names = self._file_request(tail.schema, clauses, plan)
+        if not possible:
+            return plan.out_schema.empty_table(), None, io
+        reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
+        if not cols and filt is None:
+            table = pa.table({"n": pa.nulls(reader.num_rows)}).select([])
+        elif not cols:
+            assert filt is not None
+            got = reader.read_buffered([filt[0][0][0].split(".")[0]], filt)
+            table = None if got is None else got.select([])
+        else:
+            table = reader.read_buffered(cols, filt)
+        if table is None:
+            return None, None, io
+        return self._finish(table, f, names, plan), reader, io
+
+    async def _read_local(self, plan: _Plan, counter: ProgressTracker | None
+                          ) -> list[pa.Table]:
+        """:meth:`read`'s tables of small local files, a group of files per worker task."""
+        done = None if counter is None else counter.advance
+        results = await run_groups(plan.files, lambda item: self._decode_local(item, plan),
+                                   done=done)
+        tables = []
+        for item, (table, reader, io) in zip(plan.files, results, strict=True):
+            self._add_io(io)
+            if reader is not None:
+                self._count(reader, reader.io_stats.snapshot())
+            tables.append(table if table is not None
+                          else await self._read_file(item[0], item[1], plan))
+        return tables
+
+    def _add_io(self, io: IOStats) -> None:
+        self._io.requests += io.requests
+        self._io.bytes += io.bytes
 
     async def _reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema]:
         tail = await self._tail(f)
@@ -560,26 +658,31 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 max_open_files: int, exclude_invalid_files: bool,
                 path_glob_filter: str | None = None,
                 read_dictionary: Sequence[str] | None = None,
-                eager: bool = False) -> Dataset:
+                eager: bool = False, schema_from: str = "all",
+                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None) -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_read_dictionary(read_dictionary)
+    if isinstance(tail_cache_bytes, bool) or not isinstance(tail_cache_bytes, int) \
+            or tail_cache_bytes < 0:
+        raise SchemaError(f"tail_cache_bytes must be a non-negative integer, got "
+                          f"{tail_cache_bytes!r}")
     if schema is not None:
         check_depth(schema, "the dataset schema")
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
-                             list(read_dictionary) if read_dictionary is not None else None)
+                             list(read_dictionary) if read_dictionary is not None else None,
+                             tail_cache_bytes)
     io = IOStats()
-    files, part_schema = await list_dataset(source, layout, options, io)
+    files, part_schema = await list_dataset(source, layout, options, io,
+                                            dataset_filter(filters).clauses)
     data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
                    if schema is not None else None)
-    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io, {},
-                      layout)
-    if data_schema is not None:
+    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io,
+                      layout=layout)
+    if data_schema is not None or eager:
         return dataset
-    if eager:
-        return dataset
-    dataset.files = await dataset._resolve_schema(files)
+    dataset.files = await dataset._resolve_schema(files, schema_from)
     return dataset
 
 
@@ -589,15 +692,20 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        max_open_files: int = 16,
                        exclude_invalid_files: bool = False,
                        path_glob_filter: str | None = None,
-                       read_dictionary: Sequence[str] | None = None) -> Dataset:
+                       read_dictionary: Sequence[str] | None = None,
+                       schema_from: str = "all",
+                       tail_cache_bytes: int = TAIL_CACHE_BYTES) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
     below the root whose names say they are not data (``*.txt``, ``*.md``, ``*.json``,
     ``*.crc``, ... :data:`aorc.read.discovery.NON_DATA_SUFFIXES`) unless
-    ``path_glob_filter`` is given. Without ``schema`` every file's tail is read (at most
-    ``max_open_files`` at once) to unify the schemas by name; the tails are kept, so a later
-    read opens no file twice.
+    ``path_glob_filter`` is given. Hive folders are listed level by level, the top-level
+    partitions concurrently. Without ``schema`` the files' tails are read to unify their
+    schemas by name (every file's, at most ``max_open_files`` at once, or only the first
+    one's: ``schema_from``); with ``schema`` no file is opened before a read. Opened tails
+    are kept for the reads that follow, up to ``tail_cache_bytes`` (least recently used
+    dropped first), so memory does not grow with the number of files.
 
     Args:
         source: the dataset's root(s).
@@ -620,6 +728,14 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             found as before.
         read_dictionary: string or binary columns (top-level names or dotted paths) read
             as Arrow ``dictionary<int32, ...>`` arrays, as :func:`aorc.open_reader`.
+        schema_from: without ``schema``, the files whose schemas make the dataset's:
+            ``"all"`` (every file's tail is read and the schemas unified by name, as
+            Spark's ``mergeSchema``) or ``"first"`` (the first file's, in path order: one
+            tail read, as :func:`pyarrow.dataset.dataset` infers it; columns of other files
+            not in it are not read, and missing ones read as nulls).
+        tail_cache_bytes: the most bytes of opened file tails kept for later reads
+            (default 64 MiB; each tail counts the bytes read from its file's end, the
+            whole file when it is small, plus 4 KiB); ``0`` keeps none.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -627,11 +743,14 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             value that does not fit its given type; incompatible file schemas.
         CorruptFileError: a file is not ORC (unless ``exclude_invalid_files``).
     """
+    if schema_from not in ("all", "first"):
+        raise SchemaError(f"schema_from must be 'all' or 'first', got {schema_from!r}")
     return await _open(source, partitioning=partitioning, schema=schema,
                        timestamp_unit=timestamp_unit, storage_options=storage_options,
                        max_open_files=max_open_files,
                        exclude_invalid_files=exclude_invalid_files,
-                       path_glob_filter=path_glob_filter, read_dictionary=read_dictionary)
+                       path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
+                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
