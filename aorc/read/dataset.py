@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import pyarrow as pa
@@ -103,6 +103,8 @@ class Dataset:
         self._scan = ScanStats()
         self._tails = tails if tails is not None else TailCache(options.tail_cache_bytes)
         self._rows: dict[str, int] = {}  # each opened file's row count (tails may be dropped)
+        #: the full listing, when the files were listed for a partition filter
+        self._full_listing: Callable[[], Awaitable[list[DatasetFile]]] | None = None
         self._semaphore = asyncio.Semaphore(options.max_open_files)
 
     # ------------------------------------------------------------------ information
@@ -172,10 +174,7 @@ class Dataset:
             tables = await gather_or_cancel(
                 [_counted(self._read_file(f, clauses, plan, threads), counter)
                  for f, clauses in plan.files])
-        tables = [t for t in tables if t.num_rows]
-        if not tables:
-            return plan.out_schema.empty_table()
-        return pa.concat_tables(tables)
+        return _concat(tables, plan.out_schema)
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
                      batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -264,6 +263,7 @@ class Dataset:
         survivors = (prune(self.files, self.partition_schema, where.clauses) if where.clauses
                      else [(f, None) for f in self.files])
         if not survivors:
+            self.files += await self._unlisted()
             await self._resolve_schema(self.files)
             return await self.read(columns, filters, progress=progress)
         counter = tracker(progress, "read_dataset", "files", len(survivors))
@@ -282,14 +282,23 @@ class Dataset:
                    + [r for r in results[len(survivors):] if r is not None])
         self._data_schema = self._merged_data(schemas)
         known = {*self._data_schema.names, *self.partition_schema.names}
-        if schema_from == "read" and pruned and not set(wanted or where.names) <= known:
+        if schema_from == "read" and not set(wanted or where.names) <= known:
+            pruned += await self._unlisted()
             extra = await gather_or_cancel([self._schema_only(f) for f in pruned])
             self._data_schema = self._merged_data(schemas + [r for r in extra if r is not None])
         self.files = [f for f, _, _ in found]
         plan = self._plan(columns, filters)
         tables = [self._finish(t, f, {}, plan) for f, _, t in found]
-        tables = [t for t in tables if t.num_rows]
-        return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
+        return _concat(tables, plan.out_schema)
+
+    async def _unlisted(self) -> list[DatasetFile]:
+        """The files a listing for a partition filter left out (their partitions cannot
+        match), listed now; none when everything was listed."""
+        if self._full_listing is None:
+            return []
+        every, self._full_listing = await self._full_listing(), None
+        known = {f.path for f in self.files}
+        return [f for f in every if f.path not in known]
 
     def _merged_data(self, schemas: list[tuple[str, pa.Schema]]) -> pa.Schema:
         """The files' schemas unified, without the partition columns."""
@@ -646,6 +655,17 @@ async def _counted(work: Awaitable[_T], counter: ProgressTracker | None) -> _T:
     return result
 
 
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """The files' tables as one (``schema`` when there are none); a read of no column
+    keeps its row count, which ``pa.concat_tables`` drops for tables without columns."""
+    tables = [t for t in tables if t.num_rows]
+    if not tables:
+        return schema.empty_table()
+    if not tables[0].num_columns:
+        return pa.table({"n": pa.nulls(sum(t.num_rows for t in tables))}).select([])
+    return pa.concat_tables(tables)
+
+
 def _one_filter(filters: Any, filter_: Any) -> Any:
     """``filters=`` or pyarrow's ``filter=``, whichever was given."""
     if filters is not None and filter_ is not None:
@@ -674,12 +694,17 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                              list(read_dictionary) if read_dictionary is not None else None,
                              tail_cache_bytes)
     io = IOStats()
-    files, part_schema = await list_dataset(source, layout, options, io,
-                                            dataset_filter(filters).clauses)
+    clauses = dataset_filter(filters).clauses
+    files, part_schema = await list_dataset(source, layout, options, io, clauses)
     data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
                    if schema is not None else None)
     dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io,
                       layout=layout)
+    if clauses is not None:
+        async def full_listing() -> list[DatasetFile]:
+            return (await list_dataset(source, layout, options, io))[0]
+
+        dataset._full_listing = full_listing
     if data_schema is not None or eager:
         return dataset
     dataset.files = await dataset._resolve_schema(files, schema_from)
@@ -792,7 +817,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files,
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                          eager=True)
+                          eager=True, filters=filters if schema_from == "read" else None)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)
