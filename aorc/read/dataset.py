@@ -28,9 +28,11 @@ from aorc.format.nesting import check_depth
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.read.dataset_local import SmallFileReads, all_small_local, run_groups
 from aorc.read.dataset_plan import (
     FilePlan,
     ReadPlan,
+    concat_files,
     dataset_filter,
     has_path,
     plan_columns,
@@ -38,10 +40,10 @@ from aorc.read.dataset_plan import (
 )
 from aorc.read.dictionary import check_read_dictionary, present_columns
 from aorc.read.discovery import (
+    TAIL_CACHE_BYTES,
     DatasetFile,
     DatasetOptions,
     DatasetSource,
-    TAIL_CACHE_BYTES,
     Layout,
     OpenedTail,
     TailCache,
@@ -49,11 +51,8 @@ from aorc.read.discovery import (
     file_or_dataset,
     is_dataset_source,
     list_dataset,
-    local_path,
-    open_local_tail,
     open_tail,
 )
-from aorc.read.dataset_local import all_small_local, run_groups
 from aorc.read.evolution import conform, merge_schemas, positional_names
 from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
@@ -76,7 +75,7 @@ _T = TypeVar("_T")
 _Plan = ReadPlan
 
 
-class Dataset:
+class Dataset(SmallFileReads):
     """Many ORC files read as one table. Create it with :func:`open_dataset`.
 
     The names of :class:`pyarrow.dataset.Dataset` work too: :meth:`to_table`,
@@ -174,7 +173,7 @@ class Dataset:
             tables = await gather_or_cancel(
                 [_counted(self._read_file(f, clauses, plan, threads), counter)
                  for f, clauses in plan.files])
-        return _concat(tables, plan.out_schema)
+        return concat_files(tables, plan.out_schema)
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
                      batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -271,9 +270,14 @@ class Dataset:
         pruned = [f for f in self.files if f.path not in kept]
         wanted = None if columns is None else {*columns, *where.names}
         threads = self._file_threads(len(survivors))
-        results: list[Any] = await gather_or_cancel(
-            [_counted(self._read_raw(f, c, wanted, threads), counter) for f, c in survivors]
-            + [self._schema_only(f) for f in (pruned if schema_from == "all" else [])])
+        others = [self._schema_only(f) for f in (pruned if schema_from == "all" else [])]
+        if all_small_local([f for f, _ in survivors]):
+            results: list[Any] = [*await self._raw_local(survivors, wanted, counter),
+                                  *await gather_or_cancel(others)]
+        else:
+            results = await gather_or_cancel(
+                [_counted(self._read_raw(f, c, wanted, threads), counter)
+                 for f, c in survivors] + others)
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
@@ -289,7 +293,7 @@ class Dataset:
         self.files = [f for f, _, _ in found]
         plan = self._plan(columns, filters)
         tables = [self._finish(t, f, {}, plan) for f, _, t in found]
-        return _concat(tables, plan.out_schema)
+        return concat_files(tables, plan.out_schema)
 
     async def _unlisted(self) -> list[DatasetFile]:
         """The files a listing for a partition filter left out (their partitions cannot
@@ -394,71 +398,6 @@ class Dataset:
     def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
         self._tails.put(f.path, tail)
         self._rows[f.path] = tail.tail.num_rows
-
-    # ------------------------------------------------------------------ small local files
-    def _local_tail(self, f: DatasetFile, io: IOStats) -> OpenedTail | None:
-        """The tail of a small local file, on this thread (``None``: an invalid file left
-        out)."""
-        cached = self._tails.get(f.path)
-        if cached is not None:
-            return cached
-        try:
-            cached = open_local_tail(f.path, local_path(f.path) or f.path, self._options, io)
-        except CorruptFileError:
-            if not self._options.exclude_invalid_files:
-                raise
-            return None
-        self._keep(f, cached)
-        return cached
-
-    def _local_schema(self, f: DatasetFile) -> tuple[tuple[str, pa.Schema] | None, IOStats]:
-        io = IOStats()
-        tail = self._local_tail(f, io)
-        return (None if tail is None else (f.path, tail.schema)), io
-
-    def _decode_local(self, item: FilePlan, plan: _Plan
-                      ) -> tuple[pa.Table | None, OrcReader | None, IOStats]:
-        """A small local file's rows in the read's schema, on this thread (``None``: it
-        needs the async path), the reader used (for its counts) and the I/O done."""
-        f, clauses = item
-        io = IOStats()
-        tail = self._local_tail(f, io)
-        if tail is None:
-            return plan.out_schema.empty_table(), None, io
-        cols, filt, possible, names = self._file_request(tail.schema, clauses, plan)
-        if not possible:
-            return plan.out_schema.empty_table(), None, io
-        reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
-        if not cols and filt is None:
-            table = pa.table({"n": pa.nulls(reader.num_rows)}).select([])
-        elif not cols:
-            assert filt is not None
-            got = reader.read_buffered([filt[0][0][0].split(".")[0]], filt)
-            table = None if got is None else got.select([])
-        else:
-            table = reader.read_buffered(cols, filt)
-        if table is None:
-            return None, None, io
-        return self._finish(table, f, names, plan), reader, io
-
-    async def _read_local(self, plan: _Plan, counter: ProgressTracker | None
-                          ) -> list[pa.Table]:
-        """:meth:`read`'s tables of small local files, a group of files per worker task."""
-        done = None if counter is None else counter.advance
-        results = await run_groups(plan.files, lambda item: self._decode_local(item, plan),
-                                   done=done)
-        tables = []
-        for item, (table, reader, io) in zip(plan.files, results, strict=True):
-            self._add_io(io)
-            if reader is not None:
-                self._count(reader, reader.io_stats.snapshot())
-            tables.append(table if table is not None
-                          else await self._read_file(item[0], item[1], plan))
-        return tables
-
-    def _add_io(self, io: IOStats) -> None:
-        self._io.requests += io.requests
-        self._io.bytes += io.bytes
 
     async def _reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema]:
         tail = await self._tail(f)
@@ -653,17 +592,6 @@ async def _counted(work: Awaitable[_T], counter: ProgressTracker | None) -> _T:
     if counter is not None:
         counter.advance(1)
     return result
-
-
-def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
-    """The files' tables as one (``schema`` when there are none); a read of no column
-    keeps its row count, which ``pa.concat_tables`` drops for tables without columns."""
-    tables = [t for t in tables if t.num_rows]
-    if not tables:
-        return schema.empty_table()
-    if not tables[0].num_columns:
-        return pa.table({"n": pa.nulls(sum(t.num_rows for t in tables))}).select([])
-    return pa.concat_tables(tables)
 
 
 def _one_filter(filters: Any, filter_: Any) -> Any:

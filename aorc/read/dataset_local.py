@@ -13,11 +13,26 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import pyarrow as pa
+
+from aorc.errors import CorruptFileError
+from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
-from aorc.read.discovery import SMALL_FILE_BYTES, DatasetFile, local_path
+from aorc.progress import ProgressTracker
+from aorc.read.dataset_plan import FilePlan, ReadPlan
+from aorc.read.discovery import (
+    SMALL_FILE_BYTES,
+    DatasetFile,
+    DatasetOptions,
+    OpenedTail,
+    TailCache,
+    open_local_tail,
+)
+from aorc.read.partitioning import Clauses
+from aorc.read.reader import OrcReader
 from aorc.threads import pool_size, shared_pool
 
-__all__ = ["GROUP_FILES", "all_small_local", "run_groups"]
+__all__ = ["GROUP_FILES", "SmallFileReads", "all_small_local", "run_groups"]
 
 #: The most files one worker task reads.
 GROUP_FILES = 64
@@ -28,8 +43,8 @@ _R = TypeVar("_R")
 
 def all_small_local(files: Sequence[DatasetFile]) -> bool:
     """Whether every file is on local disk and at most ``SMALL_FILE_BYTES`` long."""
-    return bool(files) and all(f.size <= SMALL_FILE_BYTES and local_path(f.path) is not None
-                               for f in files)
+    return bool(files) and all(f.size <= SMALL_FILE_BYTES
+                               and registry.local_path(f.path) is not None for f in files)
 
 
 def _groups(items: Sequence[_I]) -> list[Sequence[_I]]:
@@ -59,3 +74,145 @@ async def run_groups(items: Sequence[_I], work: Callable[[_I], _R], *,
 
     results = await gather_or_cancel([one(g) for g in _groups(items)])
     return [r for group in results for r in group]
+
+
+class SmallFileReads:
+    """What :class:`aorc.read.dataset.Dataset` does with small local files: each file read,
+    opened and decoded on a worker thread, a group of files per task (the methods whose
+    names end in ``_local``); a file that needs more than its bytes read at open time goes
+    the async way. The stubs below are the dataset's own methods."""
+
+    _tails: TailCache
+    _options: DatasetOptions
+    _io: IOStats
+
+    def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
+        raise NotImplementedError
+
+    def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: ReadPlan
+                      ) -> tuple[list[str], Clauses | None, bool, dict[str, str]]:
+        raise NotImplementedError
+
+    def _file_reader(self, f: DatasetFile, tail: OpenedTail) -> OrcReader:
+        raise NotImplementedError
+
+    def _finish(self, table: pa.Table, f: DatasetFile, names: dict[str, str],
+                plan: ReadPlan) -> pa.Table:
+        raise NotImplementedError
+
+    def _count(self, reader: OrcReader, before: IOStats) -> None:
+        raise NotImplementedError
+
+    async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
+                         plan: ReadPlan, threads: bool | int = True) -> pa.Table:
+        raise NotImplementedError
+
+    async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
+                        columns: set[str] | None, threads: bool | int = True
+                        ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
+        raise NotImplementedError
+
+    def _local_tail(self, f: DatasetFile, io: IOStats, *, keep: bool = True
+                    ) -> OpenedTail | None:
+        """The tail of a small local file, on this thread (``None``: an invalid file left
+        out); kept for later reads unless ``keep`` is false."""
+        cached = self._tails.get(f.path)
+        if cached is not None:
+            return cached
+        try:
+            cached = open_local_tail(f.path, self._options, io)
+        except CorruptFileError:
+            if not self._options.exclude_invalid_files:
+                raise
+            return None
+        if keep:
+            self._keep(f, cached)
+        return cached
+
+    def _local_schema(self, f: DatasetFile) -> tuple[tuple[str, pa.Schema] | None, IOStats]:
+        io = IOStats()
+        tail = self._local_tail(f, io)
+        return (None if tail is None else (f.path, tail.schema)), io
+
+    def _decode_local(self, item: FilePlan, plan: ReadPlan
+                      ) -> tuple[pa.Table | None, OrcReader | None, IOStats]:
+        """A small local file's rows in the read's schema, on this thread (``None``: it
+        needs the async path), the reader used (for its counts) and the I/O done."""
+        f, clauses = item
+        io = IOStats()
+        tail = self._local_tail(f, io)
+        if tail is None:
+            return plan.out_schema.empty_table(), None, io
+        cols, filt, possible, names = self._file_request(tail.schema, clauses, plan)
+        if not possible:
+            return plan.out_schema.empty_table(), None, io
+        reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
+        table = self._buffered_rows(reader, cols, filt)
+        if table is None:
+            return None, None, io
+        return self._finish(table, f, names, plan), reader, io
+
+    async def _read_local(self, plan: ReadPlan, counter: ProgressTracker | None
+                          ) -> list[pa.Table]:
+        """:meth:`read`'s tables of small local files, a group of files per worker task."""
+        done = None if counter is None else counter.advance
+        results = await run_groups(plan.files, lambda item: self._decode_local(item, plan),
+                                   done=done)
+        tables = []
+        for item, (table, reader, io) in zip(plan.files, results, strict=True):
+            self._add_io(io)
+            if reader is not None:
+                self._count(reader, reader.io_stats.snapshot())
+            tables.append(table if table is not None
+                          else await self._read_file(item[0], item[1], plan))
+        return tables
+
+    async def _raw_local(self, survivors: Sequence[FilePlan], columns: set[str] | None,
+                         counter: ProgressTracker | None
+                         ) -> list[tuple[DatasetFile, pa.Schema, pa.Table] | None]:
+        """:meth:`_read_raw` of small local files, a group of files per worker task."""
+
+        def one(item: FilePlan) -> tuple[tuple[DatasetFile, pa.Schema, pa.Table] | None,
+                                         OrcReader | None, IOStats]:
+            f, clauses = item
+            io = IOStats()
+            tail = self._local_tail(f, io, keep=False)
+            if tail is None:
+                return None, None, io
+            wanted = pa.schema([x for x in tail.schema if columns is None or x.name in columns])
+            cols, filt, possible, _ = self._file_request(tail.schema, clauses,
+                                                         ReadPlan([], wanted, wanted, wanted))
+            if not possible:
+                return (f, tail.schema, wanted.empty_table()), None, io
+            reader = self._file_reader(f, tail)
+            table = self._buffered_rows(reader, cols, filt)
+            return (None if table is None else (f, tail.schema, table)), reader, io
+
+        done = None if counter is None else counter.advance
+        results = await run_groups(survivors, one, done=done)
+        out = []
+        for item, (found, reader, io) in zip(survivors, results, strict=True):
+            self._add_io(io)
+            if reader is not None:
+                self._count(reader, reader.io_stats.snapshot())
+            if found is None and reader is not None:  # it needs more than its bytes read
+                found = await self._read_raw(item[0], item[1], columns)
+            out.append(found)
+        return out
+
+    @staticmethod
+    def _buffered_rows(reader: OrcReader, cols: list[str], filt: Clauses | None
+                       ) -> pa.Table | None:
+        """:meth:`_read_rows` from the bytes read at open time (``None``: more are needed)."""
+        if not cols and filt is None:
+            return pa.table({"n": pa.nulls(reader.num_rows)}).select([])
+        if not cols:
+            assert filt is not None
+            got = reader.read_buffered([filt[0][0][0].split(".")[0]], filt)
+            return None if got is None else got.select([])
+        return reader.read_buffered(cols, filt)
+
+    def _add_io(self, io: IOStats) -> None:
+        self._io.requests += io.requests
+        self._io.bytes += io.bytes
+

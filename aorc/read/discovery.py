@@ -37,7 +37,6 @@ from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
-from aorc.io.local import map_os_error
 from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.dictionary import dictionary_columns, dictionary_schema, present_columns
 from aorc.read.partitioning import (
@@ -63,7 +62,6 @@ __all__ = [
     "file_or_dataset",
     "is_dataset_source",
     "list_dataset",
-    "local_path",
     "open_local_tail",
     "open_tail",
 ]
@@ -398,21 +396,10 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
     return _opened(tail, data, options, etag if isinstance(etag, str) else None)
 
 
-def local_path(path: str) -> str | None:
-    """The local path of a dataset file, ``None`` when it is not on local disk."""
-    scheme = registry.scheme_for(path)
-    return scheme.path_of(path) if isinstance(scheme, registry.LocalScheme) else None
-
-
-def open_local_tail(path: str, local: str, options: DatasetOptions, io: IOStats
-                    ) -> OpenedTail:
+def open_local_tail(path: str, options: DatasetOptions, io: IOStats) -> OpenedTail:
     """:func:`open_tail` of a small local file (at most :data:`SMALL_FILE_BYTES`), on this
     thread: the file read whole, with one ``read``."""
-    try:
-        with open(local, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise map_os_error(exc, local) from exc
+    data = registry.read_local(path)
     io.requests += 1
     io.bytes += len(data)
     tail = _parse(path, data, len(data))

@@ -48,9 +48,8 @@ async def list_root(root: str | os.PathLike[str], storage_options: Mapping[str, 
     folder = await registry.is_folder(text)
     if not by_partition or not (folder or (single and registry.is_remote(text))):
         return await registry.list_files(text, storage_options, io)
-    base = text if text.endswith(("/", os.sep)) else text + ("/" if "://" in text else os.sep)
     lister = _Lister(storage_options, io, clauses, given)
-    found = await lister.walk(base, None if clauses is None else list(range(len(clauses))))
+    found = await lister.walk(text, None if clauses is None else list(range(len(clauses))))
     if not found and not lister.any_folder:
         return await registry.list_files(text, storage_options, io)  # a file, or nothing
     return found
