@@ -34,7 +34,7 @@ from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
-from aorc.format.types import to_arrow_schema
+from aorc.format.types import OrcType, to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.read.common import INLINE_BYTES, run_light
@@ -409,10 +409,20 @@ def open_local_tail(path: str, options: DatasetOptions, io: IOStats) -> OpenedTa
     return _opened(tail, data, options, None)
 
 
+#: Arrow schemas of the type trees seen last (files of one schema share their tree: see
+#: :mod:`aorc.format.tail`), each kept with its tree so that the id stays its own.
+_ARROW_SCHEMAS: dict[int, tuple[OrcType, pa.Schema]] = {}
+
+
 def _opened(tail: FileTail, data: bytes, options: DatasetOptions, etag: str | None
             ) -> OpenedTail:
     """The :class:`OpenedTail` of a parsed tail: its schema in the dataset's terms."""
-    schema = to_arrow_schema(tail.schema)
+    known = _ARROW_SCHEMAS.get(id(tail.schema))
+    if known is None or known[0] is not tail.schema:
+        if len(_ARROW_SCHEMAS) >= 64:
+            _ARROW_SCHEMAS.clear()
+        known = _ARROW_SCHEMAS[id(tail.schema)] = (tail.schema, to_arrow_schema(tail.schema))
+    schema = known[1]
     if options.read_dictionary:
         ids = dictionary_columns(tail.schema,
                                  present_columns(tail.schema, options.read_dictionary))
