@@ -328,10 +328,7 @@ class Dataset(SmallFileReads):
                     return files[i:]
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
         if all_small_local(files):
-            counted = await run_groups(files, self._local_schema)
-            for _, io in counted:
-                self._add_io(io)
-            opened = [schema for schema, _ in counted]
+            opened = await run_groups(files, self._local_schema)
         else:
             opened = await gather_or_cancel([one(f) for f in files])
         found = [s for s in opened if s is not None]

@@ -10,6 +10,7 @@ each group read, opened and decoded on one worker thread without touching the ev
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -38,6 +39,7 @@ __all__ = ["GROUP_FILES", "SmallFileReads", "all_small_local", "run_groups"]
 GROUP_FILES = 64
 
 _I = TypeVar("_I")
+_IO_LOCK = threading.Lock()  # the counts of every dataset's worker threads
 _R = TypeVar("_R")
 
 
@@ -112,15 +114,16 @@ class SmallFileReads:
                         ) -> tuple[DatasetFile, pa.Schema, pa.Table] | None:
         raise NotImplementedError
 
-    def _local_tail(self, f: DatasetFile, io: IOStats, *, keep: bool = True
-                    ) -> OpenedTail | None:
+    def _local_tail(self, f: DatasetFile, *, keep: bool = True) -> OpenedTail | None:
         """The tail of a small local file, on this thread (``None``: an invalid file left
         out); kept for later reads unless ``keep`` is false."""
         cached = self._tails.get(f.path)
         if cached is not None:
             return cached
         try:
+            io = IOStats()
             cached = open_local_tail(f.path, self._options, io)
+            self._add_io(io)
         except CorruptFileError:
             if not self._options.exclude_invalid_files:
                 raise
@@ -129,28 +132,26 @@ class SmallFileReads:
             self._keep(f, cached)
         return cached
 
-    def _local_schema(self, f: DatasetFile) -> tuple[tuple[str, pa.Schema] | None, IOStats]:
-        io = IOStats()
-        tail = self._local_tail(f, io)
-        return (None if tail is None else (f.path, tail.schema)), io
+    def _local_schema(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
+        tail = self._local_tail(f)
+        return None if tail is None else (f.path, tail.schema)
 
     def _decode_local(self, item: FilePlan, plan: ReadPlan
-                      ) -> tuple[pa.Table | None, OrcReader | None, IOStats]:
+                      ) -> tuple[pa.Table | None, OrcReader | None]:
         """A small local file's rows in the read's schema, on this thread (``None``: it
         needs the async path), the reader used (for its counts) and the I/O done."""
         f, clauses = item
-        io = IOStats()
-        tail = self._local_tail(f, io)
+        tail = self._local_tail(f)
         if tail is None:
-            return plan.out_schema.empty_table(), None, io
+            return plan.out_schema.empty_table(), None
         cols, filt, possible, names = self._file_request(tail.schema, clauses, plan)
         if not possible:
-            return plan.out_schema.empty_table(), None, io
+            return plan.out_schema.empty_table(), None
         reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
         table = self._buffered_rows(reader, cols, filt)
         if table is None:
-            return None, None, io
-        return self._finish(table, f, names, plan), reader, io
+            return None, None
+        return self._finish(table, f, names, plan), reader
 
     async def _read_local(self, plan: ReadPlan, counter: ProgressTracker | None
                           ) -> list[pa.Table]:
@@ -159,8 +160,7 @@ class SmallFileReads:
         results = await run_groups(plan.files, lambda item: self._decode_local(item, plan),
                                    done=done)
         tables = []
-        for item, (table, reader, io) in zip(plan.files, results, strict=True):
-            self._add_io(io)
+        for item, (table, reader) in zip(plan.files, results, strict=True):
             if reader is not None:
                 self._count(reader, reader.io_stats.snapshot())
             tables.append(table if table is not None
@@ -173,26 +173,24 @@ class SmallFileReads:
         """:meth:`_read_raw` of small local files, a group of files per worker task."""
 
         def one(item: FilePlan) -> tuple[tuple[DatasetFile, pa.Schema, pa.Table] | None,
-                                         OrcReader | None, IOStats]:
+                                         OrcReader | None]:
             f, clauses = item
-            io = IOStats()
-            tail = self._local_tail(f, io, keep=False)
+            tail = self._local_tail(f, keep=False)
             if tail is None:
-                return None, None, io
+                return None, None
             wanted = pa.schema([x for x in tail.schema if columns is None or x.name in columns])
             cols, filt, possible, _ = self._file_request(tail.schema, clauses,
                                                          ReadPlan([], wanted, wanted, wanted))
             if not possible:
-                return (f, tail.schema, wanted.empty_table()), None, io
+                return (f, tail.schema, wanted.empty_table()), None
             reader = self._file_reader(f, tail)
             table = self._buffered_rows(reader, cols, filt)
-            return (None if table is None else (f, tail.schema, table)), reader, io
+            return (None if table is None else (f, tail.schema, table)), reader
 
         done = None if counter is None else counter.advance
         results = await run_groups(survivors, one, done=done)
         out = []
-        for item, (found, reader, io) in zip(survivors, results, strict=True):
-            self._add_io(io)
+        for item, (found, reader) in zip(survivors, results, strict=True):
             if reader is not None:
                 self._count(reader, reader.io_stats.snapshot())
             if found is None and reader is not None:  # it needs more than its bytes read
@@ -213,6 +211,8 @@ class SmallFileReads:
         return reader.read_buffered(cols, filt)
 
     def _add_io(self, io: IOStats) -> None:
-        self._io.requests += io.requests
-        self._io.bytes += io.bytes
+        """Count a worker thread's requests in the dataset's."""
+        with _IO_LOCK:
+            self._io.requests += io.requests
+            self._io.bytes += io.bytes
 
