@@ -24,7 +24,7 @@ files at most 100 MiB above the listing's.
 Usage::
 
     python benchmarks/bench_dataset_scale.py [--files 10000 100000] [--s3-files 20000]
-                                             [--repeat 3] [--latency-ms 20]
+                                             [--repeat 3] [--latency-ms 20] [--cases ...]
 """
 
 from __future__ import annotations
@@ -178,8 +178,11 @@ def run_case(case: str, who: str, root: str, options: dict[str, Any], repeat: in
             "opens": runs[-1]["opens"]}
 
 
+CASES = ("open_first", "open_all", "partition", "whole")
+
+
 def report(label: str, files: int, root: str, options: dict[str, Any], repeat: int,
-           proxy: Any = None) -> list[dict[str, Any]]:
+           proxy: Any = None, cases: tuple[str, ...] = CASES) -> list[dict[str, Any]]:
     rows = []
     counted = proxy is not None
     print(f"\n{label}: {files:,} files x {ROWS} rows, best/median of {repeat}")
@@ -188,8 +191,8 @@ def report(label: str, files: int, root: str, options: dict[str, Any], repeat: i
     listing = run_case("list", "aorc", root, options, repeat, proxy)
     print(f"{'list':<12} {listing['best']:>7.3f}/{listing['median']:<7.3f} {'':>15} {'':>11} "
           f"{listing['lists']:>5}/{'-':<5} {'':>13} {listing['rss'] / 2**20:>5.0f}/{'-':<5}")
-    for case, peer in (("open_first", "open_first"), ("open_all", "open_first"),
-                       ("partition", "partition"), ("whole", "whole")):
+    for case in cases:
+        peer = "open_first" if case == "open_all" else case
         a = run_case(case, "aorc", root, options, repeat, proxy)
         p = run_case(peer, "pyarrow", root, options, repeat, proxy)
         if a["n"] != p["n"]:
@@ -214,12 +217,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cache", default="/tmp/aorc_bench_scale")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=CASES)
     args = parser.parse_args(argv)
     results = []
     for files in args.files:
         root = Path(args.cache) / f"files{files}"
         generate(root, files)
-        results += report("local", files, str(root), {}, args.repeat)
+        results += report("local", files, str(root), {}, args.repeat,
+                          cases=tuple(args.cases))
     if args.s3_files:
         from bench_s3 import set_environment, start_servers
 
@@ -230,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
             results += report(f"S3 +{args.latency_ms:g} ms", args.s3_files,
                               f"s3://{BUCKET}/scale", {"endpoint_url": proxy.url,
                                                        "max_pool_connections": 64},
-                              args.repeat, proxy)
+                              args.repeat, proxy, tuple(args.cases))
         finally:
             proxy.stop()
     if args.json:

@@ -136,22 +136,22 @@ class SmallFileReads:
         tail = self._local_tail(f)
         return None if tail is None else (f.path, tail.schema)
 
-    def _decode_local(self, item: FilePlan, plan: ReadPlan
-                      ) -> tuple[pa.Table | None, OrcReader | None]:
+    def _decode_local(self, item: FilePlan, plan: ReadPlan) -> pa.Table | None:
         """A small local file's rows in the read's schema, on this thread (``None``: it
-        needs the async path), the reader used (for its counts) and the I/O done."""
+        needs the async path). No reader outlives it: thousands would hold their tails."""
         f, clauses = item
         tail = self._local_tail(f)
         if tail is None:
-            return plan.out_schema.empty_table(), None
+            return plan.out_schema.empty_table()
         cols, filt, possible, names = self._file_request(tail.schema, clauses, plan)
         if not possible:
-            return plan.out_schema.empty_table(), None
+            return plan.out_schema.empty_table()
         reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
         table = self._buffered_rows(reader, cols, filt)
         if table is None:
-            return None, None
-        return self._finish(table, f, names, plan), reader
+            return None
+        self._count_scan(reader)
+        return self._finish(table, f, names, plan)
 
     async def _read_local(self, plan: ReadPlan, counter: ProgressTracker | None
                           ) -> list[pa.Table]:
@@ -159,44 +159,41 @@ class SmallFileReads:
         done = None if counter is None else counter.advance
         results = await run_groups(plan.files, lambda item: self._decode_local(item, plan),
                                    done=done)
-        tables = []
-        for item, (table, reader) in zip(plan.files, results, strict=True):
-            if reader is not None:
-                self._count(reader, reader.io_stats.snapshot())
-            tables.append(table if table is not None
-                          else await self._read_file(item[0], item[1], plan))
-        return tables
+        return [table if table is not None else await self._read_file(f, clauses, plan)
+                for (f, clauses), table in zip(plan.files, results, strict=True)]
 
     async def _raw_local(self, survivors: Sequence[FilePlan], columns: set[str] | None,
                          counter: ProgressTracker | None
                          ) -> list[tuple[DatasetFile, pa.Schema, pa.Table] | None]:
         """:meth:`_read_raw` of small local files, a group of files per worker task."""
 
-        def one(item: FilePlan) -> tuple[tuple[DatasetFile, pa.Schema, pa.Table] | None,
-                                         OrcReader | None]:
+        def one(item: FilePlan) -> tuple[DatasetFile, pa.Schema, pa.Table] | None | bool:
             f, clauses = item
             tail = self._local_tail(f, keep=False)
             if tail is None:
-                return None, None
+                return None
             wanted = pa.schema([x for x in tail.schema if columns is None or x.name in columns])
             cols, filt, possible, _ = self._file_request(tail.schema, clauses,
                                                          ReadPlan([], wanted, wanted, wanted))
             if not possible:
-                return (f, tail.schema, wanted.empty_table()), None
+                return f, tail.schema, wanted.empty_table()
             reader = self._file_reader(f, tail)
             table = self._buffered_rows(reader, cols, filt)
-            return (None if table is None else (f, tail.schema, table)), reader
+            if table is None:
+                return False  # it needs more than its bytes read
+            self._count_scan(reader)
+            return f, tail.schema, table
 
         done = None if counter is None else counter.advance
         results = await run_groups(survivors, one, done=done)
-        out = []
-        for item, (found, reader) in zip(survivors, results, strict=True):
-            if reader is not None:
-                self._count(reader, reader.io_stats.snapshot())
-            if found is None and reader is not None:  # it needs more than its bytes read
-                found = await self._read_raw(item[0], item[1], columns)
-            out.append(found)
-        return out
+        return [await self._read_raw(f, clauses, columns) if found is False
+                else found  # type: ignore[misc]
+                for (f, clauses), found in zip(survivors, results, strict=True)]
+
+    def _count_scan(self, reader: OrcReader) -> None:
+        """Count a worker thread's reader's scan in the dataset's."""
+        with _IO_LOCK:
+            self._count(reader, reader.io_stats.snapshot())
 
     @staticmethod
     def _buffered_rows(reader: OrcReader, cols: list[str], filt: Clauses | None
