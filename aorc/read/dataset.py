@@ -621,6 +621,9 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
+    if clauses is not None and not files:  # nothing matches: the schema comes from all
+        files, part_schema = await list_dataset(source, layout, options, io)
+        clauses = None
     data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
                    if schema is not None else None)
     dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io,

@@ -153,3 +153,38 @@ async def test_s3_without_filter_lists_top_partitions(s3_root: str, s3_proxy: An
     assert prefixes == sorted(["events/", *(f"events/p={p}/" for p in range(PARTS))])
     assert len(ds.files) == 36
     assert (await ds.count_rows()) == 360
+
+
+async def test_local_filter_matching_nothing_keeps_the_schema(local_root: Path) -> None:
+    got = await aorc.read_dataset(str(local_root), filters=[("p", "==", 99)])
+    want = pyarrow_read(str(local_root), pc.field("p") == 99)
+    assert got.num_rows == want.num_rows == 0
+    assert got.column_names == want.column_names
+
+
+async def test_memory_store_filter_lists_matching_prefixes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from aorc.io import registry
+
+    for key, t in keys(18):
+        out = io.BytesIO()
+        pa_orc.write_table(t, out)
+        sink = registry.open_output(f"memory://prefixes/{key}")
+        await sink.write(out.getvalue())
+        await sink.complete()
+    listed: list[str] = []
+    real = registry.list_level
+
+    async def counting(url: Any, *args: Any) -> Any:
+        listed.append(str(url))
+        return await real(url, *args)
+
+    monkeypatch.setattr(registry, "list_level", counting)
+    got = await aorc.read_dataset("memory://prefixes/", filters=[("d", "==", 2),
+                                                                 ("p", "in", [0, 5])])
+    assert sorted(listed) == sorted(["memory://prefixes/", "memory://prefixes/p=0/",
+                                     "memory://prefixes/p=5/", "memory://prefixes/p=0/d=2/",
+                                     "memory://prefixes/p=5/d=2/"])
+    assert sorted(got.column("id").to_pylist()) == sorted(
+        v for i in range(18) if i % PARTS in (0, 5) and i // PARTS % DAYS == 2
+        for v in range(i * 10, i * 10 + 10))
