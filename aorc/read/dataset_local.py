@@ -186,9 +186,11 @@ class SmallFileReads:
 
         done = None if counter is None else counter.advance
         results = await run_groups(survivors, one, done=done)
-        return [await self._read_raw(f, clauses, columns) if found is False
-                else found  # type: ignore[misc]
-                for (f, clauses), found in zip(survivors, results, strict=True)]
+        out: list[tuple[DatasetFile, pa.Schema, pa.Table] | None] = []
+        for (f, clauses), found in zip(survivors, results, strict=True):
+            out.append(await self._read_raw(f, clauses, columns) if found is False
+                       else None if found is True else found)
+        return out
 
     def _count_scan(self, reader: OrcReader) -> None:
         """Count a worker thread's reader's scan in the dataset's."""
