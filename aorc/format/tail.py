@@ -467,15 +467,27 @@ def _check_postscript(ps: pb.PostScript, where: str) -> tuple[tuple[int, int], C
     return version, kind, block_size
 
 
+#: Type trees parsed, by their footer types' bytes: the files of a dataset mostly share
+#: one schema, whose tree (immutable) is then built once, not once per file.
+_TYPE_TREES: dict[bytes, OrcType] = {}
+_TYPE_TREES_KEPT = 64
+
+
 def _build_tail(ps: pb.PostScript, footer: pb.Footer, file_length: int, ps_len: int,
                 version: tuple[int, int], kind: CompressionKind, block_size: int,
                 metadata: bytes, stripes_end: int, source: str | None,
                 where: str) -> FileTail:
     _check_types(footer, where)
-    try:
-        schema = types_from_proto(footer.types)
-    except CorruptFileError as exc:
-        raise CorruptFileError(f"{where}: footer: {exc}") from exc
+    key = b"".join(t.SerializeToString() for t in footer.types)
+    schema = _TYPE_TREES.get(key)
+    if schema is None:
+        try:
+            schema = types_from_proto(footer.types)
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"{where}: footer: {exc}") from exc
+        if len(_TYPE_TREES) >= _TYPE_TREES_KEPT:
+            _TYPE_TREES.clear()
+        _TYPE_TREES[key] = schema
     stripes = _stripes(footer, stripes_end, where)
     user_metadata = {_text(item.name): bytes(item.value) for item in footer.metadata}
     return FileTail(

@@ -85,9 +85,11 @@ __all__ = [
     "join",
     "list_files",
     "list_level",
+    "local_path",
     "make_parents",
     "open_input",
     "open_output",
+    "read_local",
     "register_scheme",
     "scheme_for",
     "schemes",
@@ -663,6 +665,32 @@ async def list_level(url: str | os.PathLike[str],
         else:
             files.append(info)
     return Level(sorted(folders), files)
+
+
+def local_path(url: str | os.PathLike[str]) -> str | None:
+    """The local file system path of ``url`` (a path or ``file://`` URL), ``None`` when it
+    is not on local disk."""
+    scheme = scheme_for(url)
+    return scheme.path_of(_text(url)) if isinstance(scheme, LocalScheme) else None
+
+
+def read_local(url: str | os.PathLike[str]) -> bytes:
+    """A local file's bytes, read whole on this thread (datasets of many small files read
+    them so, a group per worker thread).
+
+    Raises:
+        ObjectNotFoundError: no such file (and the other :class:`~aorc.errors.StoreError`
+            subclasses of local reads).
+        ValueError: ``url`` is not on local disk.
+    """
+    path = local_path(url)
+    if path is None:
+        raise ValueError(f"{_text(url)} is not a local file")
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise map_os_error(exc, path) from exc
 
 
 async def list_files(url: str | os.PathLike[str],

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import pyarrow as pa
@@ -28,9 +28,11 @@ from aorc.format.nesting import check_depth
 from aorc.io import IOStats, Source, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.read.dataset_local import SmallFileReads, all_small_local, run_groups
 from aorc.read.dataset_plan import (
     FilePlan,
     ReadPlan,
+    concat_files,
     dataset_filter,
     has_path,
     plan_columns,
@@ -38,11 +40,13 @@ from aorc.read.dataset_plan import (
 )
 from aorc.read.dictionary import check_read_dictionary, present_columns
 from aorc.read.discovery import (
+    TAIL_CACHE_BYTES,
     DatasetFile,
     DatasetOptions,
     DatasetSource,
     Layout,
     OpenedTail,
+    TailCache,
     check_options,
     file_or_dataset,
     is_dataset_source,
@@ -71,7 +75,7 @@ _T = TypeVar("_T")
 _Plan = ReadPlan
 
 
-class Dataset:
+class Dataset(SmallFileReads):
     """Many ORC files read as one table. Create it with :func:`open_dataset`.
 
     The names of :class:`pyarrow.dataset.Dataset` work too: :meth:`to_table`,
@@ -88,7 +92,7 @@ class Dataset:
 
     def __init__(self, files: list[DatasetFile], partition_schema: pa.Schema,
                  data_schema: pa.Schema, options: DatasetOptions, io_stats: IOStats,
-                 tails: dict[str, OpenedTail], layout: Layout | None = None) -> None:
+                 tails: TailCache | None = None, layout: Layout | None = None) -> None:
         self.files = files
         self.partition_schema = partition_schema
         self._layout = layout or Layout("hive")
@@ -96,7 +100,10 @@ class Dataset:
         self._options = options
         self._io = io_stats
         self._scan = ScanStats()
-        self._tails = tails
+        self._tails = tails if tails is not None else TailCache(options.tail_cache_bytes)
+        self._rows: dict[str, int] = {}  # each opened file's row count (tails may be dropped)
+        #: the full listing, when the files were listed for a partition filter
+        self._full_listing: Callable[[], Awaitable[list[DatasetFile]]] | None = None
         self._semaphore = asyncio.Semaphore(options.max_open_files)
 
     # ------------------------------------------------------------------ information
@@ -109,9 +116,9 @@ class Dataset:
     def num_rows(self) -> int | None:
         """Rows of all files, from their footers (``None`` when ``schema=`` was given and
         the files were not opened yet)."""
-        if any(f.path not in self._tails for f in self.files):
+        if any(f.path not in self._rows for f in self.files):
             return None
-        return sum(self._tails[f.path].tail.num_rows for f in self.files)
+        return sum(self._rows[f.path] for f in self.files)
 
     @property
     def partitioning(self) -> Any:
@@ -122,6 +129,11 @@ class Dataset:
     def files_matching(self, filters: Any = None) -> list[DatasetFile]:
         """The files a read with ``filters`` opens: those the partition terms leave."""
         return [f for f, _ in self._plan([], filters).files]
+
+    @property
+    def tail_cache(self) -> TailCache:
+        """The file tails kept for the reads that follow (within ``tail_cache_bytes``)."""
+        return self._tails
 
     @property
     def io_stats(self) -> IOStats:
@@ -154,14 +166,14 @@ class Dataset:
         """
         plan = self._plan(columns, filters)
         counter = tracker(progress, "read_dataset", "files", len(plan.files))
-        threads = self._file_threads(len(plan.files))
-        tables = await gather_or_cancel(
-            [_counted(self._read_file(f, clauses, plan, threads), counter)
-             for f, clauses in plan.files])
-        tables = [t for t in tables if t.num_rows]
-        if not tables:
-            return plan.out_schema.empty_table()
-        return pa.concat_tables(tables)
+        if all_small_local([f for f, _ in plan.files]):
+            tables = await self._read_local(plan, counter)
+        else:
+            threads = self._file_threads(len(plan.files))
+            tables = await gather_or_cancel(
+                [_counted(self._read_file(f, clauses, plan, threads), counter)
+                 for f, clauses in plan.files])
+        return concat_files(tables, plan.out_schema)
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
                      batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -250,6 +262,7 @@ class Dataset:
         survivors = (prune(self.files, self.partition_schema, where.clauses) if where.clauses
                      else [(f, None) for f in self.files])
         if not survivors:
+            self.files += await self._unlisted()
             await self._resolve_schema(self.files)
             return await self.read(columns, filters, progress=progress)
         counter = tracker(progress, "read_dataset", "files", len(survivors))
@@ -257,9 +270,14 @@ class Dataset:
         pruned = [f for f in self.files if f.path not in kept]
         wanted = None if columns is None else {*columns, *where.names}
         threads = self._file_threads(len(survivors))
-        results: list[Any] = await gather_or_cancel(
-            [_counted(self._read_raw(f, c, wanted, threads), counter) for f, c in survivors]
-            + [self._schema_only(f) for f in (pruned if schema_from == "all" else [])])
+        others = [self._schema_only(f) for f in (pruned if schema_from == "all" else [])]
+        if all_small_local([f for f, _ in survivors]):
+            results: list[Any] = [*await self._raw_local(survivors, wanted, counter),
+                                  *await gather_or_cancel(others)]
+        else:
+            results = await gather_or_cancel(
+                [_counted(self._read_raw(f, c, wanted, threads), counter)
+                 for f, c in survivors] + others)
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
@@ -268,30 +286,51 @@ class Dataset:
                    + [r for r in results[len(survivors):] if r is not None])
         self._data_schema = self._merged_data(schemas)
         known = {*self._data_schema.names, *self.partition_schema.names}
-        if schema_from == "read" and pruned and not set(wanted or where.names) <= known:
+        if schema_from == "read" and not set(wanted or where.names) <= known:
+            pruned += await self._unlisted()
             extra = await gather_or_cancel([self._schema_only(f) for f in pruned])
             self._data_schema = self._merged_data(schemas + [r for r in extra if r is not None])
         self.files = [f for f, _, _ in found]
         plan = self._plan(columns, filters)
         tables = [self._finish(t, f, {}, plan) for f, _, t in found]
-        tables = [t for t in tables if t.num_rows]
-        return pa.concat_tables(tables) if tables else plan.out_schema.empty_table()
+        return concat_files(tables, plan.out_schema)
+
+    async def _unlisted(self) -> list[DatasetFile]:
+        """The files a listing for a partition filter left out (their partitions cannot
+        match), listed now; none when everything was listed."""
+        if self._full_listing is None:
+            return []
+        every, self._full_listing = await self._full_listing(), None
+        known = {f.path for f in self.files}
+        return [f for f in every if f.path not in known]
 
     def _merged_data(self, schemas: list[tuple[str, pa.Schema]]) -> pa.Schema:
         """The files' schemas unified, without the partition columns."""
         merged = merge_schemas(schemas)
         return pa.schema([f for f in merged if f.name not in self.partition_schema.names])
 
-    async def _resolve_schema(self, files: list[DatasetFile]) -> list[DatasetFile]:
-        """Open ``files`` (their tails are kept) and unify their schemas into the dataset's;
-        returns the files that opened (all of them unless invalid files are excluded)."""
+    async def _resolve_schema(self, files: list[DatasetFile], schema_from: str = "all"
+                              ) -> list[DatasetFile]:
+        """Open ``files`` (``schema_from="first"``: the first that opens, else all; their
+        tails are kept within the budget) and unify their schemas into the dataset's;
+        returns the files that opened (all of them unless invalid files are excluded:
+        with ``"first"`` the files before the first valid one are left out)."""
 
         async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
             async with self._semaphore:
                 tail = await self._unless_invalid(self._tail(f))
             return None if tail is None else (f.path, tail.schema)
 
-        opened = await gather_or_cancel([one(f) for f in files])
+        if schema_from == "first":
+            for i, f in enumerate(files):
+                if (first := await one(f)) is not None:
+                    self._data_schema = self._merged_data([first])
+                    return files[i:]
+            raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+        if all_small_local(files):
+            opened = await run_groups(files, self._local_schema)
+        else:
+            opened = await gather_or_cancel([one(f) for f in files])
         found = [s for s in opened if s is not None]
         if not found:
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
@@ -350,8 +389,12 @@ class Dataset:
         cached = self._tails.get(f.path)
         if cached is None:
             cached = await open_tail(f.path, self._options, self._io, listed=f.size)
-            self._tails[f.path] = cached
+            self._keep(f, cached)
         return cached
+
+    def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
+        self._tails.put(f.path, tail)
+        self._rows[f.path] = tail.tail.num_rows
 
     async def _reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema]:
         tail = await self._tail(f)
@@ -560,26 +603,39 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 max_open_files: int, exclude_invalid_files: bool,
                 path_glob_filter: str | None = None,
                 read_dictionary: Sequence[str] | None = None,
-                eager: bool = False) -> Dataset:
+                eager: bool = False, schema_from: str = "all",
+                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None) -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_read_dictionary(read_dictionary)
+    if isinstance(tail_cache_bytes, bool) or not isinstance(tail_cache_bytes, int) \
+            or tail_cache_bytes < 0:
+        raise SchemaError(f"tail_cache_bytes must be a non-negative integer, got "
+                          f"{tail_cache_bytes!r}")
     if schema is not None:
         check_depth(schema, "the dataset schema")
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
-                             list(read_dictionary) if read_dictionary is not None else None)
+                             list(read_dictionary) if read_dictionary is not None else None,
+                             tail_cache_bytes)
     io = IOStats()
-    files, part_schema = await list_dataset(source, layout, options, io)
+    clauses = dataset_filter(filters).clauses
+    files, part_schema = await list_dataset(source, layout, options, io, clauses)
+    if clauses is not None and not files:  # nothing matches: the schema comes from all
+        files, part_schema = await list_dataset(source, layout, options, io)
+        clauses = None
     data_schema = (pa.schema([f for f in schema if f.name not in part_schema.names])
                    if schema is not None else None)
-    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io, {},
-                      layout)
-    if data_schema is not None:
+    dataset = Dataset(files, part_schema, data_schema or pa.schema([]), options, io,
+                      layout=layout)
+    if clauses is not None:
+        async def full_listing() -> list[DatasetFile]:
+            return (await list_dataset(source, layout, options, io))[0]
+
+        dataset._full_listing = full_listing
+    if data_schema is not None or eager:
         return dataset
-    if eager:
-        return dataset
-    dataset.files = await dataset._resolve_schema(files)
+    dataset.files = await dataset._resolve_schema(files, schema_from)
     return dataset
 
 
@@ -589,15 +645,20 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        max_open_files: int = 16,
                        exclude_invalid_files: bool = False,
                        path_glob_filter: str | None = None,
-                       read_dictionary: Sequence[str] | None = None) -> Dataset:
+                       read_dictionary: Sequence[str] | None = None,
+                       schema_from: str = "all",
+                       tail_cache_bytes: int = TAIL_CACHE_BYTES) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
     below the root whose names say they are not data (``*.txt``, ``*.md``, ``*.json``,
     ``*.crc``, ... :data:`aorc.read.discovery.NON_DATA_SUFFIXES`) unless
-    ``path_glob_filter`` is given. Without ``schema`` every file's tail is read (at most
-    ``max_open_files`` at once) to unify the schemas by name; the tails are kept, so a later
-    read opens no file twice.
+    ``path_glob_filter`` is given. Hive folders are listed level by level, the top-level
+    partitions concurrently. Without ``schema`` the files' tails are read to unify their
+    schemas by name (every file's, at most ``max_open_files`` at once, or only the first
+    one's: ``schema_from``); with ``schema`` no file is opened before a read. Opened tails
+    are kept for the reads that follow, up to ``tail_cache_bytes`` (least recently used
+    dropped first), so memory does not grow with the number of files.
 
     Args:
         source: the dataset's root(s).
@@ -620,6 +681,14 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             found as before.
         read_dictionary: string or binary columns (top-level names or dotted paths) read
             as Arrow ``dictionary<int32, ...>`` arrays, as :func:`aorc.open_reader`.
+        schema_from: without ``schema``, the files whose schemas make the dataset's:
+            ``"all"`` (every file's tail is read and the schemas unified by name, as
+            Spark's ``mergeSchema``) or ``"first"`` (the first file's, in path order: one
+            tail read, as :func:`pyarrow.dataset.dataset` infers it; columns of other files
+            not in it are not read, and missing ones read as nulls).
+        tail_cache_bytes: the most bytes of opened file tails kept for later reads
+            (default 64 MiB; each tail counts the bytes read from its file's end, the
+            whole file when it is small, plus 4 KiB); ``0`` keeps none.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -627,11 +696,14 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             value that does not fit its given type; incompatible file schemas.
         CorruptFileError: a file is not ORC (unless ``exclude_invalid_files``).
     """
+    if schema_from not in ("all", "first"):
+        raise SchemaError(f"schema_from must be 'all' or 'first', got {schema_from!r}")
     return await _open(source, partitioning=partitioning, schema=schema,
                        timestamp_unit=timestamp_unit, storage_options=storage_options,
                        max_open_files=max_open_files,
                        exclude_invalid_files=exclude_invalid_files,
-                       path_glob_filter=path_glob_filter, read_dictionary=read_dictionary)
+                       path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
+                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -673,7 +745,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files,
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                          eager=True)
+                          eager=True, filters=filters if schema_from == "read" else None)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

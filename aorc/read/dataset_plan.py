@@ -27,6 +27,7 @@ __all__ = [
     "DatasetFilter",
     "FilePlan",
     "ReadPlan",
+    "concat_files",
     "dataset_filter",
     "has_path",
     "plan_columns",
@@ -167,6 +168,17 @@ def prune(files: Sequence[DatasetFile], partition_schema: pa.Schema, clauses: Cl
         elif left:
             out.append((f, left))
     return out
+
+
+def concat_files(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """The files' tables as one (``schema`` when there are none); a read of no column
+    keeps its row count, which ``pa.concat_tables`` drops for tables without columns."""
+    tables = [t for t in tables if t.num_rows]
+    if not tables:
+        return schema.empty_table()
+    if not tables[0].num_columns:
+        return pa.table({"n": pa.nulls(sum(t.num_rows for t in tables))}).select([])
+    return pa.concat_tables(tables)
 
 
 def has_path(field_: pa.Field, rest: str) -> bool:

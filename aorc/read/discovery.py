@@ -20,6 +20,7 @@ import fnmatch
 import os
 import re
 import sys
+import threading
 import urllib.parse
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -33,25 +34,35 @@ from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
-from aorc.format.types import to_arrow_schema
+from aorc.format.types import OrcType, to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.dictionary import dictionary_columns, dictionary_schema, present_columns
-from aorc.read.partitioning import infer_partition_schema, partition_table, partition_values
+from aorc.read.partitioning import (
+    Clauses,
+    infer_partition_schema,
+    partition_table,
+    partition_values,
+)
+from aorc.read.prefixes import list_root
 
 __all__ = [
     "NON_DATA_SUFFIXES",
     "SMALL_FILE_BYTES",
+    "TAIL_CACHE_BYTES",
+    "TAIL_OVERHEAD",
     "DatasetFile",
     "DatasetOptions",
     "DatasetSource",
     "Layout",
     "OpenedTail",
+    "TailCache",
     "check_options",
     "file_or_dataset",
     "is_dataset_source",
     "list_dataset",
+    "open_local_tail",
     "open_tail",
 ]
 
@@ -65,6 +76,13 @@ SMALL_FILE_BYTES = 4 << 20
 #: (notes, checksums, manifests, logs), unless ``path_glob_filter`` is given: then it alone
 #: decides. ORC files need no extension (Hive writes ``000000_0``), so none is required.
 NON_DATA_SUFFIXES = (".txt", ".md", ".json", ".crc", ".log", ".yaml", ".yml")
+
+#: What a kept tail's parsed form (footer, types, statistics, schema) counts against
+#: ``tail_cache_bytes``, besides the bytes read from the file's end.
+TAIL_OVERHEAD = 4096
+
+#: The default budget of the tails a dataset keeps (``tail_cache_bytes``).
+TAIL_CACHE_BYTES = 64 << 20
 
 _T = TypeVar("_T")
 
@@ -129,6 +147,8 @@ class DatasetOptions:
         path_glob_filter: only files whose names match this glob are read (Spark's
             ``pathGlobFilter``); ``None``: every file but :data:`NON_DATA_SUFFIXES`.
         read_dictionary: columns read as Arrow dictionaries (see :func:`aorc.open_reader`).
+        tail_cache_bytes: the budget of the file tails kept for later reads
+            (:class:`TailCache`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -138,6 +158,7 @@ class DatasetOptions:
     given_schema: pa.Schema | None
     path_glob_filter: str | None = None
     read_dictionary: Sequence[str] | None = None
+    tail_cache_bytes: int = TAIL_CACHE_BYTES
 
 
 @dataclass(frozen=True)
@@ -250,7 +271,8 @@ async def file_or_dataset(source: object, open_file: Callable[[], Awaitable[_T]]
 
 
 async def list_dataset(source: DatasetSource, layout: Layout, options: DatasetOptions,
-                       io: IOStats) -> tuple[list[DatasetFile], pa.Schema]:
+                       io: IOStats, clauses: Clauses | None = None
+                       ) -> tuple[list[DatasetFile], pa.Schema]:
     """The files under ``source`` (sorted by path within each root) with their partition
     values, and the partition schema: the layout's given types, or the columns of
     ``schema=`` named by the folders, or inferred from the folders' values.
@@ -262,7 +284,8 @@ async def list_dataset(source: DatasetSource, layout: Layout, options: DatasetOp
             given type.
     """
     schema = options.given_schema
-    listed = [(root, info) for root, info in await _discover(source, options, io)
+    listed = [(root, info) for root, info in await _discover(source, layout, options, io,
+                                                             clauses)
               if _is_data(root, info.path, options.path_glob_filter)]
     if layout.flavor is None:
         raw: list[dict[str, str | None]] = [{} for _ in listed]
@@ -364,21 +387,102 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
                                        f"{len(data)} were read")
-        schema = to_arrow_schema(tail.schema)
-        if options.read_dictionary:
-            ids = dictionary_columns(tail.schema,
-                                     present_columns(tail.schema, options.read_dictionary))
-            schema = dictionary_schema(tail.schema, DecodeOptions(dictionary_strings=ids))
-        if options.timestamp_unit != "ns":
-            schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
-                                for f in schema])
         etag = getattr(store, "etag", None)
     finally:
         io.requests += store.stats.requests
         io.bytes += store.stats.bytes
         io.unranged += store.stats.unranged
         await store.close()
-    return OpenedTail(tail, data, schema, etag if isinstance(etag, str) else None)
+    return _opened(tail, data, options, etag if isinstance(etag, str) else None)
+
+
+def open_local_tail(path: str, options: DatasetOptions, io: IOStats) -> OpenedTail:
+    """:func:`open_tail` of a small local file (at most :data:`SMALL_FILE_BYTES`), on this
+    thread: the file read whole, with one ``read``."""
+    data = registry.read_local(path)
+    io.requests += 1
+    io.bytes += len(data)
+    tail = _parse(path, data, len(data))
+    if isinstance(tail, NeedBytes):
+        raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
+                               f"{len(data)} were read")
+    return _opened(tail, data, options, None)
+
+
+#: Arrow schemas of the type trees seen last (files of one schema share their tree: see
+#: :mod:`aorc.format.tail`), each kept with its tree so that the id stays its own.
+_ARROW_SCHEMAS: dict[int, tuple[OrcType, pa.Schema]] = {}
+
+
+def _opened(tail: FileTail, data: bytes, options: DatasetOptions, etag: str | None
+            ) -> OpenedTail:
+    """The :class:`OpenedTail` of a parsed tail: its schema in the dataset's terms."""
+    known = _ARROW_SCHEMAS.get(id(tail.schema))
+    if known is None or known[0] is not tail.schema:
+        if len(_ARROW_SCHEMAS) >= 64:
+            _ARROW_SCHEMAS.clear()
+        known = _ARROW_SCHEMAS[id(tail.schema)] = (tail.schema, to_arrow_schema(tail.schema))
+    schema = known[1]
+    if options.read_dictionary:
+        ids = dictionary_columns(tail.schema,
+                                 present_columns(tail.schema, options.read_dictionary))
+        schema = dictionary_schema(tail.schema, DecodeOptions(dictionary_strings=ids))
+    if options.timestamp_unit != "ns":
+        schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
+                            for f in schema])
+    return OpenedTail(tail, data, schema, etag)
+
+
+class TailCache:
+    """Opened tails kept for the reads that follow, within a byte budget: the least
+    recently used are dropped first. A tail costs the bytes read from its file's end plus
+    :data:`TAIL_OVERHEAD` for its parsed form.
+
+    Attributes:
+        max_bytes: the budget.
+        kept_bytes: what the tails kept cost now.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.kept_bytes = 0
+        self._tails: collections.OrderedDict[str, OpenedTail] = collections.OrderedDict()
+        self._lock = threading.Lock()  # worker threads open small local files too
+
+    def __len__(self) -> int:
+        return len(self._tails)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._tails
+
+    def get(self, path: str) -> OpenedTail | None:
+        """The tail of ``path`` if kept (it becomes the most recently used)."""
+        with self._lock:
+            found = self._tails.get(path)
+            if found is not None:
+                self._tails.move_to_end(path)
+            return found
+
+    def put(self, path: str, tail: OpenedTail) -> None:
+        """Keep ``tail``, dropping the least recently used ones beyond the budget (a tail
+        larger than the whole budget is not kept)."""
+        cost = self.cost(tail)
+        with self._lock:
+            old = self._tails.pop(path, None)
+            if old is not None:
+                self.kept_bytes -= self.cost(old)
+            if cost > self.max_bytes:
+                return
+            self._tails[path] = tail
+            self.kept_bytes += cost
+            while self.kept_bytes > self.max_bytes:
+                _, dropped = self._tails.popitem(last=False)
+                self.kept_bytes -= self.cost(dropped)
+
+    @staticmethod
+    def cost(tail: OpenedTail) -> int:
+        """What keeping ``tail`` counts against the budget."""
+        return len(tail.data) + TAIL_OVERHEAD
 
 
 def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
@@ -393,16 +497,20 @@ def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
                                f"{exc})") from exc
 
 
-async def _discover(source: DatasetSource, options: DatasetOptions, io: IOStats
+async def _discover(source: DatasetSource, layout: Layout, options: DatasetOptions,
+                    io: IOStats, clauses: Clauses | None
                     ) -> list[tuple[str, registry.FileInfo]]:
     roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     if not roots:
         raise SchemaError("open_dataset: the list of sources is empty")
-    found = await gather_or_cancel([registry.list_files(r, options.storage_options, io)
+    hive = layout.flavor == "hive"
+    single = len(roots) == 1 and not isinstance(source, (list, tuple))
+    found = await gather_or_cancel([list_root(r, options.storage_options, io,
+                                              clauses if hive else None, layout.schema, hive,
+                                              single)
                                     for r in roots])
     out: list[tuple[str, registry.FileInfo]] = []
     for root, files in zip(roots, found, strict=True):
         text = os.fspath(root)
         out.extend((text, info) for info in files)
     return out
-

@@ -110,15 +110,22 @@ async def test_column_missing_from_the_files_left_reads_as_nulls(hive: Path) -> 
 async def test_pruned_tails_are_read_only_when_a_column_is_missing(
         hive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from aorc.read import dataset as dataset_module
+    from aorc.read import dataset_local
 
     opened: list[str] = []
     real = dataset_module.open_tail
+    real_local = dataset_local.open_local_tail
 
     async def counting(path: str, *args: object, **kwargs: object) -> object:
         opened.append(os.path.basename(path))
         return await real(path, *args, **kwargs)  # type: ignore[arg-type]
 
+    def counting_local(path: str, *args: object) -> object:  # small local files' way
+        opened.append(os.path.basename(path))
+        return real_local(path, *args)  # type: ignore[arg-type]
+
     monkeypatch.setattr(dataset_module, "open_tail", counting)
+    monkeypatch.setattr(dataset_local, "open_local_tail", counting_local)
     await aorc.read_dataset(hive, columns=["id"], filters=[("country", "==", "NO")])
     assert opened == ["b.orc"]
     opened.clear()
