@@ -50,6 +50,7 @@ from aorc.read.discovery import (
     open_tail,
 )
 from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader, open_reader
@@ -98,6 +99,7 @@ class Dataset:
         self._scan = ScanStats()
         self._tails = tails
         self._semaphore = asyncio.Semaphore(options.max_open_files)
+        self._loop = home_loop()  # the loop Arrow streams of this dataset pull on
 
     # ------------------------------------------------------------------ information
     @property
@@ -164,12 +166,14 @@ class Dataset:
         return pa.concat_tables(tables)
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
-                     batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+                     batch_size: int = 65536) -> BatchStream:
         """Stream the matching rows as record batches, file by file in path order.
 
         At most ``max_open_files`` files are read ahead, each holding at most two decoded
         batches, so a dataset larger than memory streams. Close the iterator (e.g. with
-        ``contextlib.aclosing``) to stop early; that cancels the reads under way.
+        ``contextlib.aclosing``) to stop early; that cancels the reads under way. The
+        iterator is also an Arrow C stream (``__arrow_c_stream__``): DuckDB, Polars and
+        pyarrow can stream it from another thread (see :mod:`aorc.read.export`).
 
         Args:
             columns: as for :meth:`read`.
@@ -178,7 +182,23 @@ class Dataset:
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
-        return self._stream(self._plan(columns, filters), batch_size)
+        plan = self._plan(columns, filters)
+        return BatchStream(self._stream(plan, batch_size), plan.out_schema, self._loop,
+                           "the dataset")
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (the Arrow PyCapsule interface: DuckDB, Polars,
+        pyarrow), read when the consumer pulls; each call is a read of its own. For some
+        columns or rows, export ``dataset.iter_batches(columns, filters)``. Pulls run on the
+        dataset's event loop (see :mod:`aorc.read.export`).
+
+        Raises:
+            AorcError: called from a coroutine of the dataset's own event loop (a deadlock:
+                use :mod:`aorc.sync` or a worker thread), or that loop is not running.
+            SchemaError: a requested schema the rows cannot be cast to.
+        """
+        return export_stream(blocking_reader(self.schema, self.iter_batches, self._loop,
+                                             "the dataset"), requested_schema)
 
     async def count_rows(self, filters: Any = None, *, filter: Any = None) -> int:  # noqa: A002
         """The number of matching rows: from the file footers where no data filter is left
@@ -208,7 +228,7 @@ class Dataset:
         return await self.read(columns, filter)
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
-                   batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+                   batch_size: int = 65536) -> BatchStream:
         """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name (an
         async iterator here: ``async for batch in dataset.to_batches(): ...``)."""
         return self.iter_batches(columns, filter, batch_size=batch_size)

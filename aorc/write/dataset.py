@@ -23,13 +23,13 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
-from aorc.format.arrow import as_record_batches
 from aorc.format.types import from_arrow_schema
 from aorc.hive import check_folder_name, partition_segment
 from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.write.inputs import collect_batches
 from aorc.write.writer import open_writer
 
 __all__ = ["EXISTING_DATA_BEHAVIORS", "write_dataset"]
@@ -217,7 +217,9 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     """Write rows as a dataset of ORC files under ``base_dir`` (a folder or S3 prefix).
 
     Args:
-        data: a pyarrow Table or RecordBatch, or a pandas DataFrame.
+        data: anything :func:`aorc.write_table` takes (a pyarrow Table, RecordBatch or
+            RecordBatchReader, a pandas or Polars DataFrame, a DuckDB relation, an iterable
+            or async iterable of batches, ...: see :mod:`aorc.write.inputs`).
         base_dir: the dataset's root.
         partition_cols: columns making ``name=value`` folders (escaped as Hive does;
             null is ``__HIVE_DEFAULT_PARTITION__``), left out of the files.
@@ -240,12 +242,14 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
         The paths or URLs of the files written, sorted.
 
     Raises:
+        InputTypeError: ``data`` is of no accepted kind.
         SchemaError: bad arguments or options (before anything is written).
         StoreError: a non-empty target with ``"error"``, or a failed write (then no file
             of this call is left; a note names any that could not be deleted).
     """
-    batches = as_record_batches(data)
-    table = pa.Table.from_batches(batches) if batches else pa.table({})
+    schema, batches = await collect_batches(data)
+    table = (pa.Table.from_batches(batches, schema=schema) if schema is not None
+             else pa.table({}))
     partition_cols = list(partition_cols or [])
     _check(table, partition_cols, basename_template, existing_data_behavior,
            max_rows_per_file, max_concurrency)
