@@ -23,7 +23,10 @@ serve the pulls.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import sys
 import threading
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
 from types import TracebackType
 from typing import Any, TypeVar
@@ -36,6 +39,15 @@ __all__ = ["BatchStream", "blocking_reader", "export_stream", "home_loop"]
 
 T = TypeVar("T")
 
+#: A pull that waits this long (seconds) for a loop stuck in one task step, its own step not
+#: started, checks again; after :data:`STALLED_CHECKS` such checks it gives up (a consumer
+#: blocking the loop from a thread of the consumer's own: a deadlock).
+STALL_CHECK_SECONDS = 0.25
+STALLED_CHECKS = 4
+#: The thread of each loop objects were opened on.
+_LOOP_THREADS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = \
+    weakref.WeakKeyDictionary()
+
 #: What the errors tell the user to do instead.
 _ADVICE = ("open it with aorc.sync (aorc.sync.open_reader, aorc.sync.open_dataset or "
            "aorc.sync.record_batch_reader: their event loop runs in a thread of its own), or "
@@ -46,9 +58,11 @@ def home_loop() -> asyncio.AbstractEventLoop | None:
     """The event loop running in this thread (that an object created now belongs to), or
     None outside of one."""
     try:
-        return asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         return None
+    _LOOP_THREADS.setdefault(loop, threading.get_ident())
+    return loop
 
 
 def check_loop(loop: asyncio.AbstractEventLoop | None, what: str) -> asyncio.AbstractEventLoop:
@@ -69,11 +83,74 @@ def check_loop(loop: asyncio.AbstractEventLoop | None, what: str) -> asyncio.Abs
     return loop
 
 
-def _wait(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` on ``loop`` and wait for its result (an interrupted wait cancels it)."""
-    future = asyncio.run_coroutine_threadsafe(coro, loop)
+def _submit(loop: asyncio.AbstractEventLoop, make: Callable[[], Coroutine[Any, Any, T]]
+            ) -> concurrent.futures.Future[T]:
+    """Run ``make()`` as a task on ``loop``; the future is running once the task exists (a
+    cancelled future never creates the coroutine)."""
+    result: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def start() -> None:
+        if not result.set_running_or_notify_cancel():
+            return
+        task = loop.create_task(make())
+
+        def done(t: asyncio.Task[T]) -> None:
+            if t.cancelled():
+                result.cancel()
+            elif (exc := t.exception()) is not None:
+                result.set_exception(exc)
+            else:
+                result.set_result(t.result())
+
+        task.add_done_callback(done)
+        result.add_done_callback(
+            lambda f: loop.call_soon_threadsafe(task.cancel) if f.cancelled() else None)
+
+    loop.call_soon_threadsafe(start)
+    return result
+
+
+def _stuck_state(loop: asyncio.AbstractEventLoop) -> tuple[object, int, int] | None:
+    """The task step the loop is in and its thread's innermost Python frame (None when the
+    loop is between steps or its thread is unknown)."""
+    thread = _LOOP_THREADS.get(loop)
+    task = asyncio.current_task(loop)
+    frame = sys._current_frames().get(thread) if thread is not None else None
+    if task is None or frame is None:
+        return None
+    return task, id(frame), frame.f_lasti
+
+
+def _result(future: concurrent.futures.Future[T], loop: asyncio.AbstractEventLoop,
+            what: str) -> T:
+    """The result of ``future``, a step submitted to ``loop``.
+
+    Raises:
+        AorcError: the loop stays stuck in one task step (its thread in one place) while
+            the step waits, never started: a consumer called from that task blocks the loop
+            (a deadlock).
+    """
+    stalled, last = 0, _stuck_state(loop)
+    while True:
+        try:
+            return future.result(timeout=STALL_CHECK_SECONDS)
+        except concurrent.futures.TimeoutError:
+            now = _stuck_state(loop)
+            same = now is not None and now == last and not future.running()
+            stalled, last = (stalled + 1 if same else 0), now
+            if stalled >= STALLED_CHECKS:
+                raise AorcError(f"cannot stream {what} as Arrow: its event loop is blocked by "
+                                f"a coroutine that waits for this very stream (a consumer "
+                                f"called from the loop: a deadlock); {_ADVICE}") from None
+
+
+def _wait(loop: asyncio.AbstractEventLoop, make: Callable[[], Coroutine[Any, Any, T]],
+          what: str) -> T:
+    """Run ``make()`` on ``loop`` and wait for its result (an interrupted or failed wait
+    cancels it; see :func:`_result`)."""
+    future = _submit(loop, make)
     try:
-        return future.result()
+        return _result(future, loop, what)
     except BaseException:
         future.cancel()
         raise
@@ -107,7 +184,7 @@ class _Pull:
                 raise StopIteration
             check_loop(self._loop, self._what)
             try:
-                batch = _wait(self._loop, self._step())
+                batch = _wait(self._loop, self._step, self._what)
             except BaseException:
                 self.close()
                 raise
@@ -134,9 +211,12 @@ class _Pull:
         loop = self._loop
         if (source is None and finish is None) or not loop.is_running():
             return
-        future = asyncio.run_coroutine_threadsafe(_end(source, finish), loop)
+        future = _submit(loop, lambda: _end(source, finish))
         if home_loop() is not loop:
-            future.result()
+            try:
+                _result(future, loop, self._what)
+            except Exception:  # noqa: BLE001 - closing: the read's errors are moot now (on
+                pass  # a stuck loop, the closing runs once it is free)
 
     def __del__(self) -> None:
         try:
@@ -177,7 +257,12 @@ def blocking_reader(schema: pa.Schema, make: Callable[[], AsyncIterator[pa.Recor
     """
     check_loop(loop, what)
     assert loop is not None
-    return pa.RecordBatchReader.from_batches(schema, _Pull(make, loop, what, finish))
+    inner = pa.RecordBatchReader.from_batches(schema, _Pull(make, loop, what, finish))
+    # Passed through the C interface, so that close() releases the batches at once (a
+    # reader of from_batches keeps its iterator until it is garbage).
+    reader: pa.RecordBatchReader = pa.RecordBatchReader._import_from_c_capsule(
+        inner.__arrow_c_stream__())
+    return reader
 
 
 def cast_reader(reader: pa.RecordBatchReader, requested_schema: object | None
