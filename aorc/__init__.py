@@ -27,6 +27,7 @@ from aorc.errors import (
     AorcWarning,
     CorruptFileError,
     FormatError,
+    InputTypeError,
     ObjectChangedError,
     ObjectExistsError,
     ObjectNotFoundError,
@@ -43,7 +44,8 @@ from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
 from aorc.progress import ProgressEvent
-from aorc.read.dataset import Dataset, open_dataset, read_dataset, read_table
+from aorc.read.dataset import Dataset, open_dataset, read_dataset
+from aorc.read.table import read_table
 from aorc.read.discovery import DatasetFile
 from aorc.read.reader import (
     ColumnEncodingInfo,
@@ -72,6 +74,7 @@ __all__ = [
     "DatasetFile",
     "FormatError",
     "IOStats",
+    "InputTypeError",
     "ObjectChangedError",
     "ObjectExistsError",
     "ObjectNotFoundError",

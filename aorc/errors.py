@@ -10,6 +10,8 @@ Every error aorc raises on purpose is an :class:`AorcError`::
     │                            without keys, an unknown codec)
     ├── SchemaError              a user-supplied schema, column name or option is wrong
     │                            (also a ValueError)
+    ├── InputTypeError           data given to a writer is of no kind it accepts (also a
+    │                            TypeError)
     ├── ResourceLimitError       reading would exceed an explicit limit (``max_decoded_bytes``):
     │                            the file may be valid, it needs more memory than allowed
     ├── OldOffsetsError          a RollingSink stream got offsets at or below those it already
@@ -36,6 +38,7 @@ __all__ = [
     "AorcWarning",
     "CorruptFileError",
     "FormatError",
+    "InputTypeError",
     "ObjectChangedError",
     "ObjectExistsError",
     "ObjectNotFoundError",
@@ -76,6 +79,11 @@ class UnsupportedFeatureError(AorcError):
 
 class SchemaError(AorcError, ValueError):
     """A schema, column selection or option given by the caller is wrong."""
+
+
+class InputTypeError(AorcError, TypeError):
+    """Data given to a writer is of no kind it accepts (the message lists them: see
+    :mod:`aorc.write.inputs`)."""
 
 
 class ResourceLimitError(AorcError):

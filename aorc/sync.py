@@ -16,6 +16,12 @@
         writer.write(table)
     with aorc.sync.RollingSink("out/events", table.schema, on_commit=print) as sink:
         sink.write(table, topic="t", partition=0, offsets=0)
+    stream = aorc.sync.record_batch_reader("s3://bucket/events/", filters=[("n", ">", 5)])
+    duckdb.sql("SELECT country, count(*) FROM stream GROUP BY ALL")
+
+Readers, datasets and :func:`record_batch_reader` are Arrow streams (the Arrow PyCapsule
+interface, ``__arrow_c_stream__``; ``to_reader()`` gives a ``pyarrow.RecordBatchReader``): DuckDB,
+Polars and pyarrow read them batch by batch, from any thread (see :mod:`aorc.read.export`).
 
 Every function and method takes the same arguments as its async version (:func:`read_table`,
 :func:`write_table`, :func:`read_dataset`, :func:`write_dataset`, :func:`open_reader`,
@@ -51,7 +57,7 @@ from collections.abc import (
     Sequence,
 )
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import pyarrow as pa
 
@@ -64,10 +70,11 @@ from aorc.options import WriteOptions
 from aorc.read.dataset import Dataset
 from aorc.read.dataset import open_dataset as _open_dataset
 from aorc.read.dataset import read_dataset as _read_dataset
-from aorc.read.dataset import read_table as _read_table
-from aorc.read.discovery import DatasetSource
+from aorc.read.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
+from aorc.read.export import blocking_reader
 from aorc.read.reader import OrcReader
 from aorc.read.reader import open_reader as _open_reader
+from aorc.read.table import read_table as _read_table
 from aorc.sink.results import SinkCommit
 from aorc.sink.rolling import RollingSink as _RollingSink
 from aorc.write.dataset import write_dataset as _write_dataset
@@ -209,6 +216,19 @@ class SyncReader(_Blocking):
                                            stripes=stripes, use_threads=use_threads)
         return _iterate(source)
 
+    def to_reader(self, columns: Sequence[str] | None = None, batch_size: int = 65536,
+                  filters: Any = None, *, stripes: Sequence[int] | None = None,
+                  use_threads: bool | int = True) -> pa.RecordBatchReader:
+        """The rows as a ``pyarrow.RecordBatchReader`` read batch by batch as it is pulled
+        (:meth:`aorc.OrcReader.iter_batches`'s arguments, checked at once); releasing it
+        early stops the read."""
+        return self._reader.iter_batches(columns, batch_size=batch_size, filters=filters,
+                                         stripes=stripes, use_threads=use_threads).to_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (see :meth:`aorc.OrcReader.__arrow_c_stream__`)."""
+        return self._reader.__arrow_c_stream__(requested_schema)
+
     def close(self) -> None:
         """Close the file."""
         run(self._reader.close())
@@ -287,6 +307,17 @@ class SyncDataset(_Blocking):
         """Blocking :meth:`aorc.Dataset.to_batches` (pyarrow.dataset's name)."""
         return _iterate(self._dataset.to_batches(columns, filter, batch_size=batch_size))
 
+    def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
+                  batch_size: int = 65536) -> pa.RecordBatchReader:
+        """The matching rows as a ``pyarrow.RecordBatchReader`` read batch by batch as it is
+        pulled (:meth:`aorc.Dataset.iter_batches`'s arguments, checked at once); releasing
+        it early stops the reads."""
+        return self._dataset.iter_batches(columns, filters, batch_size=batch_size).to_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (see :meth:`aorc.Dataset.__arrow_c_stream__`)."""
+        return self._dataset.__arrow_c_stream__(requested_schema)
+
 
 async def _open_ds(source: DatasetSource, kwargs: dict[str, Any]) -> Dataset:
     return await _open_dataset(source, **kwargs)
@@ -296,13 +327,72 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  schema: pa.Schema | None = None, timestamp_unit: str = "ns",
                  storage_options: Mapping[str, Any] | None = None, max_open_files: int = 16,
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
-                 read_dictionary: Sequence[str] | None = None) -> SyncDataset:
+                 read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
+                 tail_cache_bytes: int = TAIL_CACHE_BYTES) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`."""
     kwargs = {"partitioning": partitioning, "schema": schema,
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
-              "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary}
+              "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
+              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes}
     return SyncDataset(run(_open_ds(source, kwargs)))
+
+
+async def _open_stream(source: Source | DatasetSource, columns: Sequence[str] | None,
+                       filters: Any, batch_size: int, kwargs: dict[str, Any]
+                       ) -> tuple[Any, OrcReader | None]:
+    """The batch stream of one file or a dataset, and the reader to close after it."""
+    async def one_file() -> OrcReader:
+        return await _open_reader(cast(Source, source), **kwargs)
+
+    async def dataset() -> Dataset:
+        return await _open_dataset(cast(DatasetSource, source), **kwargs)
+
+    opened = await file_or_dataset(source, one_file, dataset)
+    if isinstance(opened, Dataset):
+        return opened.iter_batches(columns, filters, batch_size=batch_size), None
+    try:
+        return opened.iter_batches(columns, batch_size, filters), opened
+    except BaseException:
+        await opened.close()
+        raise
+
+
+def record_batch_reader(source: Source | DatasetSource, *,
+                        columns: Sequence[str] | None = None, filters: Any = None,
+                        batch_size: int = 65536,
+                        storage_options: Mapping[str, Any] | None = None,
+                        timestamp_unit: str = "ns",
+                        read_dictionary: Sequence[str] | None = None) -> pa.RecordBatchReader:
+    """A blocking ``pyarrow.RecordBatchReader`` of one ORC file or a dataset (as
+    :func:`aorc.read_table` tells them apart), read batch by batch as it is pulled: hand it
+    to DuckDB, Polars or pyarrow. The file is closed when the stream ends or is released
+    (a consumer stopping early, ``reader.close()``).
+
+    Args:
+        source: a file (as :func:`aorc.open_reader` takes it) or a dataset's root(s).
+        columns: as for :meth:`aorc.OrcReader.iter_batches` (a dataset: top-level names).
+        filters: as for :meth:`aorc.OrcReader.iter_batches`: pushed down into the files.
+        batch_size: the largest number of rows per batch.
+        storage_options: as for :func:`aorc.open_reader`.
+        timestamp_unit: as for :func:`aorc.open_reader`.
+        read_dictionary: as for :func:`aorc.open_reader`.
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``source``.
+        SchemaError: unknown columns, malformed filters (raised here, before any read).
+    """
+    kwargs = {"storage_options": storage_options, "timestamp_unit": timestamp_unit,
+              "read_dictionary": read_dictionary}
+    stream, reader = run(_open_stream(source, columns, filters, batch_size, kwargs))
+    finish = reader.close if reader is not None else None
+    try:
+        return blocking_reader(stream.schema, lambda: stream, _event_loop(), str(source),
+                               finish=finish)
+    except BaseException:
+        if reader is not None:
+            run(reader.close())
+        raise
 
 
 # =========================================================================== writing
@@ -429,6 +519,7 @@ __all__ = [
     "open_writer",
     "read_dataset",
     "read_table",
+    "record_batch_reader",
     "run",
     "write_dataset",
     "write_table",

@@ -4,8 +4,6 @@ accepts (conversion of Tables, RecordBatches and pandas DataFrames; casting comp
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,7 +21,7 @@ from aorc.format.types import (
     widen_arrow_type,
 )
 
-__all__ = ["as_record_batches", "as_table", "conform", "resolve_schema"]
+__all__ = ["conform", "resolve_schema"]
 
 
 # =========================================================================== schemas
@@ -57,31 +55,6 @@ def resolve_schema(schema: pa.Schema | str | OrcType) -> tuple[pa.Schema, OrcTyp
 def _canonical(field: pa.Field) -> pa.DataType:
     """The Arrow type aorc reads back for a field: equal for types written alike."""
     return to_arrow_type(from_arrow_type(field.type, field.metadata))
-
-
-def as_record_batches(data: Any) -> list[pa.RecordBatch]:
-    """The record batches of a Table, a RecordBatch or a pandas DataFrame.
-
-    Raises:
-        SchemaError: for any other object.
-    """
-    if isinstance(data, pa.RecordBatch):
-        return [data]
-    table = data if isinstance(data, pa.Table) else as_table(data)
-    batches: list[pa.RecordBatch] = table.to_batches()
-    return batches
-
-
-def as_table(data: Any) -> pa.Table:
-    """A pandas DataFrame as a pyarrow Table (its index left out).
-
-    Raises:
-        SchemaError: ``data`` is not a pandas DataFrame.
-    """
-    if type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
-        return pa.Table.from_pandas(data, preserve_index=False)
-    raise SchemaError(f"can only write a pyarrow Table or RecordBatch (or a pandas "
-                      f"DataFrame), got {type(data).__name__}")
 
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

@@ -72,6 +72,7 @@ from pyiceberg.types import (
 from aorc.errors import SchemaError
 from aorc.format.types import ORC_ATTRIBUTES_METADATA_KEY, OrcType, TypeKind
 from aorc.iceberg.arrays import list_parts
+from aorc.write.inputs import iter_record_batches
 
 __all__ = [
     "BINARY_TYPE",
@@ -186,10 +187,12 @@ def _walk_types(t: IcebergType) -> Iterable[IcebergType]:
 
 
 def to_file_batches(schema: Schema, data: Any) -> list[pa.RecordBatch]:
-    """``data`` (a Table, a RecordBatch, an iterable of them or a pandas DataFrame) as record
-    batches of :func:`file_schema`, columns matched by name.
+    """``data`` (anything :func:`aorc.write_table` takes but async iterables: a Table, a
+    RecordBatch, a RecordBatchReader, an iterable of them, a pandas or Polars DataFrame, ...)
+    as record batches of :func:`file_schema`, columns matched by name.
 
     Raises:
+        InputTypeError: ``data`` is of no kind a writer takes.
         SchemaError: a column the schema lacks, a required column missing or holding nulls,
             a type that cannot be converted, a value that does not fit (a sub-microsecond
             timestamp, a uuid that is not 16 bytes, ...).
@@ -216,21 +219,7 @@ def to_file_batches(schema: Schema, data: Any) -> list[pa.RecordBatch]:
 
 
 def _batches(data: Any) -> list[pa.RecordBatch]:
-    if isinstance(data, pa.RecordBatch):
-        return [data]
-    if isinstance(data, pa.Table):
-        return list(data.to_batches())
-    if isinstance(data, pa.RecordBatchReader):
-        return list(data)
-    if type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
-        return list(pa.Table.from_pandas(data, preserve_index=False).to_batches())
-    if isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
-        batches = []
-        for item in data:
-            batches.extend(_batches(item))
-        return batches
-    raise SchemaError(f"cannot append a {type(data).__name__}: pass a pyarrow Table, "
-                      "RecordBatch, RecordBatchReader, batches or a pandas DataFrame")
+    return list(iter_record_batches(data))
 
 
 def _convert(field: NestedField, arr: pa.Array, path: str,

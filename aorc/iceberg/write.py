@@ -45,6 +45,7 @@ from aorc.iceberg.schema import ICEBERG_ID, file_schema, to_file_batches
 from aorc.io import registry
 from aorc.io.output import Destination
 from aorc.options import WriteOptions
+from aorc.write.inputs import collect_batches
 from aorc.write.writer import OrcWriter
 
 __all__ = [
@@ -202,8 +203,9 @@ async def write_data_files(table: Table, data: Any, *,
 
     Args:
         table: a pyiceberg table (its current schema, spec and properties are used).
-        data: a pyarrow Table, RecordBatch, RecordBatchReader, an iterable of batches or a
-            pandas DataFrame; columns matched to the table's by name.
+        data: anything :func:`aorc.write_table` takes (a pyarrow Table, RecordBatch or
+            RecordBatchReader, a pandas or Polars DataFrame, a DuckDB relation, an iterable or
+            async iterable of batches, ...); columns matched to the table's by name.
         storage_options: settings of the table's store (default: from its FileIO).
         max_concurrency: files written at once.
         **write_options: :class:`aorc.WriteOptions` fields overriding the table's
@@ -213,6 +215,7 @@ async def write_data_files(table: Table, data: Any, *,
         The files' ``DataFile`` entries.
 
     Raises:
+        InputTypeError: ``data`` is of no kind a writer takes.
         SchemaError: data that does not fit the table's schema.
         StoreError: writing failed (the files written by this call are deleted).
     """
@@ -221,7 +224,8 @@ async def write_data_files(table: Table, data: Any, *,
     options = config.write_options(properties, **write_options)
     target = config.target_file_size(properties)
     store = config.storage_options(meta.location, table.io.properties, storage_options)
-    batches = await asyncio.to_thread(to_file_batches, schema, data)
+    _, rows = await collect_batches(data)  # (streams pulled in worker threads)
+    batches = await asyncio.to_thread(to_file_batches, schema, rows)
     grouped: dict[str, tuple[PartitionKey | None, list[pa.RecordBatch]]] = {}
     for batch in batches:
         for key, rows in await asyncio.to_thread(partition_groups, schema, spec, batch):
@@ -337,8 +341,9 @@ async def append(table: Table, data: Any, *, snapshot_properties: Mapping[str, s
 
     Args:
         table: a pyiceberg table.
-        data: a pyarrow Table, RecordBatch, RecordBatchReader, batches, anything
-            :func:`aorc.write_table` takes; columns matched by name (missing optional
+        data: anything :func:`aorc.write_table` takes (a pyarrow Table, RecordBatch or
+            RecordBatchReader, a pandas or Polars DataFrame, a DuckDB relation, an iterable or
+            async iterable of batches, ...); columns matched by name (missing optional
             columns are null).
         snapshot_properties: extra entries for the snapshot's summary.
         storage_options: settings of the table's store (default: from its FileIO).
@@ -350,6 +355,7 @@ async def append(table: Table, data: Any, *, snapshot_properties: Mapping[str, s
         The committed snapshot (``table`` is refreshed to it).
 
     Raises:
+        InputTypeError: ``data`` is of no kind a writer takes.
         SchemaError: data that does not fit the table's schema.
         StoreError: writing failed (nothing is committed; the files written are deleted).
         CommitFailedException: conflicts persisted through every retry (the files are left

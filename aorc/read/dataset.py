@@ -19,13 +19,13 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format.nesting import check_depth
-from aorc.io import IOStats, Source, registry
+from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.read.dataset_local import SmallFileReads, all_small_local, run_groups
@@ -48,15 +48,15 @@ from aorc.read.discovery import (
     OpenedTail,
     TailCache,
     check_options,
-    file_or_dataset,
     is_dataset_source,
     list_dataset,
     open_tail,
 )
 from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
-from aorc.read.reader import OrcReader, open_reader
+from aorc.read.reader import OrcReader
 from aorc.threads import pool_size
 
 __all__ = [
@@ -66,9 +66,7 @@ __all__ = [
     "is_dataset_source",
     "open_dataset",
     "read_dataset",
-    "read_table",
 ]
-
 
 _DONE = object()
 _T = TypeVar("_T")
@@ -105,6 +103,7 @@ class Dataset(SmallFileReads):
         #: the full listing, when the files were listed for a partition filter
         self._full_listing: Callable[[], Awaitable[list[DatasetFile]]] | None = None
         self._semaphore = asyncio.Semaphore(options.max_open_files)
+        self._loop = home_loop()  # the loop Arrow streams of this dataset pull on
 
     # ------------------------------------------------------------------ information
     @property
@@ -176,12 +175,14 @@ class Dataset(SmallFileReads):
         return concat_files(tables, plan.out_schema)
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
-                     batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+                     batch_size: int = 65536) -> BatchStream:
         """Stream the matching rows as record batches, file by file in path order.
 
         At most ``max_open_files`` files are read ahead, each holding at most two decoded
         batches, so a dataset larger than memory streams. Close the iterator (e.g. with
-        ``contextlib.aclosing``) to stop early; that cancels the reads under way.
+        ``contextlib.aclosing``) to stop early; that cancels the reads under way. The
+        iterator is also an Arrow C stream (``__arrow_c_stream__``): DuckDB, Polars and
+        pyarrow can stream it from another thread (see :mod:`aorc.read.export`).
 
         Args:
             columns: as for :meth:`read`.
@@ -190,7 +191,23 @@ class Dataset(SmallFileReads):
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
-        return self._stream(self._plan(columns, filters), batch_size)
+        plan = self._plan(columns, filters)
+        return BatchStream(self._stream(plan, batch_size), plan.out_schema, self._loop,
+                           "the dataset")
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (the Arrow PyCapsule interface: DuckDB, Polars,
+        pyarrow), read when the consumer pulls; each call is a read of its own. For some
+        columns or rows, export ``dataset.iter_batches(columns, filters)``. Pulls run on the
+        dataset's event loop (see :mod:`aorc.read.export`).
+
+        Raises:
+            AorcError: called from a coroutine of the dataset's own event loop (a deadlock:
+                use :mod:`aorc.sync` or a worker thread), or that loop is not running.
+            SchemaError: a requested schema the rows cannot be cast to.
+        """
+        return export_stream(blocking_reader(self.schema, self.iter_batches, self._loop,
+                                             "the dataset"), requested_schema)
 
     async def count_rows(self, filters: Any = None, *, filter: Any = None) -> int:  # noqa: A002
         """The number of matching rows: from the file footers where no data filter is left
@@ -220,7 +237,7 @@ class Dataset(SmallFileReads):
         return await self.read(columns, filter)
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
-                   batch_size: int = 65536) -> AsyncGenerator[pa.RecordBatch, None]:
+                   batch_size: int = 65536) -> BatchStream:
         """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name (an
         async iterator here: ``async for batch in dataset.to_batches(): ...``)."""
         return self.iter_batches(columns, filter, batch_size=batch_size)
@@ -749,50 +766,3 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)
-
-
-async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] | None = None,
-                     filters: Any = None,
-                     storage_options: Mapping[str, Any] | None = None,
-                     timestamp_unit: str = "ns", use_threads: bool | int = True,
-                     stripes: Sequence[int] | None = None,
-                     read_dictionary: Sequence[str] | None = None) -> pa.Table:
-    """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
-    an Arrow table.
-
-    Args:
-        source: as for :func:`aorc.open_reader`; a folder, an object-store prefix (with or
-            without a trailing ``/``) or a list of files is read as a dataset (see
-            :func:`read_dataset`).
-        columns: top-level column names or dotted nested paths, in the order wanted;
-            ``None`` reads all.
-        filters: as for :meth:`aorc.OrcReader.iter_batches`, e.g. ``[("id", "==", 42)]``,
-            or a :class:`pyarrow.compute.Expression`.
-        storage_options: as for :func:`aorc.open_reader`.
-        timestamp_unit: as for :func:`aorc.open_reader`.
-        use_threads: for one file, as for :meth:`aorc.OrcReader.read` (decode stripes and
-            columns on several threads); the files of a dataset are read concurrently.
-        stripes: for one file, the stripes to read (see :meth:`aorc.OrcReader.read`).
-        read_dictionary: string or binary columns read as Arrow dictionaries, as
-            :func:`aorc.open_reader` (the name of ``pyarrow.parquet.read_table``'s option).
-
-    Raises:
-        SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
-    """
-    async def one_file() -> pa.Table:
-        async with open_reader(cast(Source, source), storage_options=storage_options,
-                               timestamp_unit=timestamp_unit,
-                               read_dictionary=read_dictionary) as reader:
-            return await reader.read(columns, filters=filters, use_threads=use_threads,
-                                     stripes=stripes)
-
-    async def dataset() -> pa.Table:
-        if stripes is not None:
-            raise SchemaError("stripes= selects stripes of one file; this is a dataset")
-        return await read_dataset(cast(DatasetSource, source), columns=columns,
-                                  filters=filters, storage_options=storage_options,
-                                  timestamp_unit=timestamp_unit,
-                                  read_dictionary=read_dictionary)
-
-    table: pa.Table = await file_or_dataset(source, one_file, dataset)
-    return table

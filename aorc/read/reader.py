@@ -69,6 +69,7 @@ from aorc.read.common import (
     stream_kind_name,
 )
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
+from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.footers import FooterCache
 from aorc.read.plan import (
     GroupPlan,
@@ -152,6 +153,7 @@ class OrcReader:
         self.timestamp_unit = timestamp_unit
         self.read_dictionary = tuple(read_dictionary or ())
         self._scan_stats = ScanStats()
+        self._loop = home_loop()  # the loop Arrow streams of this reader pull on
 
     # ------------------------------------------------------------------ file information
     @property
@@ -392,12 +394,15 @@ class OrcReader:
     # ------------------------------------------------------------------ reading rows
     def iter_batches(self, columns: Sequence[str] | None = None, batch_size: int = 65536,
                      filters: Any = None, *, stripes: Sequence[int] | None = None,
-                     use_threads: bool | int = True) -> AsyncGenerator[pa.RecordBatch, None]:
+                     use_threads: bool | int = True) -> BatchStream:
         """Iterate over the rows as Arrow record batches of at most ``batch_size`` rows.
 
         Batches never span stripes. The next stripes' bytes are fetched while the current
-        ones are decoded in worker threads. To stop early, close the iterator (e.g. with
-        ``contextlib.aclosing``) or the reader: either cancels the fetch in progress.
+        ones are decoded in worker threads. The iterator is also an Arrow C stream
+        (``__arrow_c_stream__``, :meth:`BatchStream.to_reader`): DuckDB, Polars and pyarrow
+        can stream it from another thread (see :mod:`aorc.read.export`). To stop early,
+        close the iterator (e.g. with ``contextlib.aclosing``) or the reader: either cancels
+        the fetch in progress.
 
         Args:
             columns: names of the columns to read: top-level names or dotted paths into
@@ -432,8 +437,25 @@ class OrcReader:
         threads = thread_count(use_threads)
         plan = self._plan(columns, filters, stripes, threads)
         source = self._batches(plan, batch_size, threads, overlap=False)
-        order = requested_order(self._tail.schema, columns)
-        return source if order is None else _reordered(source, order)
+        order, schema = requested_order(self._tail.schema, columns), plan.schema()
+        if order is not None:
+            source = _reordered(source, order)
+            schema = pa.schema([schema.field(name) for name in order])
+        return BatchStream(source, schema, self._loop, self.path)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (the Arrow PyCapsule interface: DuckDB, Polars,
+        pyarrow), read when the consumer pulls; each call is a read of its own. For some
+        columns or rows, export ``reader.iter_batches(columns, filters=...)``. Pulls run on
+        the reader's event loop (see :mod:`aorc.read.export`).
+
+        Raises:
+            AorcError: called from a coroutine of the reader's own event loop (a deadlock:
+                use :mod:`aorc.sync` or a worker thread), or that loop is not running.
+            SchemaError: a requested schema the rows cannot be cast to.
+        """
+        return export_stream(blocking_reader(self.schema, self.iter_batches, self._loop,
+                                             self.path), requested_schema)
 
     async def read(self, columns: Sequence[str] | None = None, filters: Any = None, *,
                    stripes: Sequence[int] | None = None,

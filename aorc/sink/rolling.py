@@ -98,7 +98,7 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.errors import AorcError, OldOffsetsError, SchemaError
-from aorc.format.arrow import as_record_batches, conform
+from aorc.format.arrow import conform
 from aorc.format.types import from_arrow_schema
 from aorc.io import registry
 from aorc.options import WriteOptions
@@ -135,6 +135,7 @@ from aorc.sink.plan import (
 )
 from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
 from aorc.sink.target import SinkTarget, resolve_target
+from aorc.write.inputs import collect_batches
 
 __all__ = [
     "DEFAULT_TIME_PARTITIONING",
@@ -440,12 +441,12 @@ class RollingSink:
 
     # ----------------------------------------------------------------- writing
 
-    async def write(self, data: pa.RecordBatch | pa.Table, *, topic: str, partition: int,
+    async def write(self, data: Any, *, topic: str, partition: int,
                     offsets: int | str | Sequence[int] | np.ndarray | pa.Array) -> None:
         """Add rows of one stream.
 
         Args:
-            data: rows with the sink's schema (a RecordBatch or a Table).
+            data: rows with the sink's schema (anything :func:`aorc.write_table` takes).
             topic: the stream's topic.
             partition: the stream's partition.
             offsets: the rows' offsets: the first one (the others follow consecutively), one
@@ -454,6 +455,7 @@ class RollingSink:
                 below it are dropped with ``on_old_offsets="skip"``.
 
         Raises:
+            InputTypeError: ``data`` is of no kind a writer takes (the sink stays usable).
             SchemaError: rows or offsets that do not fit (the sink stays usable).
             OldOffsetsError: offsets at or below the stream's last written one, with
                 ``on_old_offsets="raise"`` (the sink stays usable).
@@ -466,12 +468,9 @@ class RollingSink:
             raise SchemaError(f"topic must be a non-empty string, got {topic!r}")
         if isinstance(partition, bool) or not isinstance(partition, (int, np.integer)):
             raise SchemaError(f"partition must be an integer, got {partition!r}")
-        if self.target is not None:
-            batches = await asyncio.to_thread(
-                lambda: [self.target.prepare(b)  # type: ignore[union-attr]
-                         for b in as_record_batches(data)])
-        else:
-            batches = [conform(b, self.schema) for b in as_record_batches(data)]
+        rows, target = (await collect_batches(data))[1], self.target
+        batches = (await asyncio.to_thread(lambda: [target.prepare(b) for b in rows])
+                   if target is not None else [conform(b, self.schema) for b in rows])
         total = sum(b.num_rows for b in batches)
         offs = check_offsets(offsets, total, batches)
         key = (topic, int(partition))

@@ -410,9 +410,9 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     reader (see the module docstring for the memory budget).
 
     Args:
-        data: a pyarrow Table, RecordBatch or RecordBatchReader, a pandas DataFrame, or an
-            iterable or async iterable of RecordBatches or Tables (with one schema), pulled
-            one batch at a time.
+        data: anything :func:`aorc.write_table` takes (a pyarrow Table, RecordBatch or
+            RecordBatchReader, a pandas or Polars DataFrame, a DuckDB relation, an iterable
+            or async iterable of batches, ...: see :mod:`aorc.write.inputs`).
         base_dir: the dataset's root.
         partition_cols: columns making ``name=value`` folders (escaped as Hive does;
             null is ``__HIVE_DEFAULT_PARTITION__``), left out of the files.
@@ -442,6 +442,7 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
         The paths or URLs of the files written, sorted.
 
     Raises:
+        InputTypeError: ``data`` is of no accepted kind.
         SchemaError: bad arguments or options (before anything is written), or a batch
             whose schema differs from the first one's.
         StoreError: a non-empty target with ``"error"``, or a failed write (then no file

@@ -44,8 +44,8 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from aorc.errors import AorcError
-from aorc.format.arrow import as_record_batches, as_table, conform, resolve_schema
+from aorc.errors import AorcError, SchemaError
+from aorc.format.arrow import conform, resolve_schema
 from aorc.format.columns.encode import EncodeOptions
 from aorc.format.statistics import ColumnStatistics
 from aorc.format.types import OrcType
@@ -54,6 +54,7 @@ from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
 from aorc.options import WriteOptions
 from aorc.write.file import FileAssembler
+from aorc.write.inputs import RecordInput, record_input
 from aorc.write.stripe import encode_stripe
 
 __all__ = [
@@ -78,8 +79,10 @@ IN_FLIGHT_COPIES = 2
 DEFAULT_OPTIONS: dict[str, Any] = {
     name: getattr(WriteOptions(), name) for name in WriteOptions.names()}
 
-#: What :meth:`OrcWriter.write` and :func:`write_table` take (or a pandas DataFrame).
-Data: TypeAlias = "pa.Table | pa.RecordBatch"
+#: What :meth:`OrcWriter.write` and :func:`write_table` take: also pandas DataFrames, Arrow
+#: PyCapsule streams and arrays (Polars, DuckDB), iterables and async iterables of batches
+#: (see :mod:`aorc.write.inputs`).
+Data: TypeAlias = "pa.Table | pa.RecordBatch | pa.RecordBatchReader"
 
 
 def parse_write_options(root: OrcType, options: Mapping[str, Any], *,
@@ -282,24 +285,51 @@ class OrcWriter:
                 raise
 
     async def write(self, data: Data | Any) -> None:
-        """Append rows: a pyarrow Table or RecordBatch (or a pandas DataFrame).
+        """Append rows: a pyarrow Table, RecordBatch or RecordBatchReader, a pandas
+        DataFrame, an object exporting the Arrow PyCapsule interface (a Polars DataFrame, a
+        DuckDB relation, ...), or an iterable or async iterable of batches or tables (see
+        :mod:`aorc.write.inputs`).
 
-        Returns when the rows are buffered; waits while the buffer is full and the previous
-        stripe is still being encoded or written. Any error other than a schema mismatch (or a
-        cancellation) abandons the file.
+        In-memory data returns when the rows are buffered; waits while the buffer is full
+        and the previous stripe is still being encoded or written. A stream is read batch by
+        batch while its stripes are written (its rows need not fit in memory) and returns
+        once it is exhausted. Any error other than a schema mismatch found before a row was
+        taken (or a cancellation) abandons the file.
 
         Raises:
+            InputTypeError: ``data`` is of no accepted kind (the writer stays usable).
             SchemaError: the data's column names or types do not match :attr:`schema` (the
-                writer stays usable).
+                writer stays usable, unless a batch of a stream after the first rows was
+                taken: then the file is abandoned).
             AorcError: the writer is closed, or broken by an earlier error.
             StoreError: writing a finished stripe failed.
         """
-        batches = [conform(b, self.schema) for b in as_record_batches(data)]
+        rows = record_input(data)
+        if rows.is_stream:
+            async with rows:
+                await self._write_stream(rows)
+            return
+        assert rows.batches is not None
+        batches = [conform(b, self.schema) for b in rows.batches]
         async with self._lock:
             await self._start()
             try:
                 for batch in batches:
                     await self._add(batch)
+            except BaseException:
+                await self._fail()
+                raise
+
+    async def _write_stream(self, rows: RecordInput) -> None:
+        """Append the batches of an open stream as they come (under the lock: the rows of
+        one call stay together)."""
+        if rows.schema is not None:  # a mismatch is found before any row is taken
+            conform(pa.RecordBatch.from_pylist([], schema=rows.schema), self.schema)
+        async with self._lock:
+            await self._start()
+            try:
+                async for batch in rows:
+                    await self._add(conform(batch, self.schema))
             except BaseException:
                 await self._fail()
                 raise
@@ -474,10 +504,15 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
 async def write_table(table: Data | Any, dest: Destination, options: WriteOptions | None = None,
                       *, storage_options: Mapping[str, Any] | None = None,
                       **keywords: Any) -> None:
-    """Write a pyarrow Table or RecordBatch (or a pandas DataFrame) as an ORC file.
+    """Write rows as an ORC file: a pyarrow Table, RecordBatch or RecordBatchReader, a
+    pandas DataFrame, an object exporting the Arrow PyCapsule interface (a Polars DataFrame,
+    a DuckDB relation, an aorc reader, ...), or an iterable or async iterable of batches or
+    tables (see :mod:`aorc.write.inputs`). A stream is written as it is read: its rows need
+    not fit in memory.
 
     Args:
-        table: the data; its schema becomes the file's schema.
+        table: the data; its schema becomes the file's schema (for an iterable, the first
+            batch's).
         dest: a local path, a ``file://`` URI, an ``s3://bucket/key`` URI or a
             :class:`aorc.io.output.Sink`.
         options: an :class:`aorc.WriteOptions` (default: the defaults).
@@ -486,12 +521,21 @@ async def write_table(table: Data | Any, dest: Destination, options: WriteOption
             :func:`open_writer`).
 
     Raises:
-        SchemaError: an unknown option, a bad option value or a type ORC cannot hold.
+        InputTypeError: ``table`` is of no accepted kind (nothing is written).
+        SchemaError: an unknown option, a bad option value, a type ORC cannot hold, batches
+            of differing schemas, or an empty iterable (which has no schema).
         StoreError: writing failed (nothing is left at the destination).
     """
-    if not isinstance(table, (pa.Table, pa.RecordBatch)):
-        table = as_table(table)
-    writer = OrcWriter(dest, table.schema, options, storage_options=storage_options,
-                       _caller="write_table", **keywords)
-    async with writer:
-        await writer.write(table)
+    rows = record_input(table)
+    async with rows:
+        if rows.schema is None:
+            raise SchemaError("an empty iterable has no schema to write: pass a "
+                              "RecordBatchReader (which has one), or use open_writer(dest, "
+                              "schema)")
+        writer = OrcWriter(dest, rows.schema, options, storage_options=storage_options,
+                           _caller="write_table", **keywords)
+        async with writer:
+            if rows.is_stream:
+                await writer._write_stream(rows)
+            else:
+                await writer.write(rows)

@@ -63,6 +63,17 @@ def test_pandas_polars_duckdb_snippet(in_tmp: Path) -> None:
     assert totals == [{"name": k, "total": v} for k, v in sorted(expected.items())]
 
 
+def test_arrow_streams_snippet(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("polars")
+    pytest.importorskip("duckdb")
+    code = first_python_block("### Arrow streams: Polars, DuckDB, pyarrow")
+    scope: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["frame"].to_arrow().to_pylist() == DATA.to_pylist()  # type: ignore[attr-defined]
+    assert scope["first"].column("id").to_pylist() == list(range(100))  # type: ignore[attr-defined]
+    assert "('n0', 4)" in capsys.readouterr().out
+
+
 def test_sync_snippet(in_tmp: Path) -> None:
     code = first_python_block("### Scripts and notebooks: `aorc.sync`")
     exec(compile(code, "README.md", "exec"), {})

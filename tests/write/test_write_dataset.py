@@ -260,7 +260,7 @@ async def test_a_batch_of_another_schema_fails_and_leaves_nothing(tmp_path: Path
 
 @pytest.mark.parametrize("data", [42, "text", [1, 2], {"k": [1]}])
 async def test_inputs_that_are_not_rows_are_refused(tmp_path: Path, data: Any) -> None:
-    with pytest.raises(aorc.SchemaError, match="RecordBatch"):
+    with pytest.raises(aorc.InputTypeError, match="RecordBatch"):
         await aorc.write_dataset(data, tmp_path / "ds")
     assert not (tmp_path / "ds").exists()
 

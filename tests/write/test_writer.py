@@ -19,7 +19,7 @@ import pyorc
 import pytest
 
 import aorc
-from aorc.errors import AorcError, SchemaError, UnsupportedFeatureError
+from aorc.errors import AorcError, InputTypeError, SchemaError, UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind, decompress_stream
 from aorc.format.tail import FileTail, parse_tail
@@ -399,7 +399,7 @@ async def test_schema_mismatch_is_refused_and_the_writer_stays_usable(
             await writer.write(pa.table({"b": ["x"], "a": [1]}))
         with pytest.raises(SchemaError, match="type int32"):
             await writer.write(pa.table({"a": pa.array([1], pa.int32()), "b": ["x"]}))
-        with pytest.raises(SchemaError, match="Table or RecordBatch"):
+        with pytest.raises(InputTypeError, match="item 0 of the list: a value of type int"):
             await writer.write([1, 2])
         # types written alike are converted
         await writer.write(pa.table({"a": [1], "b": pa.array(["x"], pa.large_string())}))
