@@ -32,21 +32,36 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"reader under test: {reader_name()} (set {READER_ENV}=pyarrow to check the harness)"
 
 
+#: Environment variable naming the oracles a run needs (comma-separated keys of
+#: :func:`missing_oracles`), for runs of part of the suite such as ``nox -s polars-1``; unset,
+#: every oracle is needed.
+ORACLES_ENV = "AORC_TEST_ORACLES"
+
+
 def missing_oracles() -> list[str]:
     """The reference oracles that are absent: tests that need them would skip."""
-    missing = []
-    if corpus_root() is None:
-        missing.append("the ORC conformance corpus (../shared/orc-conformance)")
     java_home = os.environ.get("JAVA_HOME")
-    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
-        missing.append("a Java runtime (java on PATH or JAVA_HOME), for ORC Java and Spark")
-    if importlib.util.find_spec("pyspark") is None:
-        missing.append("PySpark")
-    if not lzo_available():
-        missing.append("an independent LZO implementation (lzallright, in the test extra)")
-    if importlib.util.find_spec("tqdm") is None:
-        missing.append("tqdm (the progress hooks' peer bar, in the test extra)")
-    return missing
+    checks = {
+        "corpus": (lambda: corpus_root() is not None,
+                   "the ORC conformance corpus (../shared/orc-conformance)"),
+        "java": (lambda: shutil.which("java") is not None
+                 or bool(java_home and Path(java_home, "bin", "java").exists()),
+                 "a Java runtime (java on PATH or JAVA_HOME), for ORC Java and Spark"),
+        "pyspark": (lambda: importlib.util.find_spec("pyspark") is not None, "PySpark"),
+        "lzo": (lzo_available,
+                "an independent LZO implementation (lzallright, in the test extra)"),
+        "tqdm": (lambda: importlib.util.find_spec("tqdm") is not None,
+                 "tqdm (the progress hooks' peer bar, in the test extra)"),
+        "polars": (lambda: importlib.util.find_spec("polars") is not None,
+                   "Polars (aorc.polars' tests, in the test extra)"),
+    }
+    wanted = os.environ.get(ORACLES_ENV)
+    keys = list(checks) if wanted is None else [k.strip() for k in wanted.split(",") if k]
+    unknown = [k for k in keys if k not in checks]
+    if unknown:
+        raise pytest.UsageError(f"{ORACLES_ENV}: unknown oracles {unknown} (known: "
+                                f"{', '.join(checks)})")
+    return [text for key in keys for present, text in [checks[key]] if not present()]
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -299,3 +299,22 @@ def test_ci_fails_without_an_lzo_peer(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.exit.Exception, match="LZO"):
         conftest.pytest_sessionstart(None)  # type: ignore[arg-type]
+
+
+def test_a_partial_run_checks_only_the_oracles_it_names(monkeypatch: pytest.MonkeyPatch,
+                                                         request: pytest.FixtureRequest) -> None:
+    """``nox -s polars-1`` runs tests/polars without PySpark: AORC_TEST_ORACLES narrows the
+    CI=true check to the oracles it names, and an unknown name is a usage error."""
+    here = Path(__file__).resolve().with_name("conftest.py")
+    conftest = next(p for p in request.config.pluginmanager.get_plugins()
+                    if Path(getattr(p, "__file__", "") or "/").resolve() == here)
+    monkeypatch.setattr(conftest.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyspark" else object())
+    assert conftest.missing_oracles() == ["PySpark"]
+    monkeypatch.setenv(conftest.ORACLES_ENV, "corpus,java,lzo,polars")
+    assert conftest.missing_oracles() == []
+    monkeypatch.setenv(conftest.ORACLES_ENV, "pyspark")
+    assert conftest.missing_oracles() == ["PySpark"]
+    monkeypatch.setenv(conftest.ORACLES_ENV, "spark")
+    with pytest.raises(pytest.UsageError, match="unknown oracles"):
+        conftest.missing_oracles()
