@@ -1,0 +1,104 @@
+"""Where a two-thread read's time goes: per-read wall time against the decode pool's work.
+
+Wraps the tasks aorc submits to its shared thread pool (:mod:`aorc.threads`) and, for each
+of ``--reads`` whole reads of one file in one process, prints the wall time, how long the
+pool's tasks ran on each thread ("busy") and how much CPU they used there (user and system,
+from ``getrusage(RUSAGE_THREAD)``), their minor page faults and their voluntary context
+switches (a thread blocking: on the GIL, a lock, the allocator's lock). A read whose busy
+time is close to its wall time but whose CPU time is not spent its tasks blocked; a read
+whose busy time is well below its wall time left the threads idle between tasks.
+
+Usage::
+
+    python benchmarks/trace_read.py [--rows N] [--reads R] [--threads | --no-threads]
+
+The file is the 2M-row ``events`` table of ``bench_read.py``, written once by pyarrow.orc
+(zstd) into ``--keep`` (default: a temporary folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow.orc as pa_orc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(1, str(Path(__file__).resolve().parent))
+
+from bench_read import build_table  # noqa: E402
+
+import aorc  # noqa: E402
+from aorc.threads import shared_pool  # noqa: E402
+
+#: One pool task: thread name, start, end, user s, system s, minor faults, voluntary switches.
+Task = tuple[str, float, float, float, float, int, int]
+
+
+def instrument(log: list[Task]) -> None:
+    """Record every task submitted to aorc's shared pool into ``log``."""
+    pool = shared_pool()
+    submit = pool.submit
+
+    def traced(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        def run() -> Any:
+            start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_THREAD)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                after = resource.getrusage(resource.RUSAGE_THREAD)
+                log.append((threading.current_thread().name, start, time.perf_counter(),
+                            after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime,
+                            after.ru_minflt - before.ru_minflt,
+                            after.ru_nvcsw - before.ru_nvcsw))
+        return submit(run)
+
+    pool.submit = traced  # type: ignore[method-assign]
+
+
+async def trace(path: str, reads: int, use_threads: bool) -> None:
+    log: list[Task] = []
+    instrument(log)
+    for _ in range(reads):
+        log.clear()
+        start = time.perf_counter()
+        async with await aorc.open_reader(path) as reader:
+            await reader.read(use_threads=use_threads)
+        wall = time.perf_counter() - start
+        threads: dict[str, list[float]] = {}
+        for name, t0, t1, user, system, faults, switches in log:
+            row = threads.setdefault(name, [0.0, 0.0, 0.0, 0.0])
+            row[0] += t1 - t0
+            row[1] += user + system
+            row[2] += faults
+            row[3] += switches
+        per = "  ".join(f"{name}: busy {r[0]:.3f} cpu {r[1]:.3f} faults {int(r[2])} "
+                        f"blocked {int(r[3])}x" for name, r in sorted(threads.items()))
+        print(f"wall {wall:.3f}  tasks {len(log):3d}  {per}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--reads", type=int, default=12)
+    parser.add_argument("--threads", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--keep", help="folder for the file (kept and reused)")
+    args = parser.parse_args()
+    folder = Path(args.keep or tempfile.mkdtemp(prefix="aorc_trace_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"events-{args.rows}-zstd.orc"
+    if not path.exists():
+        pa_orc.write_table(build_table(args.rows), str(path), compression="zstd")
+    asyncio.run(trace(str(path), args.reads, args.threads))
+
+
+if __name__ == "__main__":
+    main()
