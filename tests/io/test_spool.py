@@ -8,11 +8,11 @@ import hashlib
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 from typing import Any
 
 import pytest
+from helpers.children import talking_children
 from helpers.s3proxy import S3Proxy
 
 from aorc.errors import SchemaError, StoreError
@@ -122,10 +122,7 @@ def test_spool_of_a_killed_process_is_removed_by_the_next_one(tmp_path: pathlib.
     then (SIGKILL: no clean-up). A new spool removes the dead folder, not a live one's (its
     own process's, nor another live process's)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path)], env=env,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                for _ in range(2)]
-    try:
+    with talking_children([[sys.executable, "-c", CHILD, str(tmp_path)]] * 2, env) as children:
         folders = [c.stdout.readline().strip() for c in children]  # type: ignore[union-attr]
         assert all(os.path.isdir(f) and os.listdir(f) for f in folders), folders
         live_here = Spool.open(tmp_path)
@@ -140,13 +137,6 @@ def test_spool_of_a_killed_process_is_removed_by_the_next_one(tmp_path: pathlib.
         spool.close()
         live_here.close()
         assert sorted(os.listdir(tmp_path)) == [os.path.basename(folders[1])]
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-            child.wait()
-            child.stdout.close()  # type: ignore[union-attr]
-            child.stdin.close()  # type: ignore[union-attr]
 
 
 def test_unrelated_folders_are_left_alone(tmp_path: pathlib.Path) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 import pytest
+from helpers.children import talking_children
 from helpers.sink_stream import list_objects, pending_uploads
 
 from aorc.errors import SchemaError
@@ -135,11 +136,9 @@ async def test_a_crashed_sinks_spool_is_removed_by_the_next_sink(
     sink on the same spool_dir removes the dead child's folder, not the live one's."""
     spool_dir = tmp_path / "spool"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ENDPOINT": moto_endpoint}
-    children = [subprocess.Popen([sys.executable, "-c", CRASH_CHILD,
-                                  f"s3://{s3_bucket}/crash{i}", str(spool_dir), "4"],
-                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 text=True) for i in range(2)]
-    try:
+    commands = [[sys.executable, "-c", CRASH_CHILD, f"s3://{s3_bucket}/crash{i}",
+                 str(spool_dir), "4"] for i in range(2)]
+    with talking_children(commands, env) as children:
         spooled = [int(c.stdout.readline() or 0) for c in children]  # type: ignore[union-attr]
         assert min(spooled) > 0, spooled
         before = spool_folders(spool_dir)
@@ -158,16 +157,16 @@ async def test_a_crashed_sinks_spool_is_removed_by_the_next_sink(
             now = spool_folders(spool_dir)
             assert dead not in now and len(now) == 2, now  # the live child's and ours
         assert spool_folders(spool_dir) == [f for f in before if f != dead]
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-            child.wait()
-            child.stdout.close()  # type: ignore[union-attr]
-            child.stdin.close()  # type: ignore[union-attr]
 
 
 # =========================================================================== stripes first
+
+async def write_in_slices(sink: RollingSink, table: pa.Table) -> None:
+    """``table`` in slices of 10,000 rows, alternating between two streams of one topic."""
+    for start in range(0, table.num_rows, 10_000):
+        await sink.write(table.slice(start, 10_000), topic="t",
+                         partition=start // 10_000 % 2, offsets=start)
+
 
 async def test_stripes_shrink_before_files_are_cut(tmp_path: pathlib.Path) -> None:
     """100 open files whose 1 MiB stripes would need ~100 MiB under a 16 MiB budget: the
@@ -177,9 +176,7 @@ async def test_stripes_shrink_before_files_are_cut(tmp_path: pathlib.Path) -> No
     async with RollingSink(tmp_path, table.schema, partition_by=["key"],
                            memory_budget=16 * MiB, max_bytes=16 * MiB, compression="none",
                            storage_options={"fsync": False}, max_age=None) as sink:
-        for start in range(0, table.num_rows, 10_000):
-            await sink.write(table.slice(start, 10_000), topic="t",
-                             partition=start // 10_000 % 2, offsets=start)
+        await write_in_slices(sink, table)
     stats = sink.stats
     assert stats.peak_open_files == 100
     assert stats.stripes_shrunk > 100, stats
@@ -215,9 +212,7 @@ async def test_files_are_cut_for_memory_only_when_stripes_are_at_the_floor(
     async with RollingSink(tmp_path, table.schema, partition_by=["key"],
                            memory_budget=3 * MiB, max_bytes=16 * MiB, compression="none",
                            storage_options={"fsync": False}, max_age=None) as sink:
-        for start in range(0, table.num_rows, 10_000):
-            await sink.write(table.slice(start, 10_000), topic="t",
-                             partition=start // 10_000 % 2, offsets=start)
+        await write_in_slices(sink, table)
     stats = sink.stats
     assert stats.stripes_shrunk > 0 and stats.files_cut_for_memory > 0, stats
     assert checked and checked == [None] * len(checked)  # nothing left to shrink
