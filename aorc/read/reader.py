@@ -473,12 +473,7 @@ class OrcReader:
         threads = thread_count(use_threads)
         plan = self._plan(columns, filters, stripes, threads)
         batches = [b async for b in self._batches(plan, None, threads, overlap=True)]
-        if batches:
-            table = pa.Table.from_batches(batches, schema=batches[0].schema)
-        else:
-            table = pa.Table.from_batches([], schema=plan.schema())
-        order = requested_order(self._tail.schema, columns)
-        return table if order is None else table.select(order)
+        return self._table(plan, batches, columns)
 
     def read_buffered(self, columns: Sequence[str] | None = None,
                       filters: Any = None) -> pa.Table | None:
@@ -506,6 +501,11 @@ class OrcReader:
                 raise new from exc
             for job in group.jobs():
                 batches += job.run()
+        return self._table(plan, batches, columns)
+
+    def _table(self, plan: ReadPlan, batches: list[pa.RecordBatch],
+               columns: Sequence[str] | None) -> pa.Table:
+        """A read's batches as one table, its columns in the order asked for."""
         table = (pa.Table.from_batches(batches, schema=batches[0].schema) if batches
                  else pa.Table.from_batches([], schema=plan.schema()))
         order = requested_order(self._tail.schema, columns)
