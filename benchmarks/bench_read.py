@@ -3,12 +3,18 @@
 Builds a mixed table (sequential and random integers, timestamps, low- and high-cardinality
 strings, doubles, booleans, ~10% nulls in some columns), writes it with pyarrow.orc once per
 codec into a temporary folder, then times whole-file reads and one-column reads with both
-readers (best of ``--repeat`` runs each) and prints the times and the ratio aorc / pyarrow.
+readers and prints best, median and 90th percentile of each, the ratios aorc / pyarrow of
+the best and of the median, and aorc's p90 / median.
+
+Every timing is taken in ``--processes`` fresh child processes (:mod:`fresh`), ``--repeat``
+timed reads each after one untimed warm-up read, aorc's and pyarrow.orc's processes taking
+turns; ``--in-process`` times ``--repeat`` reads in this process instead (quick, less fair).
 
 Usage::
 
-    python benchmarks/bench_read.py [--rows N] [--repeat R] [--tables events-zstd,nested]
-                                    [--columns] [--threads N] [--pyorc] [--keep DIR]
+    python benchmarks/bench_read.py [--rows N] [--processes P] [--repeat R] [--in-process]
+                                    [--tables events-zstd,nested] [--columns] [--threads N]
+                                    [--pyorc] [--keep DIR] [--json PATH]
 
 Besides ``events`` (the mixed table below, once zstd and once uncompressed), the tables of
 :mod:`bench_tables`: 200 numeric columns, strings, nested and timestamp/date/decimal/boolean.
@@ -18,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import os
 import platform
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +39,9 @@ import pyarrow.orc as pa_orc
 
 # Run from a checkout without installing: import aorc from the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables, fresh
+
+from fresh import Job, Summary, measure, stats_cells, stats_header  # noqa: E402
 
 LOW_CARDINALITY = 100
 #: The chart's library names for this script's reader names.
@@ -111,15 +117,19 @@ def _load_aorc() -> Any:
     return aorc
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    """The fastest of ``repeat`` timed calls of ``fn``, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+def read_task(path: str, library: str, columns: list[str] | None = None,
+              threads: int | None = None) -> Callable[[], object]:
+    """The read to time (a :mod:`fresh` task): ``library`` (aorc, pyarrow, pyorc) reading
+    ``path`` whole or its ``columns``; ``threads`` is aorc's ``use_threads``."""
+    if library == "aorc":
+        aorc = _load_aorc()
+        extra = {} if threads is None else {"use_threads": threads}
+        return lambda: asyncio.run(aorc.read_table(path, columns=columns, **extra))
+    if library == "pyarrow":
+        return lambda: pa_orc.read_table(path, columns=columns)
+    if library == "pyorc":
+        return lambda: _read_pyorc(Path(path), columns)
+    raise ValueError(f"bench_read: unknown library {library!r}")
 
 
 def _read_pyorc(path: Path, columns: list[str] | None) -> int:
@@ -131,16 +141,15 @@ def _read_pyorc(path: Path, columns: list[str] | None) -> int:
         return sum(1 for _ in reader)
 
 
-def _readers(aorc: Any, path: Path, columns: list[str] | None,
-             threads: int | None, with_pyorc: bool) -> dict[str, Callable[[], Any]]:
-    extra = {} if threads is None else {"use_threads": threads}
-    fns: dict[str, Callable[[], Any]] = {
-        "aorc": lambda: asyncio.run(aorc.read_table(str(path), columns=columns, **extra)),
-        "pyarrow": lambda: pa_orc.read_table(str(path), columns=columns),
-    }
+def _jobs(path: Path, columns: list[str] | None, threads: int | None, with_pyorc: bool,
+          processes: int, repeat: int) -> dict[str, Job]:
+    """aorc's, pyarrow.orc's (and pyorc's: one process, one read) timing jobs."""
+    kw: dict[str, Any] = {"path": str(path), "columns": columns, "threads": threads}
+    jobs = {lib: Job("bench_read:read_task", dict(kw, library=lib), processes, repeat)
+            for lib in ("aorc", "pyarrow")}
     if with_pyorc:
-        fns["pyorc"] = lambda: _read_pyorc(path, columns)
-    return fns
+        jobs["pyorc"] = Job("bench_read:read_task", dict(kw, library="pyorc"), 1, 1, 0)
+    return jobs
 
 
 def _check_same(aorc: Any, path: Path) -> str:
@@ -149,10 +158,9 @@ def _check_same(aorc: Any, path: Path) -> str:
     return "same result" if got.equals(want) else "RESULTS DIFFER (timings are suspect)"
 
 
-def _row(label: str, times: dict[str, float]) -> str:
-    ratio = times["aorc"] / times["pyarrow"] if times["pyarrow"] else float("nan")
-    pyorc = f" {times['pyorc']:>10.3f}" if "pyorc" in times else ""
-    return f"{label:<28} {times['aorc']:>10.3f} {times['pyarrow']:>10.3f} {ratio:>8.2f}x{pyorc}"
+def _row(label: str, stats: dict[str, Summary]) -> str:
+    pyorc = f" {stats['pyorc'].median:>10.3f}" if "pyorc" in stats else ""
+    return f"{label:<28} {stats_cells(stats['aorc'], stats['pyarrow'])}{pyorc}"
 
 
 def _specs(names: list[str], rows: int | None) -> list[tuple[str, Callable[[], pa.Table], str]]:
@@ -173,13 +181,13 @@ def _specs(names: list[str], rows: int | None) -> list[tuple[str, Callable[[], p
     return out
 
 
-def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folder: Path,
-        threads: int | None, with_pyorc: bool) -> list[dict[str, Any]]:
+def run(names: list[str], rows: int | None, timing: tuple[int, int, bool], per_column: bool,
+        folder: Path, threads: int | None, with_pyorc: bool) -> list[dict[str, Any]]:
     """Write each table once, print the timing tables and return the whole-file figures
-    (as ``benchmarks/chart.py`` reads them)."""
+    (as ``benchmarks/chart.py`` reads them); ``timing`` is (processes, repeat, fresh)."""
     aorc = _load_aorc()
-    header = f"{'':<28} {'aorc s':>10} {'pyarrow s':>10} {'ratio':>9}"
-    header += f" {'pyorc s':>10}" if with_pyorc else ""
+    processes, repeat, fresh = timing
+    header = stats_header() + (f" {'pyorc s':>10}" if with_pyorc else "")
     summary = []
     results: list[dict[str, Any]] = []
     for label, build, codec in _specs(names, rows):
@@ -191,34 +199,40 @@ def run(names: list[str], rows: int | None, repeat: int, per_column: bool, folde
         print(f"\n== {label}, {codec}: {size:.1f} MiB, "
               f"{pa_orc.ORCFile(str(path)).nstripes} stripes; {_check_same(aorc, path)}")
         print(header)
-        fns = _readers(aorc, path, None, threads, with_pyorc)
-        times = {name: best_of(1 if name == "pyorc" else repeat, fn)
-                 for name, fn in fns.items()}
-        print(_row("whole file", times), flush=True)
-        summary.append((f"{label} {codec}", times))
+        stats = measure(_jobs(path, None, threads, with_pyorc, processes, repeat), fresh=fresh)
+        print(_row("whole file", stats), flush=True)
+        summary.append((f"{label} {codec}", stats))
         table_name = label.split()[0] + (f"\n{'none' if codec == 'uncompressed' else codec}"
                                          if label.startswith("events") else "")
         results += [{"table": table_name, "library": LIBRARY_NAMES.get(lib, lib),
-                     "seconds": sec, "rows": table.num_rows} for lib, sec in times.items()]
+                     "rows": table.num_rows, **s.as_json()} for lib, s in stats.items()]
         if not per_column or not label.startswith("events"):
             continue
         for name in table.column_names:
             col = f"  {name} ({table.schema.field(name).type})"
-            times = {r: best_of(repeat, fn)
-                     for r, fn in _readers(aorc, path, [name], threads, False).items()}
-            print(_row(col, times), flush=True)
+            jobs = _jobs(path, [name], threads, False, processes, repeat)
+            print(_row(col, measure(jobs, fresh=fresh)), flush=True)
     print("\n== summary: whole-file reads (aorc / pyarrow.orc)")
-    for label, times in summary:
-        print(_row(label, times))
+    print(header)
+    for label, stats in summary:
+        print(_row(label, stats))
     return results
 
 
-def write_json(path: Path, results: list[dict[str, Any]], argv: list[str], repeat: int) -> None:
-    """Save the whole-file figures in the format ``benchmarks/chart.py`` reads."""
+def statistic(processes: int, repeat: int, fresh: bool) -> str:
+    """How the figures were taken, for the JSON document and the chart."""
+    how = (f"{processes} fresh processes x {repeat} reads, 1 warm-up read each" if fresh
+           else f"{repeat} reads in one process after 1 warm-up read")
+    return f"median of {how} (pyorc: 1 run)"
+
+
+def write_json(path: Path, results: list[dict[str, Any]], argv: list[str], how: str) -> None:
+    """Save the whole-file figures in the format ``benchmarks/chart.py`` reads: per library
+    ``seconds`` (the median), ``best``, ``median``, ``p90`` and the ``samples``."""
     doc = {"benchmark": "read", "command": "python benchmarks/bench_read.py " + " ".join(argv),
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
                       f"Python {platform.python_version()}, pyarrow {pa.__version__}",
-           "statistic": f"best of {repeat} (pyorc: 1 run)", "results": results}
+           "statistic": how, "results": results}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"figures written to {path}")
@@ -229,7 +243,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None,
                         help="rows of every table (default: each table's own, events 2,000,000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
+    parser.add_argument("--processes", type=int, default=5,
+                        help="fresh processes per timing and library (default 5)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="timed reads per process, after one warm-up read (default 3)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="quick mode: --repeat reads in this process, no fresh processes")
     parser.add_argument(
         "--tables",
         default="events-zstd,events-uncompressed,numeric200,strings,nested,temporal",
@@ -245,21 +264,23 @@ def main(argv: list[str] | None = None) -> None:
                         default=Path(__file__).resolve().parent / "results" / "read.json",
                         help="where to save the figures (default benchmarks/results/read.json)")
     args = parser.parse_args(argv)
+    if args.processes < 1 or args.repeat < 1:
+        parser.error("--processes and --repeat must be at least 1")
     _load_aorc()  # fail early, before building the table
 
-    print(
-        f"python {platform.python_version()}, pyarrow {pa.__version__}, "
-        f"{os.cpu_count()} CPUs, best of {args.repeat}"
-    )
+    fresh = not args.in_process
+    how = statistic(args.processes, args.repeat, fresh)
+    print(f"python {platform.python_version()}, pyarrow {pa.__version__}, "
+          f"{os.cpu_count()} CPUs; {how}")
     names = [c.strip() for c in args.tables.split(",") if c.strip()]
-    opts = (args.rows, args.repeat, args.columns)
+    opts = (args.rows, (args.processes, args.repeat, fresh), args.columns)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         results = run(names, *opts, args.keep, args.threads, args.pyorc)
     else:
         with tempfile.TemporaryDirectory(prefix="aorc-bench-") as folder:
             results = run(names, *opts, Path(folder), args.threads, args.pyorc)
-    write_json(args.json, results, sys.argv[1:] if argv is None else argv, args.repeat)
+    write_json(args.json, results, sys.argv[1:] if argv is None else argv, how)
 
 
 if __name__ == "__main__":
