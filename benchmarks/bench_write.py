@@ -3,9 +3,15 @@
 For every table of :mod:`bench_tables` (events 2M rows, 200 numeric columns x 250k,
 strings 1M, nested 250k, timestamp/date/decimal/boolean 1M; all zstd), it writes the table
 with ``aorc.write_table``, ``pyarrow.orc.write_table`` and (unless ``--no-pyorc``) pyorc's
-``Writer`` (rows converted to Python tuples beforehand: the conversion is not timed), takes
-the median of ``--repeat`` runs each (pyorc: one run), checks that pyarrow.orc reads aorc's
-file back as the table, and prints the times and the ratio aorc / pyarrow.orc.
+``Writer`` (rows converted to Python tuples beforehand: the conversion is not timed), checks
+that pyarrow.orc reads aorc's file back as the table, and prints best, median and 90th
+percentile of aorc and pyarrow.orc, the ratios aorc / pyarrow.orc of the best and of the
+median, aorc's p90 / median and the size ratio.
+
+Every timing is taken in ``--processes`` fresh child processes (:mod:`fresh`; the table goes
+to them as an Arrow IPC file, loaded before the clock starts), ``--repeat`` timed writes each
+after one untimed warm-up write, aorc's and pyarrow.orc's processes taking turns (pyorc: one
+process, one write); ``--in-process`` times ``--repeat`` writes in this process instead.
 
 Both compress at the same level: pyarrow.orc's default (``compression_strategy="speed"``)
 is zstd level 1 (ORC C++), so aorc writes with ``compression_level=1`` (``--aorc-level``;
@@ -19,9 +25,9 @@ ratio aorc / Spark, whose target is at most 1.05.
 
 Usage::
 
-    python benchmarks/bench_write.py [--tables events,strings] [--scale S] [--repeat R]
-                                     [--threads N] [--aorc-level 1|java] [--no-pyorc]
-                                     [--json PATH]
+    python benchmarks/bench_write.py [--tables events,strings] [--scale S] [--processes P]
+                                     [--repeat R] [--in-process] [--threads N]
+                                     [--aorc-level 1|java] [--no-pyorc] [--json PATH]
                                      [--spark] [--codecs zstd,none] [--keep DIR]
 """
 
@@ -29,12 +35,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
+import importlib.util
 import json
 import os
 import platform
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -54,6 +59,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_read import build_table  # noqa: E402
 from bench_tables import TABLES, build, pyorc_rows, pyorc_schema  # noqa: E402
+from fresh import Job, measure, stats_cells, stats_header  # noqa: E402
 
 BLOCK_SIZE = 256 * 1024  # ORC Java's and aorc's default; pyarrow's is 64 KiB
 PYARROW_CODECS = {"none": "uncompressed"}
@@ -86,17 +92,6 @@ def _check(path: Path, table: pa.Table) -> str:
     return "pyarrow reads it back equal" if got.equals(table) else "READ-BACK DIFFERS"
 
 
-def median_of(repeat: int, fn: Callable[[], object]) -> float:
-    """The median of ``repeat`` timed calls of ``fn``, in seconds."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def _aorc_writer(aorc: Any, table: pa.Table, path: Path, codec: str,
                  threads: int | None, level: str = "java") -> Callable[[], None]:
     options: dict[str, Any] = {"compression": codec, "compression_block_size": BLOCK_SIZE}
@@ -126,24 +121,46 @@ def _pyorc_writer(table: pa.Table, path: Path, codec: str) -> Callable[[], None]
     return write
 
 
-def time_table(aorc: Any, name: str, table: pa.Table, codec: str, repeat: int,
+def write_task(table_path: str, library: str, out: str, codec: str,
+               threads: int | None = None, level: str = "pyarrow") -> Callable[[], None]:
+    """The write to time (a :mod:`fresh` task): ``library`` (aorc, pyarrow.orc, pyorc)
+    writing the table of the Arrow IPC file ``table_path`` to ``out``, loaded beforehand."""
+    with pa.OSFile(table_path) as f:  # read into memory, not memory-mapped
+        table = pa.ipc.open_file(f).read_all()
+    if library == "aorc":
+        return _aorc_writer(_load_aorc(), table, Path(out), codec, threads, level)
+    if library == "pyarrow.orc":
+        return lambda: pa_orc.write_table(
+            table, out, compression=PYARROW_CODECS.get(codec, codec),
+            compression_block_size=BLOCK_SIZE)
+    if library == "pyorc":
+        fn = _pyorc_writer(table, Path(out), codec)
+        if fn is not None:
+            return fn
+    raise ValueError(f"bench_write: cannot write with {library!r}")
+
+
+def time_table(name: str, table: pa.Table, codec: str, timing: tuple[int, int, bool],
                folder: Path, *, threads: int | None, use_pyorc: bool,
                level: str = "pyarrow") -> dict[str, Any]:
-    """Median write times of every writer for one table, and their file sizes."""
+    """Write times of every writer for one table (``timing``: processes, repeat, fresh),
+    and their file sizes."""
+    processes, repeat, fresh = timing
+    source = folder / f"{name}.arrow"
+    with pa.OSFile(str(source), "wb") as f, pa.ipc.new_file(f, table.schema) as sink:
+        sink.write_table(table)
     paths = {lib: folder / f"{name}-{lib}.orc" for lib in ("aorc", "pyarrow.orc", "pyorc")}
-    writers: dict[str, tuple[int, Callable[[], None]]] = {
-        "aorc": (repeat, _aorc_writer(aorc, table, paths["aorc"], codec, threads, level)),
-        "pyarrow.orc": (repeat, lambda: pa_orc.write_table(
-            table, str(paths["pyarrow.orc"]), compression=PYARROW_CODECS.get(codec, codec),
-            compression_block_size=BLOCK_SIZE)),
-    }
-    if use_pyorc:
-        fn = _pyorc_writer(table, paths["pyorc"], codec)
-        if fn is not None:
-            writers["pyorc"] = (1, fn)
-    seconds = {lib: median_of(n, fn) for lib, (n, fn) in writers.items()}
-    sizes = {lib: paths[lib].stat().st_size for lib in writers}
-    return {"table": name, "rows": table.num_rows, "codec": codec, "seconds": seconds,
+    kw: dict[str, Any] = {"table_path": str(source), "codec": codec, "threads": threads,
+                          "level": level}
+    jobs = {lib: Job("bench_write:write_task", dict(kw, library=lib, out=str(paths[lib])),
+                     processes, repeat) for lib in ("aorc", "pyarrow.orc")}
+    if use_pyorc and importlib.util.find_spec("pyorc") is not None:
+        jobs["pyorc"] = Job("bench_write:write_task",
+                            dict(kw, library="pyorc", out=str(paths["pyorc"])), 1, 1, 0)
+    stats = measure(jobs, fresh=fresh)
+    source.unlink()
+    sizes = {lib: paths[lib].stat().st_size for lib in jobs}
+    return {"table": name, "rows": table.num_rows, "codec": codec, "stats": stats,
             "bytes": sizes, "check": _check(paths["aorc"], table)}
 
 
@@ -198,37 +215,43 @@ def spark_write(spark: Any, df: Any, codec: str, folder: Path) -> tuple[float, P
     return elapsed, path
 
 
-def run_tables(names: list[str], scale: float, repeat: int, folder: Path, *,
-               threads: int | None, use_pyorc: bool,
+def run_tables(names: list[str], scale: float, timing: tuple[int, int, bool], folder: Path,
+               *, threads: int | None, use_pyorc: bool,
                level: str = "pyarrow") -> list[dict[str, Any]]:
     """Write every table with every writer; print and return the figures."""
-    aorc = _load_aorc()
+    _load_aorc()
     out = []
-    print(f"{'table':<11} {'rows':>9} {'aorc s':>8} {'pyarrow s':>10} {'pyorc s':>8} "
-          f"{'aorc/pa':>8} {'size a/pa':>9}  check", flush=True)
+    header = f"{stats_header('table', 11)} {'rows':>9} {'pyorc s':>8} {'size a/pa':>9}  check"
+    print(header, flush=True)
     for name in names:
         codec = TABLES[name][2]
         table = build(name, scale)
-        r = time_table(aorc, name, table, codec, repeat, folder, threads=threads,
+        r = time_table(name, table, codec, timing, folder, threads=threads,
                        use_pyorc=use_pyorc, level=level)
         del table
-        s, b = r["seconds"], r["bytes"]
-        pyorc_s = f"{s['pyorc']:8.3f}" if "pyorc" in s else f"{'-':>8}"
-        print(f"{name:<11} {r['rows']:>9,} {s['aorc']:8.3f} {s['pyarrow.orc']:10.3f} "
-              f"{pyorc_s} {s['aorc'] / s['pyarrow.orc']:8.2f} "
-              f"{b['aorc'] / b['pyarrow.orc']:9.3f}  {r['check']}", flush=True)
+        s, b = r["stats"], r["bytes"]
+        pyorc_s = f"{s['pyorc'].median:8.3f}" if "pyorc" in s else f"{'-':>8}"
+        print(f"{name:<11} {stats_cells(s['aorc'], s['pyarrow.orc'])} {r['rows']:>9,} "
+              f"{pyorc_s} {b['aorc'] / b['pyarrow.orc']:9.3f}  {r['check']}", flush=True)
         out.append(r)
     return out
 
 
-def write_json(path: Path, figures: list[dict[str, Any]], argv: list[str], repeat: int) -> None:
-    """Save the figures in the format ``benchmarks/chart.py`` reads."""
-    results = [{"table": r["table"], "library": lib, "seconds": sec, "rows": r["rows"],
+def statistic(processes: int, repeat: int, fresh: bool) -> str:
+    """How the figures were taken, for the JSON document and the chart."""
+    how = (f"{processes} fresh processes x {repeat} writes, 1 warm-up write each" if fresh
+           else f"{repeat} writes in one process after 1 warm-up write")
+    return f"median of {how} (pyorc: 1 run)"
+
+
+def write_json(path: Path, figures: list[dict[str, Any]], argv: list[str], how: str) -> None:
+    """Save the figures in the format ``benchmarks/chart.py`` reads: per library ``seconds``
+    (the median), ``best``, ``median``, ``p90``, the ``samples`` and the file's ``bytes``."""
+    results = [{"table": r["table"], "library": lib, "rows": r["rows"], **s.as_json(),
                 "bytes": r["bytes"][lib]}
-               for r in figures for lib, sec in r["seconds"].items()]
+               for r in figures for lib, s in r["stats"].items()]
     doc = {"benchmark": "write", "command": "python benchmarks/bench_write.py " + " ".join(argv),
-           "machine": machine(), "statistic": f"median of {repeat} (pyorc: 1 run)",
-           "results": results}
+           "machine": machine(), "statistic": how, "results": results}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"figures written to {path}")
@@ -284,7 +307,12 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"comma-separated tables (default {','.join(TABLES)})")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="rows as a fraction of each table's default (default 1)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, median kept")
+    parser.add_argument("--processes", type=int, default=5,
+                        help="fresh processes per timing and library (default 5)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="timed writes per process, after one warm-up write (default 3)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="quick mode: --repeat writes in this process, no fresh processes")
     parser.add_argument("--threads", type=int, default=None,
                         help="aorc's use_threads (default: aorc's default)")
     parser.add_argument("--aorc-level", default="pyarrow",
@@ -301,8 +329,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="codecs of the Spark comparison (default zstd,none)")
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     args = parser.parse_args(argv)
+    if args.processes < 1 or args.repeat < 1:
+        parser.error("--processes and --repeat must be at least 1")
     _load_aorc()  # fail early, before building the tables
-    print(f"{machine()}; median of {args.repeat}; block size {BLOCK_SIZE // 1024} KiB; "
+    timing = (args.processes, args.repeat, not args.in_process)
+    how = statistic(*timing)
+    print(f"{machine()}; {how}; block size {BLOCK_SIZE // 1024} KiB; "
           f"aorc level {args.aorc_level}")
     names = [n.strip() for n in args.tables.split(",") if n.strip()]
     unknown = [n for n in names if n not in TABLES]
@@ -312,9 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="aorc-bench-write-") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        figures = run_tables(names, args.scale, args.repeat, folder, threads=args.threads,
+        figures = run_tables(names, args.scale, timing, folder, threads=args.threads,
                              use_pyorc=not args.no_pyorc, level=args.aorc_level)
-        write_json(args.json, figures, argv, args.repeat)
+        write_json(args.json, figures, argv, how)
         if args.spark and not args.no_spark:
             run_spark(codecs, int(TABLES["events"][0] * args.scale), folder)
 
