@@ -22,8 +22,6 @@ pyarrow.orc, of reading the whole table).
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +31,8 @@ import pyarrow.orc as pa_orc
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+from fresh import run_python  # noqa: E402
 
 CHILD = r"""
 import asyncio, gc, json, sys, time
@@ -107,11 +107,8 @@ print(json.dumps({"time": best, "cpu": cpu, "rss_mib": rss / 1024}))
 def measure(root: str, path: Path, kind: str, threads: str, repeat: int,
             level: str = "-", filters: str = "[]") -> dict[str, float]:
     """One subprocess: best read time of ``repeat`` and peak RSS of a streaming read."""
-    out = subprocess.run([sys.executable, "-c", CHILD, root, str(path), kind, threads,
-                          str(repeat), level, filters], check=True, capture_output=True,
-                         text=True)
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return run_python(["-c", CHILD, root, str(path), kind, threads, str(repeat), level,
+                       filters], Path(root))
 
 
 def main(argv: list[str] | None = None) -> None:
