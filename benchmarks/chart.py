@@ -6,13 +6,17 @@ a read benchmark writes ``read.json`` alike)::
     {"benchmark": "read" | "write",
      "machine": "AMD EPYC, 2 CPUs, ...",
      "command": "python benchmarks/bench_write.py ...",
-     "statistic": "median of 3",
+     "statistic": "median of 5 fresh processes x 3 reads, ...",
      "results": [{"table": "events", "library": "aorc" | "pyarrow.orc" | "pyorc",
-                  "seconds": 1.23, ...}, ...]}
+                  "seconds": 1.23, "best": 1.1, "median": 1.23, "p90": 1.4,
+                  "samples": [...], ...}, ...]}
 
-The chart has one panel per benchmark (read, write): for every table, one bar per library,
-its time relative to pyarrow.orc's (log scale; below 1 is faster than pyarrow.orc), with the
-seconds written on the bar. The machine and the commands go under the panels.
+``seconds`` is the median (older documents: whatever their ``statistic`` says, and no
+``best``/``p90``). The chart has one panel per benchmark (read, write): for every table, one
+bar per library, its median time relative to pyarrow.orc's median (log scale; below 1 is
+faster than pyarrow.orc), with the seconds written on the bar and, where the document has
+them, a thin whisker from the best to the 90th percentile (on the same scale). The machine and
+the commands go under the panels.
 
 Usage::
 
@@ -44,24 +48,48 @@ def load(folder: Path) -> list[dict[str, Any]]:
     return sorted(docs, key=lambda d: (order.get(d["benchmark"], 2), d["benchmark"]))
 
 
-def _panel(ax: Any, doc: dict[str, Any]) -> None:
-    times: dict[str, dict[str, float]] = {}
+def spreads(doc: dict[str, Any]) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """table -> library -> (best, seconds, p90) of a document; a document without ``best`` and
+    ``p90`` (the older format) gives ``seconds`` for both."""
+    out: dict[str, dict[str, tuple[float, float, float]]] = {}
     for r in doc["results"]:
-        times.setdefault(r["table"], {})[r["library"]] = float(r["seconds"])
+        seconds = float(r["seconds"])
+        out.setdefault(r["table"], {})[r["library"]] = (
+            float(r.get("best", seconds)), seconds, float(r.get("p90", seconds)))
+    return out
+
+
+def _whiskers(ax: Any, xs: list[float], ys: list[float],
+              spans: list[tuple[float, float]]) -> None:
+    """Thin lines from best to p90 (relative to the baseline), where they differ."""
+    drawn = [(x, y, lo, hi) for x, y, (lo, hi) in zip(xs, ys, spans, strict=True) if hi > lo]
+    if drawn:
+        ax.errorbar([d[0] for d in drawn], [d[1] for d in drawn],
+                    yerr=[[d[1] - d[2] for d in drawn], [d[3] - d[1] for d in drawn]],
+                    fmt="none", ecolor="black", elinewidth=0.6, capsize=1.5, capthick=0.6)
+
+
+def _panel(ax: Any, doc: dict[str, Any]) -> None:
+    times = spreads(doc)
     tables = list(times)
     libraries = [lib for lib in LIBRARIES if any(lib in t for t in times.values())]
     width = 0.8 / max(1, len(libraries))
     for k, lib in enumerate(libraries):
-        xs, ys, labels = [], [], []
+        xs, ys, labels, spans = [], [], [], []
         for i, table in enumerate(tables):
             row = times[table]
             if lib in row and BASELINE in row:
+                base = row[BASELINE][1]
+                best, median, p90 = row[lib]
                 xs.append(i + (k - (len(libraries) - 1) / 2) * width)
-                ys.append(row[lib] / row[BASELINE])
-                labels.append(f"{row[lib]:.2f}s")
+                ys.append(median / base)
+                spans.append((best / base, p90 / base))
+                labels.append(f"{median:.2f}s")
         bars = ax.bar(xs, ys, width, label=lib, color=COLORS.get(lib))
-        for bar, label in zip(bars, labels, strict=True):
-            ax.annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+        _whiskers(ax, xs, ys, spans)
+        for bar, label, (_, top) in zip(bars, labels, spans, strict=True):
+            ax.annotate(label, (bar.get_x() + bar.get_width() / 2,
+                                max(bar.get_height(), top)),
                         ha="center", va="bottom", fontsize=6, rotation=90,
                         xytext=(0, 2), textcoords="offset points")
     ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
@@ -69,8 +97,9 @@ def _panel(ax: Any, doc: dict[str, Any]) -> None:
     ax.set_xticks(range(len(tables)))
     ax.set_xticklabels(tables)
     ax.set_ylabel(f"time / {BASELINE} time (log)")
-    ax.set_title(f"{doc['benchmark']} ({doc.get('statistic', '')})")
-    ax.legend(fontsize=8)
+    whiskers = any("p90" in r for r in doc["results"])
+    ax.set_title(f"{doc['benchmark']}\n{doc.get('statistic', '')}", fontsize=9)
+    ax.legend(fontsize=8, title="whiskers: best..p90" if whiskers else None, title_fontsize=7)
 
 
 def draw(docs: list[dict[str, Any]], out: Path) -> None:
