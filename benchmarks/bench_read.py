@@ -41,7 +41,7 @@ import pyarrow.orc as pa_orc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables, fresh
 
-from fresh import Job, Summary, measure, stats_cells, stats_header  # noqa: E402
+from fresh import Job, Summary, measure, statistic, stats_cells, stats_header  # noqa: E402
 
 LOW_CARDINALITY = 100
 #: The chart's library names for this script's reader names.
@@ -219,13 +219,6 @@ def run(names: list[str], rows: int | None, timing: tuple[int, int, bool], per_c
     return results
 
 
-def statistic(processes: int, repeat: int, fresh: bool) -> str:
-    """How the figures were taken, for the JSON document and the chart."""
-    how = (f"{processes} fresh processes x {repeat} reads, 1 warm-up read each" if fresh
-           else f"{repeat} reads in one process after 1 warm-up read")
-    return f"median of {how} (pyorc: 1 run)"
-
-
 def write_json(path: Path, results: list[dict[str, Any]], argv: list[str], how: str) -> None:
     """Save the whole-file figures in the format ``benchmarks/chart.py`` reads: per library
     ``seconds`` (the median), ``best``, ``median``, ``p90`` and the ``samples``."""
@@ -269,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     _load_aorc()  # fail early, before building the table
 
     fresh = not args.in_process
-    how = statistic(args.processes, args.repeat, fresh)
+    how = statistic(args.processes, args.repeat, fresh, "read")
     print(f"python {platform.python_version()}, pyarrow {pa.__version__}, "
           f"{os.cpu_count()} CPUs; {how}")
     names = [c.strip() for c in args.tables.split(",") if c.strip()]

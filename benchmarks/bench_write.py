@@ -59,7 +59,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_read import build_table  # noqa: E402
 from bench_tables import TABLES, build, pyorc_rows, pyorc_schema  # noqa: E402
-from fresh import Job, measure, stats_cells, stats_header  # noqa: E402
+from fresh import Job, measure, statistic, stats_cells, stats_header  # noqa: E402
 
 BLOCK_SIZE = 256 * 1024  # ORC Java's and aorc's default; pyarrow's is 64 KiB
 PYARROW_CODECS = {"none": "uncompressed"}
@@ -237,13 +237,6 @@ def run_tables(names: list[str], scale: float, timing: tuple[int, int, bool], fo
     return out
 
 
-def statistic(processes: int, repeat: int, fresh: bool) -> str:
-    """How the figures were taken, for the JSON document and the chart."""
-    how = (f"{processes} fresh processes x {repeat} writes, 1 warm-up write each" if fresh
-           else f"{repeat} writes in one process after 1 warm-up write")
-    return f"median of {how} (pyorc: 1 run)"
-
-
 def write_json(path: Path, figures: list[dict[str, Any]], argv: list[str], how: str) -> None:
     """Save the figures in the format ``benchmarks/chart.py`` reads: per library ``seconds``
     (the median), ``best``, ``median``, ``p90``, the ``samples`` and the file's ``bytes``."""
@@ -333,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--processes and --repeat must be at least 1")
     _load_aorc()  # fail early, before building the tables
     timing = (args.processes, args.repeat, not args.in_process)
-    how = statistic(*timing)
+    how = statistic(*timing, "write")
     print(f"{machine()}; {how}; block size {BLOCK_SIZE // 1024} KiB; "
           f"aorc level {args.aorc_level}")
     names = [n.strip() for n in args.tables.split(",") if n.strip()]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["ROOT", "Job", "Summary", "measure", "percentile", "run_child", "run_python",
-           "stats_cells", "stats_header", "summarize"]
+           "statistic", "stats_cells", "stats_header", "summarize"]
 
 HERE = Path(__file__).resolve().parent
 #: The root of the tree these benchmarks live in: the children import its aorc.
@@ -81,6 +81,15 @@ def summarize(samples: Sequence[float]) -> Summary:
     """
     return Summary(best=percentile(samples, 0), median=percentile(samples, 50),
                    p90=percentile(samples, 90), samples=tuple(samples))
+
+
+def statistic(processes: int, repeat: int, fresh: bool, noun: str) -> str:
+    """How a benchmark's figures were taken (``noun``: read, write), for its JSON document
+    and the chart."""
+    runs = f"{repeat} {noun}{'s' if repeat != 1 else ''}"
+    how = (f"{processes} fresh process{'es' if processes != 1 else ''} x {runs}, "
+           f"1 warm-up {noun} each" if fresh else f"{runs} in one process after 1 warm-up {noun}")
+    return f"median of {how} (pyorc: 1 run)"
 
 
 def stats_header(first: str = "", width: int = 28) -> str:

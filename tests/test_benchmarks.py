@@ -91,3 +91,10 @@ def test_chart_reads_medians_and_old_documents() -> None:
     old = {"results": [{"table": "t", "library": "aorc", "seconds": 2.0}]}
     assert chart.spreads(new) == {"t": {"aorc": (1.5, 2.0, 3.0)}}
     assert chart.spreads(old) == {"t": {"aorc": (2.0, 2.0, 2.0)}}
+
+
+def test_the_statistic_says_median_and_how_it_was_taken() -> None:
+    assert fresh.statistic(5, 3, True, "read").startswith(
+        "median of 5 fresh processes x 3 reads, 1 warm-up read each")
+    assert fresh.statistic(1, 1, False, "write").startswith(
+        "median of 1 write in one process after 1 warm-up write")
