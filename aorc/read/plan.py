@@ -434,7 +434,7 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        weights = stored_bytes(streams, [c for _, c in pairs])
+        weights = stored_bytes(streams, [c for _, c in pairs], stripe.num_rows, footer)
 
         def slices() -> StripeSlices:
             sliced = Context(lazy, self.opts, selected, sliced=True)

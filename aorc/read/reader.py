@@ -27,7 +27,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, Awaitable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -76,7 +76,6 @@ from aorc.read.plan import (
     ReadPlan,
     SliceSource,
     StripeJob,
-    bundle_parts,
     parse_layout,
 )
 from aorc.read.pushdown import ScanStats
@@ -88,7 +87,7 @@ from aorc.read.records import (
     WriterInfo,
 )
 from aorc.read.slices import decode_slices, slice_rows
-from aorc.threads import shared_pool, thread_count
+from aorc.threads import pool_map, shared_pool, thread_count
 
 __all__ = [
     "ColumnEncodingInfo",
@@ -114,9 +113,6 @@ WHOLE_READ_BYTES = _plan.WHOLE_READ_BYTES
 #: The bytes of stripe footers a reader keeps for its next reads (read at open): see
 #: :mod:`aorc.read.footers`.
 FOOTER_CACHE_BYTES = _footers.FOOTER_CACHE_BYTES
-#: A stripe's column decoders are shared among this many bundles per thread (see
-#: :func:`aorc.read.plan.bundle_parts`): few hand-overs, and room to even out estimates.
-PART_BUNDLES = 2
 
 
 # =========================================================================== the reader
@@ -639,31 +635,32 @@ class OrcReader:
             sliced: SliceSource = job.guard(job.slices)
             return sliced
         loop = asyncio.get_running_loop()
-        pool = shared_pool()
-        if threads == 1:
-            async with limit:
-                return await loop.run_in_executor(pool, job.run)
-
         async with limit:
-            parts = await loop.run_in_executor(pool, job.guard, job.prepare)
+            if threads == 1:
+                return await loop.run_in_executor(shared_pool(), job.run)
+            out: list[pa.RecordBatch] = await loop.run_in_executor(
+                shared_pool(), decode_in_pool, job, threads)
+            return out
 
-        def run(indices: list[int]) -> list[Any]:
-            return [parts[i]() for i in indices]
 
-        async def bundle(indices: list[int]) -> list[Any]:
-            async with limit:
-                done: list[Any] = await loop.run_in_executor(pool, job.guard, run, indices)
-                return done
+def decode_in_pool(job: StripeJob, threads: int) -> list[pa.RecordBatch]:
+    """Decode one stripe on up to ``threads`` of the pool's threads, this one included.
 
-        bundles = bundle_parts(job.weights, len(parts), PART_BUNDLES * threads)
-        results: list[Any] = [None] * len(parts)
-        if bundles:
-            for indices, done in zip(bundles, await gather_or_cancel(
-                    [bundle(b) for b in bundles]), strict=True):
-                for i, value in zip(indices, done, strict=True):
-                    results[i] = value
-        out: list[pa.RecordBatch] = job.guard(job.assemble, results)
-        return out
+    The parts are taken one at a time, heaviest first (by :attr:`StripeJob.weights`), by
+    whichever thread is free (:func:`aorc.threads.pool_map`): a long column keeps one thread
+    while the others share the rest, and no part waits for the event loop to hand it over
+    (a loop round trip per part or bundle left the threads idle for milliseconds at a time,
+    waiting for the loop thread to get the GIL and a core)."""
+    parts: list[Callable[[], Any]] = job.guard(job.prepare)
+    weights = job.weights if len(job.weights) == len(parts) else [1] * len(parts)
+    order = sorted(range(len(parts)), key=lambda i: -weights[i])
+    done = pool_map(lambda i: job.guard(parts[i]), order, threads)
+    results: list[Any] = [None] * len(parts)
+    for i, value in zip(order, done, strict=True):
+        results[i] = value
+    out: list[pa.RecordBatch] = job.guard(job.assemble, results)
+    return out
+
 
 async def _reordered(source: AsyncGenerator[pa.RecordBatch, None],
                      order: list[str]) -> AsyncGenerator[pa.RecordBatch, None]:
