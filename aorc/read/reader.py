@@ -27,7 +27,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -87,7 +87,8 @@ from aorc.read.records import (
     WriterInfo,
 )
 from aorc.read.slices import decode_slices, slice_rows
-from aorc.threads import pool_map, shared_pool, thread_count
+from aorc.read.stripe_run import decode_stripe
+from aorc.threads import shared_pool, thread_count
 
 __all__ = [
     "ColumnEncodingInfo",
@@ -638,28 +639,7 @@ class OrcReader:
         async with limit:
             if threads == 1:
                 return await loop.run_in_executor(shared_pool(), job.run)
-            out: list[pa.RecordBatch] = await loop.run_in_executor(
-                shared_pool(), decode_in_pool, job, threads)
-            return out
-
-
-def decode_in_pool(job: StripeJob, threads: int) -> list[pa.RecordBatch]:
-    """Decode one stripe on up to ``threads`` of the pool's threads, this one included.
-
-    The parts are taken one at a time, heaviest first (by :attr:`StripeJob.weights`), by
-    whichever thread is free (:func:`aorc.threads.pool_map`): a long column keeps one thread
-    while the others share the rest, and no part waits for the event loop to hand it over
-    (a loop round trip per part or bundle left the threads idle for milliseconds at a time,
-    waiting for the loop thread to get the GIL and a core)."""
-    parts: list[Callable[[], Any]] = job.guard(job.prepare)
-    weights = job.weights if len(job.weights) == len(parts) else [1] * len(parts)
-    order = sorted(range(len(parts)), key=lambda i: -weights[i])
-    done = pool_map(lambda i: job.guard(parts[i]), order, threads)
-    results: list[Any] = [None] * len(parts)
-    for i, value in zip(order, done, strict=True):
-        results[i] = value
-    out: list[pa.RecordBatch] = job.guard(job.assemble, results)
-    return out
+            return await decode_stripe(job, threads)
 
 
 async def _reordered(source: AsyncGenerator[pa.RecordBatch, None],

@@ -269,22 +269,18 @@ def test_bundles_without_weights_are_even() -> None:
     assert bundle_parts([], 0, 4) == []
 
 
-def test_decode_weights_count_the_rows_of_dictionary_strings_and_timestamps() -> None:
+def test_decode_weights_count_each_type_per_row_and_the_stored_bytes() -> None:
     from aorc.format._proto import orc_proto_pb2 as pb
     from aorc.format.stripe import StreamInfo
     from aorc.format.types import parse_type_string
-    from aorc.read.common import ROW_WORK, stored_bytes
+    from aorc.read.common import ROW_WORK, decode_weights
 
-    root = parse_type_string("struct<a:string,b:string,c:timestamp,d:bigint>")
-    streams = {(c, pb.Stream.DATA): StreamInfo(c, pb.Stream.DATA, 0, 1000)
+    root = parse_type_string("struct<a:string,b:boolean,c:timestamp,d:bigint>")
+    streams = {(c, pb.Stream.DATA): StreamInfo(c, pb.Stream.DATA, 0, 1000 * c)
                for c in range(1, 5)}
-    footer = pb.StripeFooter()
-    for kind in (pb.ColumnEncoding.DIRECT, pb.ColumnEncoding.DIRECT_V2,
-                 pb.ColumnEncoding.DICTIONARY_V2, pb.ColumnEncoding.DIRECT_V2,
-                 pb.ColumnEncoding.DIRECT_V2):
-        footer.columns.add(kind=kind)
     tops = list(root.children)
-    assert stored_bytes(streams, tops) == [1000] * 4
-    dictionary = 1000 + 500 * ROW_WORK[root.children[1].kind]
-    timestamps = 1000 + 500 * ROW_WORK[root.children[2].kind]
-    assert stored_bytes(streams, tops, 500, footer) == [1000, dictionary, timestamps, 1000]
+    assert decode_weights(streams, tops) == [1000, 2000, 3000, 4000]
+    got = decode_weights(streams, tops, 500)
+    assert got == [500 * ROW_WORK[t.kind] + 250 * t.column_id for t in tops]
+    # A short string column outweighs a long boolean one of the same rows.
+    assert got[0] > got[1]

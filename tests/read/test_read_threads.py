@@ -222,50 +222,17 @@ async def test_a_stripe_is_one_pool_task_whose_threads_share_the_columns(
     out = io.BytesIO()
     po.write_table(t, out, compression="zstd", stripe_size=64 * 1024)
     stripes: list[int] = []
-    real = aorc.read.reader.decode_in_pool
+    real = aorc.read.reader.decode_stripe
 
-    def decode_in_pool(job: aorc.read.plan.StripeJob, threads: int) -> Any:
+    async def decode_stripe(job: aorc.read.plan.StripeJob, threads: int) -> Any:
         stripes.append(job.index)
-        return real(job, threads)
+        return await real(job, threads)
 
-    monkeypatch.setattr(aorc.read.reader, "decode_in_pool", decode_in_pool)
+    monkeypatch.setattr(aorc.read.reader, "decode_stripe", decode_stripe)
     got = await aorc.read_table(out.getvalue(), use_threads=2)
     assert got.equals(po.read_table(io.BytesIO(out.getvalue())))
     # One hand-over from the event loop per stripe (was one per bundle of columns).
     assert len(stripes) >= 2 and sorted(stripes) == list(range(len(stripes)))
-
-
-def test_the_free_thread_takes_every_other_column_while_one_is_long() -> None:
-    """Columns are taken one at a time by whichever thread is free, heaviest first: while
-    the heaviest column's decoder is held, the other thread decodes all the rest (a fixed
-    share of the columns per thread would leave some behind the held one, and time out)."""
-    done: list[int] = []
-    others = threading.Event()
-    order: list[int] = []
-    lock = threading.Lock()
-
-    def part(i: int) -> Any:
-        def run() -> int:
-            with lock:
-                order.append(i)
-            if i == 3:  # the heaviest: held until every other part is done
-                assert others.wait(30), f"only {sorted(done)} decoded while part 3 was held"
-            else:
-                with lock:
-                    done.append(i)
-                    if len(done) == 7:
-                        others.set()
-            return i * 10
-        return run
-
-    def assemble(results: list[Any]) -> list[pa.RecordBatch]:
-        return [pa.record_batch({"r": results})]
-
-    job = aorc.read.plan.StripeJob(0, "f.orc", lambda: [part(i) for i in range(8)],
-                                   assemble, weights=[5, 1, 2, 100, 4, 3, 1, 2])
-    batches = aorc.read.reader.decode_in_pool(job, 2)
-    assert batches[0].column("r").to_pylist() == [i * 10 for i in range(8)]
-    assert order[0] == 3 and sorted(done) == [0, 1, 2, 4, 5, 6, 7]
 
 
 async def test_stripes_reads_the_chosen_stripes(multi: tuple[bytes, pa.Table]) -> None:
