@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 
 from aorc.errors import AorcError, UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import _dict_values
 from aorc.format.codec.compression import Budget
+from aorc.format.codec.dictionary import dictionary_values
 from aorc.format.columns.base import (
     INT_RLE_RATIO,
     Buffer,
@@ -123,7 +123,7 @@ def _values(t: OrcType, slots: Slots, indices: npt.NDArray[np.int64],
     valid = None if slots.valid is None or slots.count == slots.length else slots.valid
     _, dict_offsets, dict_data = dictionary.buffers()
     offsets = np.frombuffer(dict_offsets, np.int32, len(dictionary) + 1)
-    out, data, bad = _dict_values.dictionary_values(indices, valid, slots.length, offsets,
+    out, data, bad = dictionary_values(indices, valid, slots.length, offsets,
                                                dict_data if dict_data is not None else b"")
     if out is None or data is None:
         if bad is None:
