@@ -1,4 +1,4 @@
-"""The dictionary gather kernel (aorc.format.codec._dict_values) against pyarrow's take."""
+"""aorc.format.codec.dictionary (its kernel _dict_values) against pyarrow's take."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pyarrow.orc as po
 import pytest
 
 import aorc
-from aorc.format.codec import _dict_values
+from aorc.format.codec.dictionary import dictionary_values
 
 
 def _parts(d: pa.Array) -> tuple[np.ndarray, pa.Buffer]:
@@ -29,7 +29,7 @@ def test_values_are_pyarrow_take(seed: int) -> None:
     count = n if valid is None else int(valid.sum())
     idx = rng.integers(0, size, count)
     offsets, data = _parts(d)
-    out, values, bad = _dict_values.dictionary_values(idx, valid, n, offsets, data)
+    out, values, bad = dictionary_values(idx, valid, n, offsets, data)
     assert bad is None and out is not None and values is not None
     mask = None if valid is None else ~valid
     want_idx = np.zeros(n, np.int64)
@@ -46,18 +46,18 @@ def test_values_are_pyarrow_take(seed: int) -> None:
 
 def test_bad_indices_and_counts() -> None:
     offsets, data = _parts(pa.array(["a", "bb", "ccc"]))
-    assert _dict_values.dictionary_values(np.array([0, 3, 9]), None, 3, offsets, data)[2] == 3
+    assert dictionary_values(np.array([0, 3, 9]), None, 3, offsets, data)[2] == 3
     negative = np.array([1, -5], np.int64)  # an unsigned index above 2**63 - 1
-    assert _dict_values.dictionary_values(negative, None, 2, offsets, data)[2] == -5
+    assert dictionary_values(negative, None, 2, offsets, data)[2] == -5
     with pytest.raises(ValueError, match="indices"):
-        _dict_values.dictionary_values(np.array([0, 1]), None, 3, offsets, data)
+        dictionary_values(np.array([0, 1]), None, 3, offsets, data)
     with pytest.raises(ValueError, match="valid slots"):
-        _dict_values.dictionary_values(np.array([0]), np.array([True, True]), 2, offsets, data)
+        dictionary_values(np.array([0]), np.array([True, True]), 2, offsets, data)
     with pytest.raises(ValueError, match="offsets"):
-        _dict_values.dictionary_values(np.array([0]), None, 1, offsets, b"ab")
+        dictionary_values(np.array([0]), None, 1, offsets, b"ab")
     empty = np.zeros(1, np.int32)
-    assert _dict_values.dictionary_values(np.array([0]), None, 1, empty, b"")[2] == 0
-    out, values, bad = _dict_values.dictionary_values(np.zeros(0, np.int64), np.zeros(4, bool), 4,
+    assert dictionary_values(np.array([0]), None, 1, empty, b"")[2] == 0
+    out, values, bad = dictionary_values(np.zeros(0, np.int64), np.zeros(4, bool), 4,
                                                  offsets, data)
     assert bad is None and out is not None and list(out) == [0] * 5 and len(values) == 0
 
