@@ -11,9 +11,22 @@ import aiofiles
 import aiofiles.os
 
 from aorc.errors import AccessDeniedError, ObjectNotFoundError, StoreError
-from aorc.io.base import BaseStore, StoreOptions
+from aorc.io.base import BaseStore, StoreOptions, gather_or_cancel
 
-__all__ = ["LocalStore", "map_os_error"]
+try:
+    from aorc.io import _pread as _split
+except ImportError:  # pragma: no cover - a platform without pread (Windows): no kernel
+    _split = None  # type: ignore[assignment]
+
+__all__ = ["PIECE_BYTES", "LocalStore", "map_os_error"]
+
+#: A read longer than twice this is split into pieces of about this many bytes (at most
+#: :data:`MAX_PIECES`), read into one ``bytes`` object by several threads at once: copying
+#: a 64 MiB stripe out of the page cache takes one thread about 10 ms, while the decode
+#: threads wait for it.
+PIECE_BYTES = 8 << 20
+#: The most pieces (threads) of one split read.
+MAX_PIECES = 4
 
 
 def map_os_error(exc: OSError, path: str) -> StoreError:
@@ -112,6 +125,8 @@ class LocalStore(BaseStore):
     async def _fetch(self, offset: int, length: int) -> bytes:
         try:
             if self._seek_lock is None:
+                if _split is not None and length >= 2 * PIECE_BYTES:
+                    return await self._split_read(offset, length)
                 data: bytes = await _pread(self._file.fileno(), length, offset)
                 return data
             async with self._seek_lock:  # pragma: no cover - Windows only
@@ -127,6 +142,27 @@ class LocalStore(BaseStore):
                 return b"".join(chunks)
         except OSError as exc:
             raise map_os_error(exc, self.path) from exc
+
+    async def _split_read(self, offset: int, length: int) -> bytes:
+        """One long read as pieces filled at once by the executor's threads (see
+        :data:`PIECE_BYTES`); short only where the file ends."""
+        count = min(MAX_PIECES, length // PIECE_BYTES)
+        size = -(-length // count)
+        target = _split.new_bytes(length)
+        fd = self._file.fileno()
+        loop = asyncio.get_running_loop()
+
+        async def piece(start: int) -> int:
+            n: int = await loop.run_in_executor(None, _split.pread_into, fd, target, start,
+                                                min(size, length - start), offset + start)
+            return n
+
+        starts = range(0, length, size)
+        got = await gather_or_cancel([piece(start) for start in starts])
+        for start, n in zip(starts, got, strict=True):
+            if n < min(size, length - start):  # the file ends in this piece
+                return target[:start + n]
+        return target
 
     async def _close(self) -> None:
         if self._file is not None:

@@ -51,9 +51,9 @@ from aorc.read.common import (
     INLINE_BYTES,
     FetchedBytes,
     LazyStreams,
+    decode_weights,
     group_stripes,
     guarded,
-    stored_bytes,
     stripes_text,
 )
 from aorc.read.footers import FooterCache
@@ -434,7 +434,7 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        weights = stored_bytes(streams, [c for _, c in pairs])
+        weights = decode_weights(streams, [c for _, c in pairs], stripe.num_rows)
 
         def slices() -> StripeSlices:
             sliced = Context(lazy, self.opts, selected, sliced=True)

@@ -52,7 +52,7 @@ from aorc.format.statistics import ColumnStatistics, column_statistics_from_prot
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index, parse_row_index
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import OrcType, TypeKind, select_columns
-from aorc.read.common import FetchedBytes, LazyStreams, merge_ranges, stored_bytes
+from aorc.read.common import FetchedBytes, LazyStreams, decode_weights, merge_ranges
 from aorc.threads import pool_map
 
 __all__ = ["Fetched", "FilteredSlices", "ScanPlanner", "ScanStats", "StripeWork"]
@@ -616,7 +616,7 @@ def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],
     most stored bytes started first (so that the last one to finish is a small one)."""
     if threads <= 1 or len(tops) <= 1:
         return [decode(t) for t in tops]
-    weights = stored_bytes(streams, tops)
+    weights = decode_weights(streams, tops)
     order = sorted(range(len(tops)), key=lambda i: -weights[i])
     arrays = pool_map(decode, [tops[i] for i in order], threads)
     out: list[Any] = [None] * len(tops)

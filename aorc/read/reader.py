@@ -76,7 +76,6 @@ from aorc.read.plan import (
     ReadPlan,
     SliceSource,
     StripeJob,
-    bundle_parts,
     parse_layout,
 )
 from aorc.read.pushdown import ScanStats
@@ -88,6 +87,7 @@ from aorc.read.records import (
     WriterInfo,
 )
 from aorc.read.slices import decode_slices, slice_rows
+from aorc.read.stripe_run import decode_stripe
 from aorc.threads import shared_pool, thread_count
 
 __all__ = [
@@ -114,9 +114,6 @@ WHOLE_READ_BYTES = _plan.WHOLE_READ_BYTES
 #: The bytes of stripe footers a reader keeps for its next reads (read at open): see
 #: :mod:`aorc.read.footers`.
 FOOTER_CACHE_BYTES = _footers.FOOTER_CACHE_BYTES
-#: A stripe's column decoders are shared among this many bundles per thread (see
-#: :func:`aorc.read.plan.bundle_parts`): few hand-overs, and room to even out estimates.
-PART_BUNDLES = 2
 
 
 # =========================================================================== the reader
@@ -639,31 +636,11 @@ class OrcReader:
             sliced: SliceSource = job.guard(job.slices)
             return sliced
         loop = asyncio.get_running_loop()
-        pool = shared_pool()
-        if threads == 1:
-            async with limit:
-                return await loop.run_in_executor(pool, job.run)
-
         async with limit:
-            parts = await loop.run_in_executor(pool, job.guard, job.prepare)
+            if threads == 1:
+                return await loop.run_in_executor(shared_pool(), job.run)
+            return await decode_stripe(job, threads)
 
-        def run(indices: list[int]) -> list[Any]:
-            return [parts[i]() for i in indices]
-
-        async def bundle(indices: list[int]) -> list[Any]:
-            async with limit:
-                done: list[Any] = await loop.run_in_executor(pool, job.guard, run, indices)
-                return done
-
-        bundles = bundle_parts(job.weights, len(parts), PART_BUNDLES * threads)
-        results: list[Any] = [None] * len(parts)
-        if bundles:
-            for indices, done in zip(bundles, await gather_or_cancel(
-                    [bundle(b) for b in bundles]), strict=True):
-                for i, value in zip(indices, done, strict=True):
-                    results[i] = value
-        out: list[pa.RecordBatch] = job.guard(job.assemble, results)
-        return out
 
 async def _reordered(source: AsyncGenerator[pa.RecordBatch, None],
                      order: list[str]) -> AsyncGenerator[pa.RecordBatch, None]:

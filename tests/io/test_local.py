@@ -94,6 +94,44 @@ async def test_local_ranges_are_not_split_unless_asked(tmp_path: pathlib.Path) -
         assert store.stats.requests == 3
 
 
+async def test_a_long_read_is_filled_in_pieces_by_several_threads(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import aorc.io.local as local
+
+    monkeypatch.setattr(local, "PIECE_BYTES", 64 << 10)
+    data = os.urandom(1 << 20) + b"end"
+    path = tmp_path / "long.bin"
+    path.write_bytes(data)
+    calls: list[tuple[int, int, int]] = []
+    real = local._split.pread_into
+
+    def pread_into(fd: int, target: bytes, start: int, length: int, offset: int) -> int:
+        calls.append((start, length, offset))
+        return real(fd, target, start, length, offset)
+
+    monkeypatch.setattr(local._split, "pread_into", pread_into)
+    async with open_store(path) as store:
+        got = await store.read_range(5, len(data) - 5)
+        assert isinstance(got, bytes) and got == data[5:]
+        assert store.stats.requests == 1
+        assert len(calls) == local.MAX_PIECES
+        assert sorted(c[0] for c in calls) == [c[2] - 5 for c in sorted(calls)]
+        assert sum(c[1] for c in calls) == len(data) - 5
+        # The file ends inside the last piece: the read is short, which the store reports.
+        with pytest.raises(CorruptFileError, match="shorter than its metadata"):
+            await store.read_range(len(data) - (200 << 10), 400 << 10)
+
+
+def test_pread_into_refuses_a_slice_outside_its_target() -> None:
+    from aorc.io import _pread
+
+    target = _pread.new_bytes(10)
+    with pytest.raises(ValueError, match="outside"):
+        _pread.pread_into(0, target, 5, 6, 0)
+    with pytest.raises(OSError):
+        _pread.pread_into(-1, target, 0, 4, 0)
+
+
 @pytest.mark.parametrize("kind", ["str", "pathlike", "uri"])
 async def test_missing_file(tmp_path: pathlib.Path, kind: str) -> None:
     path = tmp_path / "missing.orc"

@@ -267,3 +267,20 @@ def test_bundles_without_weights_are_even() -> None:
     assert sorted(len(b) for b in got) == [2, 2, 3, 3]
     assert bundle_parts([5, 1], 2, 8) == [[0], [1]]
     assert bundle_parts([], 0, 4) == []
+
+
+def test_decode_weights_count_each_type_per_row_and_the_stored_bytes() -> None:
+    from aorc.format._proto import orc_proto_pb2 as pb
+    from aorc.format.stripe import StreamInfo
+    from aorc.format.types import parse_type_string
+    from aorc.read.common import ROW_WORK, decode_weights
+
+    root = parse_type_string("struct<a:string,b:boolean,c:timestamp,d:bigint>")
+    streams = {(c, pb.Stream.DATA): StreamInfo(c, pb.Stream.DATA, 0, 1000 * c)
+               for c in range(1, 5)}
+    tops = list(root.children)
+    assert decode_weights(streams, tops) == [1000, 2000, 3000, 4000]
+    got = decode_weights(streams, tops, 500)
+    assert got == [500 * ROW_WORK[t.kind] + 250 * t.column_id for t in tops]
+    # A short string column outweighs a long boolean one of the same rows.
+    assert got[0] > got[1]

@@ -215,25 +215,24 @@ async def test_zstd_streams_are_decompressed_into_one_buffer(
     assert len(into) >= 4 and min(into) > 0  # pieces of several streams, each in place
 
 
-async def test_many_columns_are_decoded_in_a_few_bundles(
+async def test_a_stripe_is_one_pool_task_whose_threads_share_the_columns(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(11)
     t = pa.table({f"c{i}": rng.integers(0, 1 << (i % 40 + 2), 20_000) for i in range(60)})
     out = io.BytesIO()
     po.write_table(t, out, compression="zstd", stripe_size=64 * 1024)
-    calls: dict[int, int] = {}
-    real = aorc.read.plan.StripeJob.guard
+    stripes: list[int] = []
+    real = aorc.read.reader.decode_stripe
 
-    def guard(self: aorc.read.plan.StripeJob, func: Any, *args: Any) -> Any:
-        calls[self.index] = calls.get(self.index, 0) + 1
-        return real(self, func, *args)
+    async def decode_stripe(job: aorc.read.plan.StripeJob, threads: int) -> Any:
+        stripes.append(job.index)
+        return await real(job, threads)
 
-    monkeypatch.setattr(aorc.read.plan.StripeJob, "guard", guard)
+    monkeypatch.setattr(aorc.read.reader, "decode_stripe", decode_stripe)
     got = await aorc.read_table(out.getvalue(), use_threads=2)
     assert got.equals(po.read_table(io.BytesIO(out.getvalue())))
-    assert len(calls) >= 2
-    # Per stripe: prepare, at most 2 bundles per thread, assemble (was one per column).
-    assert all(n <= 1 + 2 * 2 + 1 for n in calls.values()), calls
+    # One hand-over from the event loop per stripe (was one per bundle of columns).
+    assert len(stripes) >= 2 and sorted(stripes) == list(range(len(stripes)))
 
 
 async def test_stripes_reads_the_chosen_stripes(multi: tuple[bytes, pa.Table]) -> None:

@@ -20,9 +20,10 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc.errors import AorcError
+from aorc.errors import AorcError, UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import Budget
+from aorc.format.codec.dictionary import dictionary_values
 from aorc.format.columns.base import (
     INT_RLE_RATIO,
     Buffer,
@@ -103,16 +104,37 @@ def _dictionary(t: OrcType, ctx: Context, size: int) -> pa.Array:
 def _decode_dictionary(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
     size = ctx.encoding(t).dictionarySize
     indices = ctx.ints(t, pb.Stream.DATA, slots.count, signed=False)
-    _check_indices(t, indices, size)
     # Entries are read even when no value refers to them, so that damage shows.
+    if not wants_dictionary(ctx.opts.dictionary_strings, t):
+        dictionary = ctx.once(("dictionary", t.column_id), lambda: _dictionary(t, ctx, size))
+        return _values(t, slots, indices, dictionary)
+    _check_indices(t, indices, size)
     dictionary = ctx.once(("dictionary", t.column_id), lambda: _dictionary(t, ctx, size))
     idx = slots.expand(indices.astype(np.int32, copy=False))
-    validity = slots.validity()
-    index_array = pa.Array.from_buffers(pa.int32(), slots.length, [validity, pa.py_buffer(idx)],
+    index_array = pa.Array.from_buffers(pa.int32(), slots.length,
+                                        [slots.validity(), pa.py_buffer(idx)],
                                         null_count=slots.null_count)
-    if wants_dictionary(ctx.opts.dictionary_strings, t):
-        return pa.DictionaryArray.from_arrays(index_array, dictionary)
-    return dictionary.take(index_array)
+    return pa.DictionaryArray.from_arrays(index_array, dictionary)
+
+
+def _values(t: OrcType, slots: Slots, indices: npt.NDArray[np.int64],
+            dictionary: pa.Array) -> pa.Array:
+    """The column's values copied out of its dictionary (one pass, no index array)."""
+    valid = None if slots.valid is None or slots.count == slots.length else slots.valid
+    _, dict_offsets, dict_data = dictionary.buffers()
+    offsets = np.frombuffer(dict_offsets, np.int32, len(dictionary) + 1)
+    out, data, bad = dictionary_values(indices, valid, slots.length, offsets,
+                                               dict_data if dict_data is not None else b"")
+    if out is None or data is None:
+        if bad is None:
+            raise UnsupportedFeatureError(
+                f"column {t.column_id} ({type_string(t)}): its values add up to more than the "
+                "2**31 - 1 bytes in one stripe that Arrow's 32-bit offsets can address")
+        raise column_error(t, pb.Stream.DATA, f"dictionary index {bad % 2**64} is out of "
+                                              f"range for {len(dictionary)} entries")
+    return pa.Array.from_buffers(to_arrow_type(t), slots.length,
+                                 [slots.validity(), pa.py_buffer(out), pa.py_buffer(data)],
+                                 null_count=slots.null_count)
 
 
 def _check_indices(t: OrcType, indices: npt.NDArray[np.int64], size: int) -> None:
