@@ -191,3 +191,38 @@ def test_decimal64_wider_than_precision() -> None:
     with pytest.raises(CorruptFileError, match="digits"):
         decode_column(parse_type_string("decimal(10,2)"), streams, 1,
                       DecodeOptions(unstable_pre_2=True))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_pass_and_general_way_agree(seed: int) -> None:
+    """The one-pass kernel (every scale the type's, values within int64) against the general
+    way, which a single other scale or a wider value sends the whole column to."""
+    from aorc.format.codec import rle
+
+    rng = np.random.default_rng(seed)
+    n = 2000
+    values = [int(v) for v in rng.integers(-(10**17), 10**17, n)]
+    values[: 5] = [0, -1, 1, 10**18 - 1, -(10**18) + 1]
+    values[n // 2] = -12345
+    scales = [4] * n
+    data = varints128(values)
+    words, end = rle.decimals_at_scale(data, n, 0, np.array(scales), 4, 18)
+    assert words is not None and end == len(data)
+    general, general_end = rle.read_varint128_from(data, n, 0)
+    assert np.array_equal(words, general) and general_end == end
+    got = _decode(values, scales, "decimal(18,4)")
+    assert got.to_pylist() == [_dec(v, 4) for v in values]
+    # One row at another scale: the general way rescales it, the others stay.
+    other = list(scales)
+    other[n // 2] = 2
+    assert rle.decimals_at_scale(data, n, 0, np.array(other), 4, 18)[0] is None
+    got = _decode(values, other, "decimal(18,4)")
+    assert got[n // 2].as_py() == _dec(values[n // 2] * 100, 4)
+    # A value beyond int64, or beyond the precision: the kernel leaves it to the general way.
+    assert rle.decimals_at_scale(varints128([1, 2**64]), 2, 0, np.array([0, 0]), 0, 38)[0] \
+        is None
+    assert rle.decimals_at_scale(varints128([10**10]), 1, 0, np.array([2]), 2, 10)[0] is None
+    # Cut short: the kernel gives up and the general way reports the damage.
+    assert rle.decimals_at_scale(data[:-1], n, 0, np.array(scales), 4, 18)[0] is None
+    with pytest.raises(CorruptFileError):
+        rle.read_varint128_from(data[:-1], n, 0)

@@ -57,6 +57,12 @@ def decode_decimal(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     if slots.count == 0:
         return _build(dt, slots, np.zeros((0, 2), np.uint64))
     offset = ctx.byte_offset(t, pb.Stream.DATA)  # 0 but for a stripe decoded in slices
+    if not t.is_legacy_decimal:  # the usual case in one pass, else the general way below
+        fast, end = rle.decimals_at_scale(data, slots.count, offset, scales, t.scale or 0,
+                                          t.precision or 38)
+        if fast is not None:
+            ctx.consumed(t, pb.Stream.DATA, end)
+            return _build(dt, slots, fast)
     with ctx.reading(t, pb.Stream.DATA):
         words, end = rle.read_varint128_from(data, slots.count, offset)
     ctx.consumed(t, pb.Stream.DATA, end)
