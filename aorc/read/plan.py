@@ -69,7 +69,6 @@ __all__ = [
     "SliceSource",
     "StripeJob",
     "StripeSlices",
-    "bundle_parts",
     "parse_layout",
 ]
 
@@ -229,35 +228,6 @@ class StripeSlices:
         arrays = [self.guard(part) for part in parts]
         batch: pa.RecordBatch = self.guard(self.assemble, arrays)
         return batch
-
-
-def bundle_parts(weights: Sequence[int], count: int, bundles: int) -> list[list[int]]:
-    """Share ``count`` parts among at most ``bundles`` bundles of about equal weight.
-
-    Each bundle runs on one thread, its parts in turn: a stripe of hundreds of small columns
-    costs a few thread hand-overs instead of one per column. The heaviest parts are placed
-    first, each in the lightest bundle so far; bundles come heaviest first.
-
-    Args:
-        weights: each part's estimated work; when it does not have ``count`` entries every
-            part weighs the same.
-        count: the number of parts.
-        bundles: the most bundles (at least 1).
-
-    Returns:
-        Lists of part indices, each in increasing order; every index in exactly one.
-    """
-    if len(weights) != count:
-        weights = [1] * count
-    n = max(1, min(bundles, count))
-    loads = [0] * n
-    out: list[list[int]] = [[] for _ in range(n)]
-    for i in sorted(range(count), key=lambda i: -weights[i]):
-        k = loads.index(min(loads))
-        out[k].append(i)
-        loads[k] += max(1, weights[i])
-    order = sorted(range(n), key=lambda k: -loads[k])
-    return [sorted(out[k]) for k in order if out[k]]
 
 
 def parse_layout(path: str, tail: FileTail, stripe: StripeInfo,

@@ -19,8 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from aorc.io.base import gather_or_cancel
-from aorc.read.plan import SliceSource, bundle_parts
+from aorc.read.plan import SliceSource
+from aorc.read.stripe_run import SliceJob, decode_stripe
 from aorc.threads import shared_pool
 
 __all__ = ["MIN_SLICE_ROWS", "decode_slices", "slice_rows"]
@@ -54,22 +54,7 @@ async def decode_slices(source: SliceSource, batch_size: int, threads: int,
         if threads == 1 or len(source.tops) == 1:
             done: pa.RecordBatch = await loop.run_in_executor(pool, source.next_batch, rows)
             return done
-        parts = await loop.run_in_executor(pool, source.guard, source.prepare, rows)
-
-        def run(indices: list[int]) -> list[Any]:
-            return [parts[i]() for i in indices]
-
-        async def bundle(indices: list[int]) -> list[Any]:
-            values: list[Any] = await loop.run_in_executor(pool, source.guard, run, indices)
-            return values
-
-        bundles = bundle_parts(source.weights, len(parts), threads)
-        results: list[Any] = [None] * len(parts)
-        done_bundles = await gather_or_cancel([bundle(b) for b in bundles])
-        for indices, values in zip(bundles, done_bundles, strict=True):
-            for i, value in zip(indices, values, strict=True):
-                results[i] = value
-        batch: pa.RecordBatch = source.guard(source.assemble, results)
+        [batch] = await decode_stripe(SliceJob(source, rows), threads)
         return batch
 
     task: asyncio.Task[pa.RecordBatch] | None = spawn(one())

@@ -23,18 +23,66 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 
-from aorc.read.plan import StripeJob
+from aorc.read.plan import SliceSource
 from aorc.threads import shared_pool
 
-__all__ = ["decode_stripe"]
+__all__ = ["PartsJob", "SliceJob", "decode_stripe"]
 
 
-async def decode_stripe(job: StripeJob, threads: int) -> list[pa.RecordBatch]:
+class PartsJob(Protocol):
+    """What :func:`decode_stripe` runs (a :class:`aorc.read.plan.StripeJob`, or a stream's
+    slice: :class:`SliceJob`)."""
+
+    @property
+    def weights(self) -> Sequence[int]:
+        """An estimate of each part's work (empty: unknown)."""
+        ...
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with errors given the file and the stripe as context."""
+        ...
+
+    def prepare(self) -> list[Callable[[], Any]]:
+        """The parts."""
+        ...
+
+    def assemble(self, results: list[Any]) -> list[pa.RecordBatch]:
+        """The batches of the parts' results."""
+        ...
+
+
+class SliceJob:
+    """The next slice of ``rows`` rows of a stream's stripe, as a :class:`PartsJob` (slices
+    must be run one after the other: each ``prepare`` moves the stripe's cursors on)."""
+
+    def __init__(self, source: SliceSource, rows: int) -> None:
+        self._source = source
+        self._rows = rows
+
+    @property
+    def weights(self) -> Sequence[int]:
+        """The stripe's part weights."""
+        return self._source.weights
+
+    def guard(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Run ``func`` with the stripe's error context."""
+        return self._source.guard(func, *args)
+
+    def prepare(self) -> list[Callable[[], Any]]:
+        """The parts of the next slice."""
+        return self._source.prepare(self._rows)
+
+    def assemble(self, results: list[Any]) -> list[pa.RecordBatch]:
+        """The slice's batch."""
+        return [self._source.assemble(results)]
+
+
+async def decode_stripe(job: PartsJob, threads: int) -> list[pa.RecordBatch]:
     """The batches of ``job``'s stripe, decoded on up to ``threads`` pool threads."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[list[pa.RecordBatch]] = loop.create_future()
@@ -49,7 +97,7 @@ async def decode_stripe(job: StripeJob, threads: int) -> list[pa.RecordBatch]:
 class _StripeRun:
     """One stripe's parts, taken by the pool's threads (see the module's docstring)."""
 
-    def __init__(self, job: StripeJob, threads: int, loop: asyncio.AbstractEventLoop,
+    def __init__(self, job: PartsJob, threads: int, loop: asyncio.AbstractEventLoop,
                  done: asyncio.Future[list[pa.RecordBatch]]) -> None:
         self._job = job
         self._threads = threads

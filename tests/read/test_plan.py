@@ -10,8 +10,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as pa_orc
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.filters.predicate import parse_filters
@@ -20,7 +18,7 @@ from aorc.format.tail import FileTail, parse_tail
 from aorc.format.types import select_columns
 from aorc.read.common import merge_ranges
 from aorc.read.footers import FooterCache
-from aorc.read.plan import GroupPlan, NeedsData, ReadPlan, bundle_parts
+from aorc.read.plan import GroupPlan, NeedsData, ReadPlan
 
 ROWS = 60_000
 STRIDE = 1_000
@@ -248,25 +246,6 @@ def test_parts_decode_independently(sample: tuple[bytes, pa.Table]) -> None:
     (batch,) = job.assemble(results)
     rows = tail_of(data).stripes[0].num_rows
     assert pa.Table.from_batches([batch]).equals(table.select(["key", "text"]).slice(0, rows))
-
-
-@given(st.lists(st.integers(0, 10**6), max_size=60), st.integers(1, 9))
-def test_bundles_share_every_part_once_and_evenly(weights: list[int], bundles: int) -> None:
-    got = bundle_parts(weights, len(weights), bundles)
-    assert sorted(i for b in got for i in b) == list(range(len(weights)))
-    assert len(got) <= bundles and all(b == sorted(b) and b for b in got)
-    loads = [sum(max(1, weights[i]) for i in b) for b in got]
-    assert loads == sorted(loads, reverse=True)  # heaviest bundle first
-    if got:  # greedy placement: within one part of the perfect share
-        share = sum(max(1, w) for w in weights) / len(got)
-        assert loads[0] <= share + max(max(1, w) for w in weights)
-
-
-def test_bundles_without_weights_are_even() -> None:
-    got = bundle_parts([], 10, 4)
-    assert sorted(len(b) for b in got) == [2, 2, 3, 3]
-    assert bundle_parts([5, 1], 2, 8) == [[0], [1]]
-    assert bundle_parts([], 0, 4) == []
 
 
 def test_decode_weights_count_each_type_per_row_and_the_stored_bytes() -> None:
