@@ -146,7 +146,7 @@ class SmallFileReads:
             return cached
         try:
             mine = io if io is not None else IOStats()
-            cached = open_local_tail(f.path, self._options, mine)
+            cached = open_local_tail(f.path, self._options, mine, f.size)
             if io is None:
                 self._add_io(mine)
         except CorruptFileError:

@@ -396,10 +396,11 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
     return _opened(tail, data, options, etag if isinstance(etag, str) else None)
 
 
-def open_local_tail(path: str, options: DatasetOptions, io: IOStats) -> OpenedTail:
-    """:func:`open_tail` of a small local file (at most :data:`SMALL_FILE_BYTES`), on this
-    thread: the file read whole, with one ``read``."""
-    data = registry.read_local(path)
+def open_local_tail(path: str, options: DatasetOptions, io: IOStats, size: int = 0
+                    ) -> OpenedTail:
+    """:func:`open_tail` of a small local file (at most :data:`SMALL_FILE_BYTES`; ``size``:
+    the listing's), on this thread: the file read whole, with one ``read``."""
+    data = registry.read_local(path, size)
     io.requests += 1
     io.bytes += len(data)
     tail = _parse(path, data, len(data))
