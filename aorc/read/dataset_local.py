@@ -17,9 +17,12 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from aorc.errors import CorruptFileError
+from aorc.format.columns import DecodeOptions
+from aorc.format.types import requested_order, select_columns
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressTracker
+from aorc.read import plan as file_plan
 from aorc.read.dataset_plan import FilePlan, ReadPlan
 from aorc.read.discovery import (
     SMALL_FILE_BYTES,
@@ -251,6 +254,10 @@ class SmallFileReads:
                        filt: Clauses | None, counts: _Counts) -> pa.Table | None:
         """A file's rows from the bytes read at open time, its scan counted in ``counts``
         (``None``: more bytes are needed)."""
+        if filt is None and cols and not self._options.read_dictionary:
+            table = _whole_table(f.path, tail, cols, self._options.timestamp_unit)
+            if table is not None:
+                return table  # an unfiltered read counts no scan
         reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
         table = self._buffered_rows(reader, cols, filt)
         if table is not None:
@@ -283,6 +290,21 @@ class SmallFileReads:
         with _IO_LOCK:
             self._io.requests += io.requests
             self._io.bytes += io.bytes
+
+
+def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str) -> pa.Table | None:
+    """:meth:`OrcReader.read_buffered` of an unfiltered read of ``cols`` without a reader:
+    its plan decodes the file's bytes in one go (``None``: they are not the whole file)."""
+    orc = tail.tail
+    opts = DecodeOptions.from_tail(orc, timestamp_unit=unit)
+    plan = file_plan.ReadPlan(orc, select_columns(orc.schema, cols), opts=opts, path=path)
+    batches = plan.decode_whole(tail.data)
+    if batches is None:
+        return None
+    table = (pa.Table.from_batches(batches, schema=batches[0].schema) if batches
+             else plan.schema().empty_table())
+    order = requested_order(orc.schema, cols)
+    return table if order is None else table.select(order)
 
 
 _Raw = tuple[DatasetFile, pa.Schema, pa.Table]

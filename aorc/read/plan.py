@@ -344,6 +344,24 @@ class ReadPlan:
                           for n, c in zip(root.field_names, root.children, strict=True)
                           if c.column_id in self.selected])
 
+    def decode_whole(self, data: bytes | memoryview) -> list[pa.RecordBatch] | None:
+        """An unfiltered read's batches decoded from ``data``, the whole file's bytes, on
+        this thread: no groups, no rounds (a dataset of many small files reads each so);
+        ``None`` when ``data`` is not the whole file or the read is filtered."""
+        tail = self.tail
+        if self.scan is not None or len(data) != tail.file_length:
+            return None
+        fetched = FetchedBytes([(0, data)])
+        selected, path = self.selected, self.path
+        out: list[pa.RecordBatch] = []
+        for stripe in self.stripes:
+            raw = fetched.get(stripe.footer_offset, stripe.footer_length)
+            footer, layout = parse_layout(path, tail, stripe, raw)
+            streams = {(s.column, s.kind): s for s in layout
+                       if s.column in selected and s.kind in DATA_KINDS}
+            out += self.stripe_job(stripe, footer, streams, fetched).run()
+        return out
+
     def groups(self) -> list[GroupPlan]:
         """The groups of stripes to read, in file order (for a filtered read, those whose
         statistics do not rule them out; counters updated)."""
