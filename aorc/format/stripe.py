@@ -130,11 +130,13 @@ def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter) -> list[StreamInf
     offset = stripe.offset
     out = []
     for i, s in enumerate(footer.streams):
-        kind = _stream_kind(s)
-        _check_stream(stripe, i, s, kind, offset, limit, n_columns, None)
+        kind = s.kind if s.HasField("kind") else _stream_kind(s)
+        length, column = s.length, s.column
+        if offset + length > limit or (column >= n_columns and kind not in _PLACEHOLDERS):
+            _check_stream(stripe, i, s, kind, offset, limit, n_columns, None)  # raises
         if kind not in _PLACEHOLDERS:
-            out.append(StreamInfo(s.column, kind, offset, s.length))
-        offset += s.length
+            out.append(StreamInfo(column, kind, offset, length))
+        offset += length
     return out
 
 
