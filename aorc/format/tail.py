@@ -455,7 +455,8 @@ def _check_postscript(ps: pb.PostScript, where: str) -> tuple[tuple[int, int], C
         raise UnsupportedVersionError(
             f"{where}: written by a future ORC version {'.'.join(map(str, ps.version))}; "
             "readable versions are 0.11, 0.12 and UNSTABLE-PRE-2.0 (1.9999)")
-    unknown = unknown_enum_value(ps, 2)
+    # An unknown codec leaves the field unset (proto2 keeps the value as an unknown field).
+    unknown = None if ps.HasField("compression") else unknown_enum_value(ps, 2)
     if unknown is not None:
         raise UnsupportedFeatureError(f"{where}: unknown compression kind {unknown}")
     kind = CompressionKind(ps.compression)

@@ -541,6 +541,8 @@ def schemes() -> list[str]:
 
 
 def _text(url: str | os.PathLike[str]) -> str:
+    if type(url) is str:  # the common case first: os.PathLike's check is an ABC's
+        return url
     if isinstance(url, os.PathLike):
         return os.fspath(url)
     if not isinstance(url, str):

@@ -359,7 +359,7 @@ class ReadPlan:
             footer, layout = parse_layout(path, tail, stripe, raw)
             streams = {(s.column, s.kind): s for s in layout
                        if s.column in selected and s.kind in DATA_KINDS}
-            out += self.stripe_job(stripe, footer, streams, fetched).run()
+            out += self.stripe_job(stripe, footer, streams, fetched, weigh=False).run()
         return out
 
     def groups(self) -> list[GroupPlan]:
@@ -423,9 +423,10 @@ class ReadPlan:
 
     # ------------------------------------------------------------------ unfiltered decode
     def stripe_job(self, stripe: StripeInfo, footer: pb.StripeFooter,
-                   streams: dict[tuple[int, int], StreamInfo], fetched: FetchedBytes
-                   ) -> StripeJob:
-        """The decoding of a whole stripe's selected columns."""
+                   streams: dict[tuple[int, int], StreamInfo], fetched: FetchedBytes,
+                   *, weigh: bool = True) -> StripeJob:
+        """The decoding of a whole stripe's selected columns (``weigh``: with its parts'
+        weights, for a driver that shares them among threads)."""
         root = self.tail.schema
         selected = self.selected
         lazy = LazyStreams(footer, streams, fetched, self.tail, threads=self.threads,
@@ -452,7 +453,7 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        weights = stored_bytes(streams, [c for _, c in pairs])
+        weights = stored_bytes(streams, [c for _, c in pairs]) if weigh else []
 
         def slices() -> StripeSlices:
             sliced = Context(lazy, self.opts, selected, sliced=True)
