@@ -10,6 +10,7 @@ each group read, opened and decoded on one worker thread without touching the ev
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -86,22 +87,46 @@ def _groups(items: Sequence[_I], threads: int | None = None) -> list[Sequence[_I
 async def run_groups(items: Sequence[_I], work: Callable[[Sequence[_I]], list[_R]], *,
                      threads: int | None = None,
                      done: Callable[[int], None] | None = None) -> list[_R]:
-    """The concatenated ``work(group)`` of ``items`` cut into groups, a group per task on
-    the shared pool, at most ``threads`` (default: the pool's size) at once; ``work`` gives
-    one result per item. ``done(n)`` is told of each group finished."""
+    """The concatenated ``work(group)`` of ``items`` cut into groups; ``work`` gives one
+    result per item. ``threads`` (default: the pool's size) tasks of the shared pool take
+    the groups in turn, each going on to the next group without a trip through the event
+    loop (under load, every trip waits for the loop's thread to be scheduled: with a group
+    per task, 10,000 files spent a third of their time so). ``done(n)`` is told of each
+    group finished. The first failure stops the tasks after their current group."""
     loop = asyncio.get_running_loop()
-    pool = shared_pool()
     threads = pool_size() if threads is None else max(1, min(threads, pool_size()))
-    limit = asyncio.Semaphore(threads)
+    groups = _groups(items, threads)
+    results: list[list[_R]] = [[] for _ in groups]
+    position = iter(range(len(groups)))
+    take = threading.Lock()
+    stop = threading.Event()
 
-    async def one(group: Sequence[_I]) -> list[_R]:
-        async with limit:
-            out = await loop.run_in_executor(pool, work, group)
-        if done is not None:
-            done(len(group))
-        return out
+    def told(n: int) -> None:
+        if done is not None and not stop.is_set():
+            done(n)
 
-    results = await gather_or_cancel([one(g) for g in _groups(items, threads)])
+    def worker() -> None:
+        while not stop.is_set():
+            with take:
+                i = next(position, None)
+            if i is None:
+                return
+            try:
+                results[i] = work(groups[i])
+            except BaseException:
+                stop.set()
+                raise
+            if done is not None:
+                with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
+                    loop.call_soon_threadsafe(told, len(groups[i]))
+
+    async def one() -> None:
+        await loop.run_in_executor(shared_pool(), worker)
+
+    try:
+        await gather_or_cancel([one() for _ in range(min(threads, len(groups)))])
+    finally:
+        stop.set()  # after a failure or a cancellation, no further group starts
     return [r for group in results for r in group]
 
 

@@ -225,3 +225,22 @@ async def test_run_groups_hands_whole_groups() -> None:
         threads=1, done=lambda n: None)
     assert got == [x * 2 for x in range(300)]
     assert sum(seen) == 300 and max(seen) <= dataset_local.GROUP_FILES
+
+
+async def test_run_groups_stops_at_the_first_failure() -> None:
+    """A failing group stops the worker: no group after it starts, and the error is the
+    caller's (the groups run in turn on one thread, none through the event loop)."""
+    started: list[int] = []
+    told: list[int] = []
+
+    def work(group: list[int]) -> list[int]:
+        started.append(group[0])
+        if group[0] >= 64 * 3:
+            raise aorc.CorruptFileError(f"group at {group[0]}")
+        return list(group)
+
+    with pytest.raises(aorc.CorruptFileError, match="group at 192"):
+        await dataset_local.run_groups(list(range(64 * 10)), work, threads=1,
+                                       done=told.append)
+    assert started == [0, 64, 128, 192]
+    assert sum(told) <= 3 * 64
