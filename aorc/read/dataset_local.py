@@ -4,7 +4,12 @@ A file of a few kilobytes costs microseconds to decode, so a read that gives eac
 own tasks, locks and thread hand-overs spends most of its time on them. When every file a
 read opens is local and small (at most :data:`aorc.read.discovery.SMALL_FILE_BYTES`, read
 whole with one ``read``), :func:`run_groups` hands the files to the shared pool in groups,
-each group read, opened and decoded on one worker thread without touching the event loop.
+each group read, opened and decoded on one worker thread without touching the event loop,
+the pool's tasks taking group after group. Files of a few kilobytes are Python work that
+holds the GIL: they go to one thread at a time (:func:`group_threads`). What depends only
+on a file's schema (its columns to read, the file's type tree, the selection) is worked
+out once per schema, and an unfiltered read decodes each file's bytes in one go
+(:meth:`aorc.read.plan.ReadPlan.decode_whole`), without a reader.
 """
 
 from __future__ import annotations
