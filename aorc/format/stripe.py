@@ -12,7 +12,7 @@ streams, :func:`variant_stream_layout` the encrypted ones (they can only be read
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -115,8 +115,10 @@ def _stream_kind(s: pb.Stream) -> int:
     return int(K.PRESENT) if unknown is None else unknown  # absent: proto2 default, as Java
 
 
-def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter) -> list[StreamInfo]:
-    """The stripe's unencrypted streams with their absolute offsets, in stored order.
+def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter,
+                  columns: Container[int] | None = None) -> list[StreamInfo]:
+    """The stripe's unencrypted streams with their absolute offsets, in stored order
+    (``columns``: only those of these columns; every stream is checked all the same).
 
     Streams are stored contiguously from the stripe's offset, in the footer's order.
     Encryption placeholders occupy space but are not returned.
@@ -134,7 +136,7 @@ def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter) -> list[StreamInf
         length, column = s.length, s.column
         if offset + length > limit or (column >= n_columns and kind not in _PLACEHOLDERS):
             _check_stream(stripe, i, s, kind, offset, limit, n_columns, None)  # raises
-        if kind not in _PLACEHOLDERS:
+        if kind not in _PLACEHOLDERS and (columns is None or column in columns):
             out.append(StreamInfo(column, kind, offset, length))
         offset += length
     return out

@@ -352,14 +352,24 @@ class ReadPlan:
         if self.scan is not None or len(data) != tail.file_length:
             return None
         fetched = FetchedBytes([(0, data)])
-        selected, path = self.selected, self.path
+        selected, path, opts, root = self.selected, self.path, self.opts, tail.schema
+        pairs = ([(n, c) for n, c in zip(root.field_names, root.children, strict=True)
+                  if c.column_id in selected] if root.kind == TypeKind.STRUCT
+                 else [("_col0", root)])
+        schema = self.schema()
         out: list[pa.RecordBatch] = []
         for stripe in self.stripes:
             raw = fetched.get(stripe.footer_offset, stripe.footer_length)
-            footer, layout = parse_layout(path, tail, stripe, raw)
-            streams = {(s.column, s.kind): s for s in layout
-                       if s.column in selected and s.kind in DATA_KINDS}
-            out += self.stripe_job(stripe, footer, streams, fetched, weigh=False).run()
+            where = f"stripe {stripe.index}"
+            footer = guarded(path, where, parse_stripe_footer, raw, tail, stripe)
+            layout = guarded(path, where, stream_layout, stripe, footer, selected)
+            streams = {(s.column, s.kind): s for s in layout if s.kind in DATA_KINDS}
+            lazy = LazyStreams(footer, streams, fetched, tail,
+                               max_decoded_bytes=opts.max_decoded_bytes)
+            batch = guarded(path, where, _decode_stripe, Context(lazy, opts, selected), root,
+                            pairs, stripe.num_rows, schema)
+            if batch.num_rows:
+                out.append(batch)
         return out
 
     def groups(self) -> list[GroupPlan]:
@@ -489,6 +499,19 @@ class ReadPlan:
 
         return StripeJob(stripe.index, self.path, prepare, assemble, (), stripe.num_rows,
                          slices)
+
+
+def _decode_stripe(ctx: Context, root: OrcType, pairs: list[tuple[str, OrcType]], rows: int,
+                   schema: pa.Schema) -> pa.RecordBatch:
+    """A whole stripe's selected top-level columns (``pairs``) decoded in turn on this
+    thread: :meth:`ReadPlan.stripe_job`'s parts and assembly in one go."""
+    level = Placement(rows)
+    if root.kind == TypeKind.STRUCT:
+        slots = ctx.slots(root, level)
+        if slots.valid is not None:  # a null root row: its fields read as null
+            level = slots.level()
+    return pa.RecordBatch.from_arrays([decode_level(c, ctx, level) for _, c in pairs],
+                                      schema=schema)
 
 
 def _failed(plan: ReadPlan, stripe: StripeInfo, error: AorcError) -> StripeJob:
