@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from aorc.errors import CorruptFileError
 from aorc.format.columns import DecodeOptions
-from aorc.format.types import requested_order, select_columns
+from aorc.format.types import OrcType, requested_order, select_columns
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressTracker
@@ -327,14 +327,29 @@ def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str) -> pa.
     its plan decodes the file's bytes in one go (``None``: they are not the whole file)."""
     orc = tail.tail
     opts = DecodeOptions.from_tail(orc, timestamp_unit=unit)
-    plan = file_plan.ReadPlan(orc, select_columns(orc.schema, cols), opts=opts, path=path)
-    batches = plan.decode_whole(tail.data)
+    key = (id(orc.schema), tuple(cols), unit)
+    known = _SELECTIONS.get(key)
+    if known is None or known[0] is not orc.schema:
+        selected = select_columns(orc.schema, cols)
+        schema = file_plan.ReadPlan(orc, selected, opts=opts, path=path).schema()
+        if len(_SELECTIONS) >= 64:
+            _SELECTIONS.clear()
+        known = _SELECTIONS[key] = (orc.schema, selected, schema,
+                                    requested_order(orc.schema, cols))
+    _, selected, schema, order = known
+    plan = file_plan.ReadPlan(orc, selected, opts=opts, path=path)
+    batches = plan.decode_whole(tail.data, schema)
     if batches is None:
         return None
-    table = (pa.Table.from_batches(batches, schema=batches[0].schema) if batches
-             else plan.schema().empty_table())
-    order = requested_order(orc.schema, cols)
+    table = pa.Table.from_batches(batches, schema=schema)
     return table if order is None else table.select(order)
+
+
+#: What an unfiltered read of some columns selects in a type tree, by the tree (kept with
+#: it: its id stays its own), the columns and the timestamp unit: the selected ids, the
+#: batches' schema and the columns' order.
+_SELECTIONS: dict[tuple[int, tuple[str, ...], str],
+                  tuple[OrcType, set[int], pa.Schema, list[str] | None]] = {}
 
 
 _Raw = tuple[DatasetFile, pa.Schema, pa.Table]

@@ -344,10 +344,12 @@ class ReadPlan:
                           for n, c in zip(root.field_names, root.children, strict=True)
                           if c.column_id in self.selected])
 
-    def decode_whole(self, data: bytes | memoryview) -> list[pa.RecordBatch] | None:
+    def decode_whole(self, data: bytes | memoryview, schema: pa.Schema | None = None
+                     ) -> list[pa.RecordBatch] | None:
         """An unfiltered read's batches decoded from ``data``, the whole file's bytes, on
         this thread: no groups, no rounds (a dataset of many small files reads each so);
-        ``None`` when ``data`` is not the whole file or the read is filtered."""
+        ``None`` when ``data`` is not the whole file or the read is filtered. ``schema``:
+        :meth:`schema`, when the caller knows it (the files of a dataset share theirs)."""
         tail = self.tail
         if self.scan is not None or len(data) != tail.file_length:
             return None
@@ -356,7 +358,7 @@ class ReadPlan:
         pairs = ([(n, c) for n, c in zip(root.field_names, root.children, strict=True)
                   if c.column_id in selected] if root.kind == TypeKind.STRUCT
                  else [("_col0", root)])
-        schema = self.schema()
+        schema = self.schema() if schema is None else schema
         out: list[pa.RecordBatch] = []
         for stripe in self.stripes:
             raw = fetched.get(stripe.footer_offset, stripe.footer_length)
