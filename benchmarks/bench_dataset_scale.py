@@ -14,8 +14,8 @@ inside the child, ``--repeat`` times (best and median):
 - ``whole``: every file's ``x`` (``read_dataset(root, columns=["x"])`` against
   ``dataset(...).to_table(columns=["x"])``); both include their listing.
 
-Requests: locally the folders listed (``os.scandir`` calls) and the files read (``open``)
-by aorc (pyarrow's C++ I/O is not counted); on S3 (``--s3-files``, moto behind the
+Requests: locally the folders listed (``os.scandir`` calls) and the files read (``open``,
+``os.open``) by aorc (pyarrow's C++ I/O is not counted); on S3 (``--s3-files``, moto behind the
 delaying proxy of ``bench_s3.py``, ``--latency-ms`` per request, default 20) LIST and GET
 requests of both, from the proxy's log. Targets: whole read <= 1.0x pyarrow locally and
 <= 0.2x on S3; a one-partition read lists only that partition; RSS of ``open`` of 100,000
@@ -64,7 +64,7 @@ import aorc
 from aorc.io import list_files
 lists, opens = [0], [0]
 if not options:
-    real_scandir, real_open = os.scandir, builtins.open
+    real_scandir, real_open, real_os_open = os.scandir, builtins.open, os.open
     def scandir(path="."):
         lists[0] += 1
         return real_scandir(path)
@@ -72,7 +72,11 @@ if not options:
         if isinstance(file, str) and file.startswith(root):
             opens[0] += 1
         return real_open(file, *a, **k)
-    os.scandir, builtins.open = scandir, opened
+    def os_opened(file, *a, **k):
+        if isinstance(file, str) and file.startswith(root):
+            opens[0] += 1
+        return real_os_open(file, *a, **k)
+    os.scandir, builtins.open, os.open = scandir, opened, os_opened
 
 def pyarrow_dataset():
     if not options:

@@ -12,7 +12,7 @@ streams, :func:`variant_stream_layout` the encrypted ones (they can only be read
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -115,8 +115,10 @@ def _stream_kind(s: pb.Stream) -> int:
     return int(K.PRESENT) if unknown is None else unknown  # absent: proto2 default, as Java
 
 
-def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter) -> list[StreamInfo]:
-    """The stripe's unencrypted streams with their absolute offsets, in stored order.
+def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter,
+                  columns: Container[int] | None = None) -> list[StreamInfo]:
+    """The stripe's unencrypted streams with their absolute offsets, in stored order
+    (``columns``: only those of these columns; every stream is checked all the same).
 
     Streams are stored contiguously from the stripe's offset, in the footer's order.
     Encryption placeholders occupy space but are not returned.
@@ -130,16 +132,20 @@ def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter) -> list[StreamInf
     offset = stripe.offset
     out = []
     for i, s in enumerate(footer.streams):
-        kind = _stream_kind(s)
-        _check_stream(stripe, i, s, kind, offset, limit, n_columns, None)
-        if kind not in _PLACEHOLDERS:
-            out.append(StreamInfo(s.column, kind, offset, s.length))
-        offset += s.length
+        kind = s.kind if s.HasField("kind") else _stream_kind(s)
+        length, column = s.length, s.column
+        if offset + length > limit or (column >= n_columns and kind not in _PLACEHOLDERS):
+            _check_stream(stripe, i, s, kind, offset, limit, n_columns, None)  # raises
+        if kind not in _PLACEHOLDERS and (columns is None or column in columns):
+            out.append(StreamInfo(column, kind, offset, length))
+        offset += length
     return out
 
 
 def _check_stream(stripe: StripeInfo, i: int, s: pb.Stream, kind: int, offset: int,
                   limit: int, n_columns: int, variant: int | None) -> None:
+    if offset + s.length <= limit and (kind in _PLACEHOLDERS or s.column < n_columns):
+        return  # the common case, with no message built
     where = f"stripe {stripe.index}" + ("" if variant is None else f" variant {variant}")
     if offset + s.length > limit:
         raise CorruptFileError(

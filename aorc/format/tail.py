@@ -455,7 +455,8 @@ def _check_postscript(ps: pb.PostScript, where: str) -> tuple[tuple[int, int], C
         raise UnsupportedVersionError(
             f"{where}: written by a future ORC version {'.'.join(map(str, ps.version))}; "
             "readable versions are 0.11, 0.12 and UNSTABLE-PRE-2.0 (1.9999)")
-    unknown = unknown_enum_value(ps, 2)
+    # An unknown codec leaves the field unset (proto2 keeps the value as an unknown field).
+    unknown = None if ps.HasField("compression") else unknown_enum_value(ps, 2)
     if unknown is not None:
         raise UnsupportedFeatureError(f"{where}: unknown compression kind {unknown}")
     kind = CompressionKind(ps.compression)
@@ -477,9 +478,10 @@ def _build_tail(ps: pb.PostScript, footer: pb.Footer, file_length: int, ps_len: 
                 version: tuple[int, int], kind: CompressionKind, block_size: int,
                 metadata: bytes, stripes_end: int, source: str | None,
                 where: str) -> FileTail:
-    _check_types(footer, where)
     key = b"".join(t.SerializeToString() for t in footer.types)
-    schema = _TYPE_TREES.get(key)
+    schema = _TYPE_TREES.get(key)  # bytes seen before were checked then, needing no repair
+    if schema is None and not _check_types(footer, where):
+        key = b""  # names repaired: the tree is not kept under these bytes
     if schema is None:
         try:
             schema = types_from_proto(footer.types)
@@ -487,7 +489,8 @@ def _build_tail(ps: pb.PostScript, footer: pb.Footer, file_length: int, ps_len: 
             raise CorruptFileError(f"{where}: footer: {exc}") from exc
         if len(_TYPE_TREES) >= _TYPE_TREES_KEPT:
             _TYPE_TREES.clear()
-        _TYPE_TREES[key] = schema
+        if key:
+            _TYPE_TREES[key] = schema
     stripes = _stripes(footer, stripes_end, where)
     user_metadata = {_text(item.name): bytes(item.value) for item in footer.metadata}
     return FileTail(
@@ -514,8 +517,10 @@ def _build_tail(ps: pb.PostScript, footer: pb.Footer, file_length: int, ps_len: 
     )
 
 
-def _check_types(footer: pb.Footer, where: str) -> None:
-    """Reject unknown or missing type kinds; repair invalid UTF-8 in names (as Java does)."""
+def _check_types(footer: pb.Footer, where: str) -> bool:
+    """Reject unknown or missing type kinds; repair invalid UTF-8 in names (as Java does).
+    Whether the types were sound as they are (nothing repaired)."""
+    sound = True
     for cid, t in enumerate(footer.types):
         if not t.HasField("kind"):
             unknown = unknown_enum_value(t, 1)
@@ -526,8 +531,12 @@ def _check_types(footer: pb.Footer, where: str) -> None:
         for i, name in enumerate(t.fieldNames):
             if isinstance(name, bytes):
                 t.fieldNames[i] = _text(name)
+                sound = False
         for attr in t.attributes:
-            attr.key, attr.value = _text(attr.key), _text(attr.value)
+            if isinstance(attr.key, bytes) or isinstance(attr.value, bytes):
+                attr.key, attr.value = _text(attr.key), _text(attr.value)
+                sound = False
+    return sound
 
 
 def _stripes(footer: pb.Footer, stripes_end: int, where: str) -> list[StripeInfo]:

@@ -674,6 +674,29 @@ def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
         return {t.column_id for t in root.walk()}
     if isinstance(names, str):
         raise SchemaError("columns must be a list of names, not a string")
+    names = tuple(names)
+    key = (id(root), names)
+    if not all(isinstance(n, str) for n in names):
+        return _selected(root, names)  # its error, uncached
+    known = _SELECTED.get(key)
+    if known is not None and known[0] is root:
+        return set(known[1])
+    selected = _selected(root, names)
+    if len(_SELECTED) >= _KEPT:
+        _SELECTED.clear()
+    _SELECTED[key] = (root, frozenset(selected))  # the tree kept: its id stays its own
+    return selected
+
+
+#: Selections and column orders worked out last, by type tree (the files of a dataset
+#: share theirs: see :mod:`aorc.format.tail`) and names: a read of many small files
+#: resolves its names once.
+_SELECTED: dict[tuple[int, tuple[str, ...]], tuple[OrcType, frozenset[int]]] = {}
+_ORDERS: dict[tuple[int, tuple[str, ...]], tuple[OrcType, list[str] | None]] = {}
+_KEPT = 256
+
+
+def _selected(root: OrcType, names: Sequence[str]) -> set[int]:
     selected = {root.column_id}
     for name in names:
         node = _resolve(root, name)
@@ -692,6 +715,20 @@ def requested_order(root: OrcType, columns: Sequence[str] | None) -> list[str] |
     (``None`` when that is the file's order, or everything is read)."""
     if columns is None or root.kind != TypeKind.STRUCT:
         return None
+    key = (id(root), tuple(columns))
+    if not all(isinstance(n, str) for n in key[1]):
+        return _order(root, key[1])  # its error, uncached
+    known = _ORDERS.get(key)
+    if known is not None and known[0] is root:
+        return None if known[1] is None else list(known[1])
+    found = _order(root, key[1])
+    if len(_ORDERS) >= _KEPT:
+        _ORDERS.clear()
+    _ORDERS[key] = (root, None if found is None else list(found))
+    return found
+
+
+def _order(root: OrcType, columns: Sequence[str]) -> list[str] | None:
     order: dict[str, None] = {}
     for name in columns:
         node = _resolve(root, name)

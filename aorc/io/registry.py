@@ -541,6 +541,8 @@ def schemes() -> list[str]:
 
 
 def _text(url: str | os.PathLike[str]) -> str:
+    if type(url) is str:  # the common case first: os.PathLike's check is an ABC's
+        return url
     if isinstance(url, os.PathLike):
         return os.fspath(url)
     if not isinstance(url, str):
@@ -674,9 +676,10 @@ def local_path(url: str | os.PathLike[str]) -> str | None:
     return scheme.path_of(_text(url)) if isinstance(scheme, LocalScheme) else None
 
 
-def read_local(url: str | os.PathLike[str]) -> bytes:
+def read_local(url: str | os.PathLike[str], size: int = 0) -> bytes:
     """A local file's bytes, read whole on this thread (datasets of many small files read
-    them so, a group per worker thread).
+    them so, a group per worker thread); ``size`` is what the file is expected to hold (a
+    listing's size: then one ``read`` takes it all, and a second finds the end).
 
     Raises:
         ObjectNotFoundError: no such file (and the other :class:`~aorc.errors.StoreError`
@@ -686,11 +689,20 @@ def read_local(url: str | os.PathLike[str]) -> bytes:
     path = local_path(url)
     if path is None:
         raise ValueError(f"{_text(url)} is not a local file")
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
+    try:  # os.read, not open(): a Python file object costs as much as the read
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            chunks = [os.read(fd, max(size, 0) + 1 if size > 0 else 1 << 16)]
+            while chunks[-1]:
+                chunks.append(os.read(fd, 1 << 20))
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise map_os_error(exc, path) from exc
+    return chunks[0] if len(chunks) <= 2 else b"".join(chunks)
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 async def list_files(url: str | os.PathLike[str],

@@ -28,12 +28,18 @@ from aorc.format.nesting import check_depth
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressHook, ProgressTracker, tracker
-from aorc.read.dataset_local import SmallFileReads, all_small_local, run_groups
+from aorc.read.dataset_local import (
+    SmallFileReads,
+    all_small_local,
+    group_threads,
+    run_groups,
+)
 from aorc.read.dataset_plan import (
     FilePlan,
     ReadPlan,
     concat_files,
     dataset_filter,
+    finish_runs,
     has_path,
     plan_columns,
     prune,
@@ -309,7 +315,8 @@ class Dataset(SmallFileReads):
             self._data_schema = self._merged_data(schemas + [r for r in extra if r is not None])
         self.files = [f for f, _, _ in found]
         plan = self._plan(columns, filters)
-        tables = [self._finish(t, f, {}, plan) for f, _, t in found]
+        parts = [n for n in plan.row_schema.names if n in self.partition_schema.names]
+        tables = finish_runs(found, parts, lambda t, f: self._finish(t, f, {}, plan))
         return concat_files(tables, plan.out_schema)
 
     async def _unlisted(self) -> list[DatasetFile]:
@@ -345,7 +352,8 @@ class Dataset(SmallFileReads):
                     return files[i:]
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
         if all_small_local(files):
-            opened = await run_groups(files, self._local_schema)
+            opened = await run_groups(files, self._local_schemas,
+                                      threads=group_threads(files))
         else:
             opened = await gather_or_cancel([one(f) for f in files])
         found = [s for s in opened if s is not None]

@@ -13,7 +13,7 @@ some conjunction possible.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -29,6 +29,7 @@ __all__ = [
     "ReadPlan",
     "concat_files",
     "dataset_filter",
+    "finish_runs",
     "has_path",
     "plan_columns",
     "prune",
@@ -179,6 +180,29 @@ def concat_files(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
     if not tables[0].num_columns:
         return pa.table({"n": pa.nulls(sum(t.num_rows for t in tables))}).select([])
     return pa.concat_tables(tables)
+
+
+def finish_runs(found: Sequence[tuple[DatasetFile, pa.Schema, pa.Table]], parts: Sequence[str],
+                finish: Callable[[pa.Table, DatasetFile], pa.Table]) -> list[pa.Table]:
+    """Each file's table ``finish``-ed (brought into the read's schema), a run of
+    consecutive files whose tables share one schema and whose values of the partition
+    columns ``parts`` are equal finished as one table: the files of a dataset of many small
+    files then pay one conform and one set of partition columns per run, not per file.
+    (A run's conform fails where its first file's does: their columns are the same.)"""
+    out: list[pa.Table] = []
+    i = 0
+    while i < len(found):
+        f, _, table = found[i]
+        j = i + 1
+        if table.num_columns:  # a table of no columns keeps no row count when concatenated
+            values = [f.partition.get(n) for n in parts]
+            while (j < len(found) and found[j][2].schema.equals(table.schema)
+                   and [found[j][0].partition.get(n) for n in parts] == values):
+                j += 1
+        run = table if j == i + 1 else pa.concat_tables([t for _, _, t in found[i:j]])
+        out.append(finish(run, f))
+        i = j
+    return out
 
 
 def has_path(field_: pa.Field, rest: str) -> bool:

@@ -290,15 +290,25 @@ async def list_dataset(source: DatasetSource, layout: Layout, options: DatasetOp
     if layout.flavor is None:
         raw: list[dict[str, str | None]] = [{} for _ in listed]
     else:
-        raw = [_folder_values(layout, root, info.path) for root, info in listed]
+        raw = _all_folder_values(layout, listed)
     listed, raw = _one_layout(listed, raw, layout, options.exclude_invalid_files)
     paths = [info.path for _, info in listed]
     given_parts = layout.schema
     if schema is not None and given_parts is None and layout.flavor is not None:
         given_parts = pa.schema([f for f in schema if raw and f.name in raw[0]])
-    part_schema = infer_partition_schema(raw, paths, given_parts)
-    typed = partition_table(raw, part_schema, paths).to_pylist() if len(part_schema) \
-        else [{} for _ in raw]
+    # The files of a folder share its values (one dict): each folder typed once.
+    first: dict[int, int] = {}
+    at = [first.setdefault(id(v), i) for i, v in enumerate(raw)]
+    folders = sorted(set(at))
+    part_schema = infer_partition_schema([raw[i] for i in folders],
+                                         [paths[i] for i in folders], given_parts)
+    if len(part_schema):
+        rows = partition_table([raw[i] for i in folders], part_schema,
+                               [paths[i] for i in folders]).to_pylist()
+        row_of = dict(zip(folders, rows, strict=True))
+        typed = [dict(row_of[i]) for i in at]
+    else:
+        typed = [{} for _ in raw]
     files = [DatasetFile(info.path, info.size, values)
              for (_, info), values in zip(listed, typed, strict=True)]
     return files, part_schema
@@ -322,6 +332,22 @@ def _glob_matches(glob: str, name: str) -> bool:
         return fnmatch.fnmatchcase(name, glob)
     return any(_glob_matches(glob[:match.start()] + option + glob[match.end():], name)
                for option in match.group(1).split(","))
+
+
+def _all_folder_values(layout: Layout, listed: Sequence[tuple[str, registry.FileInfo]]
+                       ) -> list[dict[str, str | None]]:
+    """:func:`_folder_values` of every listed file, parsed once per folder: the files of a
+    folder share one dict (not to be changed)."""
+    known: dict[tuple[str, str], dict[str, str | None]] = {}
+    out = []
+    for root, info in listed:
+        path = info.path
+        key = (root, path[:max(path.rfind("/"), path.rfind(os.sep))])
+        values = known.get(key)
+        if values is None:
+            values = known[key] = _folder_values(layout, root, path)
+        out.append(values)
+    return out
 
 
 def _folder_values(layout: Layout, root: str, path: str) -> dict[str, str | None]:
@@ -396,10 +422,11 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
     return _opened(tail, data, options, etag if isinstance(etag, str) else None)
 
 
-def open_local_tail(path: str, options: DatasetOptions, io: IOStats) -> OpenedTail:
-    """:func:`open_tail` of a small local file (at most :data:`SMALL_FILE_BYTES`), on this
-    thread: the file read whole, with one ``read``."""
-    data = registry.read_local(path)
+def open_local_tail(path: str, options: DatasetOptions, io: IOStats, size: int = 0
+                    ) -> OpenedTail:
+    """:func:`open_tail` of a small local file (at most :data:`SMALL_FILE_BYTES`; ``size``:
+    the listing's), on this thread: the file read whole, with one ``read``."""
+    data = registry.read_local(path, size)
     io.requests += 1
     io.bytes += len(data)
     tail = _parse(path, data, len(data))

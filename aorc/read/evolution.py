@@ -102,7 +102,11 @@ def merge_schemas(schemas: Sequence[tuple[str, pa.Schema]]) -> pa.Schema:
         SchemaError: a column's types cannot be unified; names the file and the column.
     """
     fields: list[pa.Field] = []
+    seen: set[int] = set()  # files of one schema mostly share its object: merged once
     for path, schema in schemas:
+        if id(schema) in seen:
+            continue
+        seen.add(id(schema))
         try:
             fields = _merge_fields(fields, list(schema), "")
         except _Incompatible as exc:

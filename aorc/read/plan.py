@@ -314,6 +314,36 @@ class ReadPlan:
                           for n, c in zip(root.field_names, root.children, strict=True)
                           if c.column_id in self.selected])
 
+    def decode_whole(self, data: bytes | memoryview, schema: pa.Schema | None = None
+                     ) -> list[pa.RecordBatch] | None:
+        """An unfiltered read's batches decoded from ``data``, the whole file's bytes, on
+        this thread: no groups, no rounds (a dataset of many small files reads each so);
+        ``None`` when ``data`` is not the whole file or the read is filtered. ``schema``:
+        :meth:`schema`, when the caller knows it (the files of a dataset share theirs)."""
+        tail = self.tail
+        if self.scan is not None or len(data) != tail.file_length:
+            return None
+        fetched = FetchedBytes([(0, data)])
+        selected, path, opts, root = self.selected, self.path, self.opts, tail.schema
+        pairs = ([(n, c) for n, c in zip(root.field_names, root.children, strict=True)
+                  if c.column_id in selected] if root.kind == TypeKind.STRUCT
+                 else [("_col0", root)])
+        schema = self.schema() if schema is None else schema
+        out: list[pa.RecordBatch] = []
+        for stripe in self.stripes:
+            raw = fetched.get(stripe.footer_offset, stripe.footer_length)
+            where = f"stripe {stripe.index}"
+            footer = guarded(path, where, parse_stripe_footer, raw, tail, stripe)
+            layout = guarded(path, where, stream_layout, stripe, footer, selected)
+            streams = {(s.column, s.kind): s for s in layout if s.kind in DATA_KINDS}
+            lazy = LazyStreams(footer, streams, fetched, tail,
+                               max_decoded_bytes=opts.max_decoded_bytes)
+            batch = guarded(path, where, _decode_stripe, Context(lazy, opts, selected), root,
+                            pairs, stripe.num_rows, schema)
+            if batch.num_rows:
+                out.append(batch)
+        return out
+
     def groups(self) -> list[GroupPlan]:
         """The groups of stripes to read, in file order (for a filtered read, those whose
         statistics do not rule them out; counters updated)."""
@@ -375,9 +405,10 @@ class ReadPlan:
 
     # ------------------------------------------------------------------ unfiltered decode
     def stripe_job(self, stripe: StripeInfo, footer: pb.StripeFooter,
-                   streams: dict[tuple[int, int], StreamInfo], fetched: FetchedBytes
-                   ) -> StripeJob:
-        """The decoding of a whole stripe's selected columns."""
+                   streams: dict[tuple[int, int], StreamInfo], fetched: FetchedBytes,
+                   *, weigh: bool = True) -> StripeJob:
+        """The decoding of a whole stripe's selected columns (``weigh``: with its parts'
+        weights, for a driver that shares them among threads)."""
         root = self.tail.schema
         selected = self.selected
         lazy = LazyStreams(footer, streams, fetched, self.tail, threads=self.threads,
@@ -404,7 +435,8 @@ class ReadPlan:
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
-        weights = decode_weights(streams, [c for _, c in pairs], stripe.num_rows)
+        weights = (decode_weights(streams, [c for _, c in pairs], stripe.num_rows) if weigh
+                   else [])
 
         def slices() -> StripeSlices:
             sliced = Context(lazy, self.opts, selected, sliced=True)
@@ -440,6 +472,19 @@ class ReadPlan:
 
         return StripeJob(stripe.index, self.path, prepare, assemble, (), stripe.num_rows,
                          slices)
+
+
+def _decode_stripe(ctx: Context, root: OrcType, pairs: list[tuple[str, OrcType]], rows: int,
+                   schema: pa.Schema) -> pa.RecordBatch:
+    """A whole stripe's selected top-level columns (``pairs``) decoded in turn on this
+    thread: :meth:`ReadPlan.stripe_job`'s parts and assembly in one go."""
+    level = Placement(rows)
+    if root.kind == TypeKind.STRUCT:
+        slots = ctx.slots(root, level)
+        if slots.valid is not None:  # a null root row: its fields read as null
+            level = slots.level()
+    return pa.RecordBatch.from_arrays([decode_level(c, ctx, level) for _, c in pairs],
+                                      schema=schema)
 
 
 def _failed(plan: ReadPlan, stripe: StripeInfo, error: AorcError) -> StripeJob:

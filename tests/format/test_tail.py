@@ -436,9 +436,27 @@ def test_invalid_utf8_names_are_replaced() -> None:
     struct = b"\x08\x0c\x12\x01\x01\x1a\x02\xff\xfe"
     fbytes = (b"\x22" + bytes([len(struct)]) + struct + b"\x22\x02\x08\x03"
               + b"\x2a\x05\x0a\x01\xff\x12\x00")
-    tail = parse_whole(_with_raw_footer(fbytes))
-    assert tail.schema.field_names == ("\ufffd\ufffd",)
-    assert tail.user_metadata == {"\ufffd": b""}
+    for _ in range(2):  # a tree seen before skips its check: not one that was repaired
+        tail = parse_whole(_with_raw_footer(fbytes))
+        assert tail.schema.field_names == ("\ufffd\ufffd",)
+        assert tail.footer.types[0].fieldNames[0] == "\ufffd\ufffd"
+        assert tail.user_metadata == {"\ufffd": b""}
+
+
+def test_a_type_tree_is_built_and_checked_once() -> None:
+    """Files of one schema share one type tree: the second parse of the same types finds
+    it kept (no check, no build); a kind unknown is refused every time, never kept."""
+    from aorc.format import tail as tail_module
+
+    footer = _footer()
+    first = parse_whole(build(footer))
+    second = parse_whole(build(footer))
+    assert second.schema is first.schema
+    key = b"".join(t.SerializeToString() for t in first.footer.types)
+    assert tail_module._TYPE_TREES[key] is first.schema
+    for _ in range(2):
+        with pytest.raises(UnsupportedFeatureError, match="unknown type kind 99"):
+            parse_whole(_with_raw_footer(b"\x22\x02\x08\x63"))
 
 
 def test_writer_names() -> None:

@@ -199,3 +199,28 @@ def test_attributes_on_every_node_reach_pyarrow_and_pyorc(tmp_path: pathlib.Path
     assert orc.fields["m"].value.attributes == {"iceberg.id": "5", "note": "n-5"}
     assert orc.fields["m"].value.type.attributes == {"iceberg.id": "6", "note": "n-6"}
     assert orc.fields["s"].fields["x"].attributes == {"iceberg.id": "8", "note": "n-8"}
+
+
+def test_selections_are_worked_out_once_per_tree() -> None:
+    """select_columns and requested_order keep their answers per type tree and names (a
+    dataset's files share their tree): the same answer again, in a set of the caller's own."""
+    from aorc.format import types as types_module
+    from aorc.format.types import from_arrow_schema, requested_order, select_columns
+
+    root = from_arrow_schema(pa.schema([("a", pa.int64()), ("b", pa.struct([("c", pa.string())])),
+                                       ("d", pa.float64())]))
+    first = select_columns(root, ["d", "b.c"])
+    assert first == {0, 2, 3, 4}
+    first.add(99)  # the caller's set: the kept answer does not change
+    assert select_columns(root, ["d", "b.c"]) == {0, 2, 3, 4}
+    assert (id(root), ("d", "b.c")) in types_module._SELECTED
+    assert requested_order(root, ["d", "a"]) == ["d", "a"]
+    assert requested_order(root, ["a", "d"]) is None
+    order = requested_order(root, ["d", "a"])
+    assert order is not None
+    order.append("x")
+    assert requested_order(root, ["d", "a"]) == ["d", "a"]
+    with pytest.raises(SchemaError, match="nope"):
+        select_columns(root, ["nope"])
+    with pytest.raises(SchemaError, match="nope"):
+        requested_order(root, ["nope"])

@@ -338,3 +338,24 @@ async def test_cancel_during_open_closes_the_file(data_file: pathlib.Path,
         await asyncio.sleep(0)
     await store.close()
     assert len(opened) == 1 and opened[0].closed  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("size", [0, 10, len(DATA), len(DATA) + 5, 1 << 22])
+def test_read_local_whatever_size_the_listing_gave(data_file: pathlib.Path, size: int) -> None:
+    """A small local file is read whole with os.read: all of it, whether the listed size
+    is unknown (0), short (the file grew), exact or too long."""
+    from aorc.io import registry
+
+    assert registry.read_local(str(data_file), size) == DATA
+    assert registry.read_local(f"file://{data_file}") == DATA
+
+
+def test_read_local_errors(tmp_path: pathlib.Path) -> None:
+    from aorc.io import registry
+
+    with pytest.raises(ObjectNotFoundError, match="missing.orc"):
+        registry.read_local(str(tmp_path / "missing.orc"))
+    with pytest.raises(StoreError):
+        registry.read_local(str(tmp_path))  # a folder
+    with pytest.raises(ValueError, match="not a local file"):
+        registry.read_local("s3://bucket/key.orc")

@@ -104,3 +104,143 @@ def test_groups_bounded() -> None:
     assert not dataset_local.all_small_local([DatasetFile("s3://b/k.orc", 10)])
     assert not dataset_local.all_small_local([DatasetFile("/x.orc", 1 << 30)])
     assert dataset_local.all_small_local([DatasetFile("/x.orc", 10)])
+
+
+# --------------------------------------------------------------------------- the lean path
+
+def _write(path: Path, table: pa.Table) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pa_orc.write_table(table, str(path))
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Path:
+    """Two schemas interleaved within partitions: old files (id int32, x) and new ones
+    (id int64, x, t string), so runs of one schema are cut at every file."""
+    for i in range(24):
+        n = 3 + i % 4
+        ids = list(range(i * 10, i * 10 + n))
+        if i % 2:
+            table = pa.table({"id": pa.array(ids, pa.int64()), "x": [i + 0.5] * n,
+                              "t": [f"t{i}"] * n})
+        else:
+            table = pa.table({"id": pa.array(ids, pa.int32()), "x": [i + 0.5] * n})
+        _write(tmp_path / f"p={i % 3}" / f"f{i:03d}.orc", table)
+    return tmp_path
+
+
+def _expected_mixed(root: Path) -> pa.Table:
+    """The mixed dataset unified by hand, from pyarrow.orc's reads of each file."""
+    rows = []
+    for f in sorted(root.glob("p=*/*.orc")):
+        t = pa_orc.read_table(str(f)).to_pylist()
+        for r in t:
+            rows.append({"id": r["id"], "x": r["x"], "t": r.get("t"),
+                         "p": int(f.parent.name[2:])})
+    return pa.Table.from_pylist(rows, pa.schema([("id", pa.int64()), ("x", pa.float64()),
+                                                 ("t", pa.string()), ("p", pa.int32())]))
+
+
+@pytest.mark.parametrize("columns", [None, ["t", "id"], ["x", "p"]])
+async def test_mixed_schemas_read_as_one(mixed: Path, columns: list[str] | None,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files of two schemas take the per-schema requests: each schema's request is
+    worked out once, not once per file, and every row comes back in the unified schema."""
+    calls: list[int] = []
+    real = aorc.Dataset._file_request
+
+    def counted(self: aorc.Dataset, *args: object) -> object:
+        calls.append(1)
+        return real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aorc.Dataset, "_file_request", counted)
+    got = await aorc.read_dataset(str(mixed), columns=columns)
+    assert len(calls) == 2  # two schemas, 24 files
+    want = _expected_mixed(mixed)
+    want = want.select(columns) if columns is not None else want
+    assert got.schema.names == want.schema.names
+    if "id" in got.schema.names:
+        assert got.schema.field("id").type == pa.int64()  # int32 files widened
+    key = [(n, "ascending") for n in want.column_names]
+    assert got.sort_by(key).to_pylist() == want.cast(got.schema).sort_by(key).to_pylist()
+    calls.clear()
+    ds = await aorc.open_dataset(str(mixed))
+    assert (await ds.read(columns)).sort_by(key).to_pylist() == got.sort_by(key).to_pylist()
+    assert len(calls) == 2
+
+
+def _corrupt_stripe_footer(path: Path) -> None:
+    """Damage the (first) stripe footer of a file whose tail stays readable."""
+    from aorc.format.tail import NeedBytes, parse_tail
+
+    data = bytearray(path.read_bytes())
+    tail = parse_tail(bytes(data), len(data))
+    assert not isinstance(tail, NeedBytes)
+    stripe = tail.stripes[0]
+    start = stripe.footer_offset
+    data[start:start + stripe.footer_length] = b"\xff" * stripe.footer_length
+    path.write_bytes(bytes(data))
+
+
+async def test_a_corrupt_small_file_names_its_path(tmp_path: Path) -> None:
+    for i in range(8):
+        _write(tmp_path / f"f{i}.orc", pa.table({"x": [float(i)] * 5}))
+    _corrupt_stripe_footer(tmp_path / "f5.orc")
+    with pytest.raises(aorc.CorruptFileError, match=r"f5\.orc.*stripe 0"):
+        await aorc.read_dataset(str(tmp_path), columns=["x"])
+    ds = await aorc.open_dataset(str(tmp_path))
+    with pytest.raises(aorc.CorruptFileError, match=r"f5\.orc.*stripe 0"):
+        await ds.read(["x"])
+
+
+async def test_filters_still_prune_and_count(tmp_path: Path) -> None:
+    """A data filter still goes through each file's statistics (the lean path is for
+    unfiltered reads): the files whose x cannot match are pruned, and the scans of the
+    worker groups add up in the dataset's counts."""
+    for i in range(40):
+        _write(tmp_path / f"p={i % 4}" / f"f{i:03d}.orc",
+               pa.table({"x": pa.array([float(i)] * 10), "id": list(range(10))}))
+    ds = await aorc.open_dataset(str(tmp_path))
+    got = await ds.read(["x"], [("x", ">=", 30.0)])
+    assert sorted(set(got.column("x").to_pylist())) == [float(i) for i in range(30, 40)]
+    assert ds.scan_stats.stripes_total == 40
+    assert ds.scan_stats.stripes_pruned_by_stats == 30
+    assert ds.scan_stats.rows_returned == 100
+    want = peer(tmp_path, ["x"], pc.field("x") >= 30.0)
+    assert sorted(got.column("x").to_pylist()) == sorted(want.column("x").to_pylist())
+
+
+def test_group_threads() -> None:
+    tiny = [DatasetFile(f"/d/f{i}.orc", 1500) for i in range(100)]
+    assert dataset_local.group_threads(tiny) == 1
+    big = [DatasetFile(f"/d/f{i}.orc", 2 * dataset_local.TINY_FILE_BYTES) for i in range(4)]
+    assert dataset_local.group_threads(big) == dataset_local.pool_size()
+    assert len(dataset_local._groups(list(range(10_000)), 1)) == 10_000 // 64 + 1
+
+
+async def test_run_groups_hands_whole_groups() -> None:
+    seen: list[int] = []
+    got = await dataset_local.run_groups(
+        list(range(300)), lambda g: (seen.append(len(g)), [x * 2 for x in g])[1],
+        threads=1, done=lambda n: None)
+    assert got == [x * 2 for x in range(300)]
+    assert sum(seen) == 300 and max(seen) <= dataset_local.GROUP_FILES
+
+
+async def test_run_groups_stops_at_the_first_failure() -> None:
+    """A failing group stops the worker: no group after it starts, and the error is the
+    caller's (the groups run in turn on one thread, none through the event loop)."""
+    started: list[int] = []
+    told: list[int] = []
+
+    def work(group: list[int]) -> list[int]:
+        started.append(group[0])
+        if group[0] >= 64 * 3:
+            raise aorc.CorruptFileError(f"group at {group[0]}")
+        return list(group)
+
+    with pytest.raises(aorc.CorruptFileError, match="group at 192"):
+        await dataset_local.run_groups(list(range(64 * 10)), work, threads=1,
+                                       done=told.append)
+    assert started == [0, 64, 128, 192]
+    assert sum(told) <= 3 * 64

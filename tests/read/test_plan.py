@@ -263,3 +263,37 @@ def test_decode_weights_count_each_type_per_row_and_the_stored_bytes() -> None:
     assert got == [500 * ROW_WORK[t.kind] + 250 * t.column_id for t in tops]
     # A short string column outweighs a long boolean one of the same rows.
     assert got[0] > got[1]
+
+
+@pytest.mark.parametrize("columns", [None, ["small", "key"], ["text"]])
+def test_decode_whole_equals_the_rounds(sample: tuple[bytes, pa.Table],
+                                        columns: list[str] | None) -> None:
+    """decode_whole (a small file's bytes all at hand: one go, no rounds) gives the batches
+    the push decoder gives, stripe by stripe, for ORC C++'s file of several stripes."""
+    data, table = sample
+    plan = make_plan(data, columns)
+    assert len(plan.tail.stripes) > 1
+    batches = plan.decode_whole(data)
+    assert batches is not None and len(batches) == len(plan.tail.stripes)
+    pushed, _ = read_all(make_plan(data, columns), data)
+    got = pa.Table.from_batches(batches)
+    assert got.equals(pushed)
+    want = table if columns is None else table.select(
+        [n for n in table.column_names if n in columns])
+    assert got.equals(want)
+
+
+def test_decode_whole_only_of_the_whole_file_unfiltered(sample: tuple[bytes, pa.Table]) -> None:
+    data, _ = sample
+    assert make_plan(data, ["key"]).decode_whole(data[1:]) is None
+    assert make_plan(data, ["key"], [("key", "<", 10)]).decode_whole(data) is None
+
+
+def test_decode_whole_names_the_file_and_stripe(sample: tuple[bytes, pa.Table]) -> None:
+    data, _ = sample
+    tail = tail_of(data)
+    s = tail.stripes[1]
+    broken = bytearray(data)
+    broken[s.footer_offset:s.footer_offset + s.footer_length] = b"\xff" * s.footer_length
+    with pytest.raises(CorruptFileError, match=r"sample\.orc.*stripe 1"):
+        make_plan(bytes(broken), ["key"]).decode_whole(bytes(broken))

@@ -458,7 +458,10 @@ def column_error(t: OrcType, kind: int | str, message: str) -> CorruptFileError:
 def fixed_width_array(dt: pa.DataType, slots: Slots, values: np.ndarray) -> pa.Array:
     """An Arrow array of a fixed-width type from ``slots.count`` values."""
     data = slots.expand(values)
-    if data.ctypes.data % data.dtype.itemsize:  # a view into a stream at an odd address
+    dtype = data.dtype
+    aligned = (data.flags.aligned if dtype.alignment == dtype.itemsize  # cheap: no ctypes
+               else not data.ctypes.data % dtype.itemsize)
+    if not aligned:  # a view into a stream at an odd address
         data = data.copy()
     return pa.Array.from_buffers(dt, slots.length, [slots.validity(), pa.py_buffer(data)],
                                  null_count=slots.null_count)
