@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyorc
 import pytest
-from stream_builders import literal_rle_v1, make_streams
+from stream_builders import bool_rle, literal_rle_v1, make_streams
 from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read, pyorc_bytes, stripes
 
 from aorc.errors import CorruptFileError, SchemaError, UnsupportedFeatureError
@@ -264,3 +264,65 @@ def test_instant_ignores_the_writer_zone() -> None:
     got = _decode_raw([10], [0], zone="Asia/Tokyo", kind="timestamp with local time zone")
     assert got.type == pa.timestamp("ns", tz="UTC")
     assert got.cast(pa.int64()).to_pylist() == [(BASE_UTC + 10) * 10**9]
+
+
+@pytest.mark.parametrize(("seed", "zone", "kind"), [
+    (0, "UTC", "timestamp"), (1, "America/New_York", "timestamp"),
+    (2, "Asia/Kolkata", "timestamp"), (3, "Europe/Berlin", "timestamp with local time zone"),
+    (4, "Australia/Lord_Howe", "timestamp")])
+def test_one_pass_equals_the_general_way(seed: int, zone: str, kind: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-pass kernel against the general way (the kernel turned off), on seeded
+    instants from 1900 to 2100 with every kind of fraction, nulls, and zones with and
+    without daylight saving."""
+    from aorc.format.codec import rle
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    instants = rng.integers(-2_208_988_800 * 10**9, 4_102_444_800 * 10**9, n)
+    instants[::7] = instants[::7] // 10**9 * 10**9  # whole seconds
+    instants[1::7] = instants[1::7] // 10**6 * 10**6  # milliseconds
+    written = [_java_write(int(i)) for i in instants]
+    nulls = rng.random(n) < 0.15
+    present = [w for w, null in zip(written, nulls, strict=True) if not null]
+
+    def decode() -> pa.Array:
+        streams = make_streams(
+            {(0, pb.Stream.DATA): literal_rle_v1([s for s, _ in present], signed=True),
+             (0, pb.Stream.SECONDARY): literal_rle_v1([_format_nanos(v) for _, v in present],
+                                                      signed=False),
+             (0, pb.Stream.PRESENT): bool_rle([not x for x in nulls])},
+            [pb.ColumnEncoding.DIRECT], zone)
+        return decode_column(parse_type_string(kind), streams, n, DecodeOptions())
+
+    calls: list[bool] = []
+    real = rle.timestamps_ns
+
+    def counted(*args: object, **kwargs: object) -> object:
+        out = real(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(rle, "timestamps_ns", counted)
+    fast = decode()
+    monkeypatch.setattr(rle, "timestamps_ns", lambda *a, **k: None)
+    general = decode()
+    assert calls == [True] and fast.equals(general) and fast.null_count == int(nulls.sum())
+    if zone == "UTC" and kind == "timestamp":
+        want = [None if null else int(i) for i, null in zip(instants, nulls, strict=True)]
+        assert fast.cast(pa.int64()).to_pylist() == want
+
+
+def test_one_pass_leaves_ranges_and_old_julian_times_to_the_general_way() -> None:
+    from aorc.format.codec import rle
+
+    zone = [np.zeros(0, np.int64), np.zeros(1, np.int64)]
+    ok = rle.timestamps_ns(np.array([0]), np.array([0]), None, 1, 0, *zone)
+    assert ok is not None and ok.tolist() == [0]
+    too_far = np.array([2**63 // 10**9 + 1])
+    assert rle.timestamps_ns(too_far, np.array([0]), None, 1, 0, *zone) is None
+    bad_nanos = np.array([(10**9) << 3])
+    assert rle.timestamps_ns(np.array([0]), bad_nanos, None, 1, 0, *zone) is None
+    assert rle.timestamps_ns(np.array([-10**10]), np.array([0]), None, 1, 0, *zone,
+                             floor=-10**9) is None
+    assert rle.timestamps_ns(np.array([0, 1]), np.array([0]), None, 2, 0, *zone) is None

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from aorc.errors import CorruptFileError
-from aorc.format.codec import _decimal, _decode
+from aorc.format.codec import _decimal, _decode, _timestamps
 from aorc.format.codec._encode import (
     double_group_stats,
     encode_nanos,
@@ -60,6 +60,7 @@ __all__ = [
     "read_varint128_from",
     "read_varints",
     "rle_version",
+    "timestamps_ns",
     "write_bool_rle_with_positions",
     "write_byte_rle_with_positions",
     "write_int_rle_v2",
@@ -324,6 +325,20 @@ def read_varint128_from(data: Data, n: SupportsIndex, offset: SupportsIndex = 0
     return _decode.read_varint128_from(data, n, offset)
 
 
+
+def timestamps_ns(seconds: npt.NDArray[np.int64], raw_nanos: npt.NDArray[np.int64],
+                  valid: npt.NDArray[np.bool_] | None, length: int, base: int,
+                  transitions: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64],
+                  floor: int | None = None) -> npt.NDArray[np.int64] | None:
+    """A timestamp column's ``timestamp[ns]`` values in one pass, nulls 0: ``seconds`` (DATA,
+    from 2015-01-01 in the zone, i.e. ``base`` UTC) and SECONDARY's ``raw_nanos`` (one per
+    true flag of ``valid``, or per slot when it is ``None``) become the zone's wall clock
+    (``offsets[k]`` seconds east of UTC before ``transitions[k]``, the last one after),
+    with ORC's second taken off negative instants with a fraction of a millisecond or more.
+    ``None`` when a value needs the general way: nanoseconds or seconds out of range, a
+    result near the ends of ``timestamp[ns]``, or a wall-clock second before ``floor``."""
+    return _timestamps.timestamps_ns(seconds, raw_nanos, valid, length, base, transitions,
+                                     offsets, floor)
 
 def decimals_at_scale(data: Data, n: int, offset: int, scales: npt.NDArray[np.int64],
                       target: int, precision: int

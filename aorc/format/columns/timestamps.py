@@ -77,6 +77,17 @@ def decode_timestamp(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     raw_nanos = ctx.ints(t, pb.Stream.SECONDARY, slots.count, signed=False)
     if slots.count == 0:
         return fixed_width_array(ctx.arrow_type(t), slots, np.zeros(0, np.int64))
+    if ctx.opts.timestamp_unit == "ns":  # the usual case in one pass, else the general way
+        zone = _zone(t, ctx)
+        julian = t.kind == TypeKind.TIMESTAMP and ctx.opts.calendar == pb.JULIAN_GREGORIAN
+        valid = slots.valid if slots.count != slots.length else None
+        values = rle.timestamps_ns(seconds, raw_nanos, valid, slots.length, zone.base_epoch,
+                                   zone.transitions, zone.offsets,
+                                   GREGORIAN_START_DAY * 86_400 if julian else None)
+        if values is not None:
+            return pa.Array.from_buffers(ctx.arrow_type(t), slots.length,
+                                         [slots.validity(), pa.py_buffer(values)],
+                                         null_count=slots.null_count)
     nanos = decode_nanos(raw_nanos)
     low, high = int(nanos.min()), int(nanos.max())
     if low < -999_999_999 or high > 999_999_999:
