@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -26,7 +26,7 @@ import pyarrow as pa
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format.nesting import check_depth
 from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel
+from aorc.io.base import gather_or_cancel, map_bounded
 from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.read.dataset_local import SmallFileReads, all_small_local, run_groups
 from aorc.read.dataset_plan import (
@@ -321,7 +321,7 @@ class Dataset(SmallFileReads):
         known = {f.path for f in self.files}
         return [f for f in every if f.path not in known]
 
-    def _merged_data(self, schemas: list[tuple[str, pa.Schema]]) -> pa.Schema:
+    def _merged_data(self, schemas: Iterable[tuple[str, pa.Schema]]) -> pa.Schema:
         """The files' schemas unified, without the partition columns."""
         merged = merge_schemas(schemas)
         return pa.schema([f for f in merged if f.name not in self.partition_schema.names])
@@ -333,27 +333,30 @@ class Dataset(SmallFileReads):
         returns the files that opened (all of them unless invalid files are excluded:
         with ``"first"`` the files before the first valid one are left out)."""
 
-        async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
+        async def one(f: DatasetFile) -> pa.Schema | None:
             async with self._semaphore:
                 tail = await self._unless_invalid(self._tail(f))
-            return None if tail is None else (f.path, tail.schema)
+            return None if tail is None else tail.schema
 
         if schema_from == "first":
             for i, f in enumerate(files):
                 if (first := await one(f)) is not None:
-                    self._data_schema = self._merged_data([first])
+                    self._data_schema = self._merged_data([(f.path, first)])
                     return files[i:]
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+        # Each file's schema only (files of one schema share it), merged once per distinct
+        # schema; at most max_open_files tails in flight, not a task per file.
         if all_small_local(files):
-            opened = await run_groups(files, self._local_schema)
+            opened = await run_groups(
+                files, lambda f: None if (t := self._local_tail(f)) is None else t.schema)
         else:
-            opened = await gather_or_cancel([one(f) for f in files])
-        found = [s for s in opened if s is not None]
-        if not found:
+            opened = await map_bounded(files, one, self._options.max_open_files)
+        if all(s is None for s in opened):
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
-        merged = merge_schemas(found)
-        self._data_schema = pa.schema([f for f in merged
-                                       if f.name not in self.partition_schema.names])
+        self._data_schema = self._merged_data(
+            (f.path, s) for f, s in zip(files, opened, strict=True) if s is not None)
+        if all(s is not None for s in opened):
+            return files
         return [f for f, s in zip(files, opened, strict=True) if s is not None]
 
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,

@@ -17,7 +17,14 @@ import pyarrow.orc as pa_orc
 import pytest
 
 import aorc
-from aorc.read.discovery import TAIL_OVERHEAD, OpenedTail, TailCache
+from aorc.io import IOStats
+from aorc.read.discovery import (
+    TAIL_OVERHEAD,
+    DatasetOptions,
+    OpenedTail,
+    TailCache,
+    open_local_tail,
+)
 
 FILES = 24
 
@@ -78,14 +85,14 @@ async def test_schema_from_all_reads_every_tail_once(s3_root: str, s3_proxy: Any
 async def test_tail_budget_holds_and_dropped_tails_are_read_again(
         s3_root: str, s3_proxy: Any) -> None:
     probe = await aorc.open_dataset(s3_root, storage_options={"endpoint_url": s3_proxy.url})
-    one = max(TailCache.cost(t) for t in probe.tail_cache._tails.values())
+    one = max(cost for _, cost in probe.tail_cache._tails.values())
     s3_proxy.reset()
     budget = 5 * one
     ds = await aorc.open_dataset(s3_root, storage_options={"endpoint_url": s3_proxy.url},
                                  tail_cache_bytes=budget)
     cache = ds.tail_cache
     assert 0 < len(cache) <= 5
-    assert cache.kept_bytes == sum(TailCache.cost(t) for t in cache._tails.values())
+    assert cache.kept_bytes == sum(TailCache.cost(t) for t, _ in cache._tails.values())
     assert cache.kept_bytes <= budget
     assert ds.num_rows == FILES * 5  # row counts outlive the tails
     kept = set(cache._tails)
@@ -96,19 +103,27 @@ async def test_tail_budget_holds_and_dropped_tails_are_read_again(
     assert cache.kept_bytes <= budget
 
 
-def test_tail_cache_drops_least_recently_used() -> None:
-    def tail(n: int) -> OpenedTail:
-        return OpenedTail(tail=None, data=b"x" * n, schema=pa.schema([]))  # type: ignore[arg-type]
+def test_tail_cache_drops_least_recently_used(tmp_path: Path) -> None:
+    pa_orc.write_table(table(0), str(tmp_path / "f.orc"))
+    parsed = open_local_tail(str(tmp_path / "f.orc"), DatasetOptions(None, 1, False, "ns", None),
+                             IOStats()).tail
 
-    cache = TailCache(3 * (100 + TAIL_OVERHEAD))
+    def tail(n: int) -> OpenedTail:
+        return OpenedTail(tail=parsed, data=b"x" * n, schema=pa.schema([]))
+
+    one = TailCache.cost(tail(100))
+    # the parsed form counts besides the bytes: at least TAIL_OVERHEAD, and the footer
+    assert one >= 100 + TAIL_OVERHEAD + parsed.footer.ByteSize()
+    assert TailCache.cost(tail(1100)) == one + 1000
+    cache = TailCache(3 * one)
     for name in "abc":
         cache.put(name, tail(100))
     assert cache.get("a") is not None  # a becomes the most recent
     cache.put("d", tail(100))
     assert "b" not in cache and {"a", "c", "d"} <= set(cache._tails)
-    cache.put("big", tail(10 * (100 + TAIL_OVERHEAD)))  # beyond the budget: not kept
+    cache.put("big", tail(10 * one))  # beyond the budget: not kept
     assert "big" not in cache and len(cache) == 3
-    assert cache.kept_bytes == 3 * (100 + TAIL_OVERHEAD)
+    assert cache.kept_bytes == 3 * one
     empty = TailCache(0)
     empty.put("a", tail(1))
     assert len(empty) == 0 and empty.kept_bytes == 0
