@@ -518,7 +518,7 @@ class TailCache:
         :data:`STRIPE_OVERHEAD` per stripe)."""
         parsed = tail.tail
         return (len(tail.data) + len(parsed._metadata_bytes) + TAIL_OVERHEAD
-                + 3 * parsed.footer.ByteSize() + STRIPE_OVERHEAD * len(parsed.stripes))
+                + 3 * int(parsed.footer.ByteSize()) + STRIPE_OVERHEAD * len(parsed.stripes))
 
 
 def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
