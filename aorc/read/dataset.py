@@ -707,8 +707,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             tail read, as :func:`pyarrow.dataset.dataset` infers it; columns of other files
             not in it are not read, and missing ones read as nulls).
         tail_cache_bytes: the most bytes of opened file tails kept for later reads
-            (default 64 MiB; each tail counts the bytes read from its file's end, the
-            whole file when it is small, plus 4 KiB); ``0`` keeps none.
+            (default 64 MiB; each tail counts what it holds in memory: the bytes read
+            from its file's end, the whole file when it is small, plus its parsed footer,
+            about 4.5 KiB for a small file; see :meth:`TailCache.cost`); ``0`` keeps none.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
