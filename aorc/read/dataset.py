@@ -287,14 +287,18 @@ class Dataset(SmallFileReads):
         pruned = [f for f in self.files if f.path not in kept]
         wanted = None if columns is None else {*columns, *where.names}
         threads = self._file_threads(len(survivors))
-        others = [self._schema_only(f) for f in (pruned if schema_from == "all" else [])]
+        # at most max_open_files tasks each, not one per file (100,000 files: 100,000 tasks)
+        limit = self._options.max_open_files
+        schemas_of = pruned if schema_from == "all" else []
         if all_small_local([f for f, _ in survivors]):
             results: list[Any] = [*await self._raw_local(survivors, wanted, counter),
-                                  *await gather_or_cancel(others)]
+                                  *await map_bounded(schemas_of, self._schema_only, limit)]
         else:
-            results = await gather_or_cancel(
-                [_counted(self._read_raw(f, c, wanted, threads), counter)
-                 for f, c in survivors] + others)
+            reads = map_bounded(survivors, lambda s: _counted(
+                self._read_raw(s[0], s[1], wanted, threads), counter), limit)
+            got: list[list[Any]] = await gather_or_cancel(
+                [reads, map_bounded(schemas_of, self._schema_only, limit)])
+            results = [*got[0], *got[1]]
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "

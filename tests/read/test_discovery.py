@@ -6,6 +6,7 @@ through the proxy; rows compared with pyarrow.dataset."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,42 @@ async def test_local_lazy_and_equal_to_pyarrow(tmp_path: Path) -> None:
         await aorc.open_dataset(str(tmp_path), schema_from="read")
     with pytest.raises(aorc.SchemaError, match="tail_cache_bytes"):
         await aorc.open_dataset(str(tmp_path), tail_cache_bytes=-1)
+
+
+@pytest.mark.parametrize("how", ["open", "read"])
+async def test_all_tails_open_with_max_open_files_tasks(monkeypatch: pytest.MonkeyPatch,
+                                                        how: str) -> None:
+    """schema_from="all" over 60 files on a store (memory://, so not the grouped local
+    path) opens them from at most max_open_files tasks, not a task per file (both
+    open_dataset and read_dataset's pruned files), with the schemas of all of them."""
+    from aorc.io import registry
+    from aorc.read import dataset as dataset_module
+
+    for i in range(60):
+        out = io.BytesIO()
+        pa_orc.write_table(table(i) if i != 41 else table(i).append_column(
+            "extra", pa.array(["e"] * 5)), out)
+        sink = registry.open_output(f"memory://alltails/k={i % 3}/f{i:03d}.orc")
+        await sink.write(out.getvalue())
+        await sink.complete()
+    most = 0
+    real = dataset_module.open_tail
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal most
+        most = max(most, len(asyncio.all_tasks()))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(dataset_module, "open_tail", counting)
+    before = len(asyncio.all_tasks())
+    if how == "open":
+        ds = await aorc.open_dataset("memory://alltails/", max_open_files=4)
+        names = ds.schema.names
+    else:
+        got = await aorc.read_dataset("memory://alltails/", filters=[("k", "==", 0)],
+                                      schema_from="all", max_open_files=4)
+        names = got.column_names
+    assert "extra" in names  # file 41 (k=2) counted
+    # open: 4 tasks (and the gathering one); read: 4 reading (each with its reader's own
+    # few), 4 opening pruned tails; a task per file was 60
+    assert 0 < most - before <= (5 if how == "open" else 20), most - before
