@@ -16,8 +16,10 @@ inside the child, ``--repeat`` times (best and median):
 
 Requests: locally the folders listed (``os.scandir`` calls) and the files read (``open``,
 ``os.open``) by aorc (pyarrow's C++ I/O is not counted); on S3 (``--s3-files``, moto behind the
-delaying proxy of ``bench_s3.py``, ``--latency-ms`` per request, default 20) LIST and GET
-requests of both, from the proxy's log. Targets: whole read <= 1.0x pyarrow locally and
+delaying proxy of ``bench_s3.py``, ``--latency-ms`` per request, default 20; the objects
+are the local dataset of that many files, generated into ``--cache`` once and put straight
+into moto's backend, so 20,000 take seconds) LIST and GET requests of both, from the
+proxy's log. Targets: whole read <= 1.0x pyarrow locally and
 <= 0.2x on S3; a one-partition read lists only that partition; RSS of ``open`` of 100,000
 files at most 100 MiB above the listing's.
 
@@ -30,8 +32,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import io
 import json
 import os
 import statistics
@@ -137,21 +137,18 @@ def generate(root: Path, files: int) -> None:
     (root / ".done").touch()
 
 
-def upload(endpoint: str, prefix: str, files: int) -> None:
+def upload(proxy: Any, prefix: str, files: int, cache: str) -> None:
+    """The ``files`` files of the local dataset (generated once into ``cache``, as the
+    local runs) put into moto under ``prefix/`` straight through its backend in the server's
+    process (:meth:`s3_server.ServerProcess.load`): 20,000 objects in seconds."""
     import boto3
-    import pyarrow.orc as pa_orc
 
-    client = boto3.client("s3", endpoint_url=endpoint)
-    client.create_bucket(Bucket=BUCKET)
-
-    def one(i: int) -> None:
-        out = io.BytesIO()
-        pa_orc.write_table(table(i), out)
-        client.put_object(Bucket=BUCKET, Key=f"{prefix}/p={i % PARTS}/part-{i:06d}.orc",
-                          Body=out.getvalue())
-
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        list(pool.map(one, range(files)))
+    folder = Path(cache) / f"files{files}"
+    generate(folder, files)
+    boto3.client("s3", endpoint_url=proxy.upstream).create_bucket(Bucket=BUCKET)
+    loaded = proxy.load(BUCKET, prefix, str(folder))
+    if loaded != files:
+        sys.exit(f"bench_dataset_scale: {loaded} objects loaded from {folder}, not {files}")
 
 
 def child(case: str, who: str, root: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -235,7 +232,7 @@ def main(argv: list[str] | None = None) -> None:
         proxy = start_servers(args.latency_ms / 1000)
         try:
             set_environment(proxy.upstream)
-            upload(proxy.upstream, "scale", args.s3_files)
+            upload(proxy, "scale", args.s3_files, args.cache)
             results += report(f"S3 +{args.latency_ms:g} ms", args.s3_files,
                               f"s3://{BUCKET}/scale", {"endpoint_url": proxy.url,
                                                        "max_pool_connections": 64},

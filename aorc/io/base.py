@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 #: Requests in flight at once per store (object_store's default).
 DEFAULT_MAX_CONCURRENCY = 10
@@ -126,6 +127,23 @@ def check_no_options_left(options: Mapping[str, Any], store: str) -> None:
     if options:
         unknown = ", ".join(sorted(map(str, options)))
         raise SchemaError(f"unknown storage option(s) for {store}: {unknown}")
+
+
+async def map_bounded(items: Sequence[A], work: Callable[[A], Awaitable[T]], limit: int
+                      ) -> list[T]:
+    """``[await work(x) for x in items]``, at most ``limit`` at once: ``limit`` tasks take
+    the items in turn, so that 100,000 items make ``limit`` tasks, not 100,000 (each a
+    coroutine and a task held until the last is done). The first failure cancels the
+    others, as :func:`gather_or_cancel`."""
+    results: list[T | None] = [None] * len(items)
+    pending = iter(range(len(items)))
+
+    async def worker() -> None:
+        for i in pending:
+            results[i] = await work(items[i])
+
+    await gather_or_cancel([worker() for _ in range(min(max(1, limit), len(items)))])
+    return results  # type: ignore[return-value]  # every slot was filled
 
 
 async def gather_or_cancel(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:

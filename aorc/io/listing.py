@@ -27,7 +27,7 @@ __all__ = [
 LIST_PAGE_SIZE = 1000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileInfo:
     """One file found by :func:`aorc.io.list_files`.
 

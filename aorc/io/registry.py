@@ -384,9 +384,9 @@ class S3Scheme(ObjectNamespace):
         lease = await acquire_client(config)
         try:
             prefix = key if not key or key.endswith("/") else key + "/"
-            found = await self._pages(lease.client, bucket, prefix, stats)
+            found, _ = await self._pages(lease.client, bucket, prefix, stats)
             if not found and key and not key.endswith("/"):
-                exact = await self._pages(lease.client, bucket, key, stats, limit=1)
+                exact, _ = await self._pages(lease.client, bucket, key, stats, limit=1)
                 if exact and exact[0][0] == key:
                     return [FileInfo(url, exact[0][1])]
         except s3_failures() as exc:
@@ -440,7 +440,7 @@ class S3Scheme(ObjectNamespace):
         scheme, _, rest = url.partition("://")
         bucket, _, key = rest.partition("/")
         prefix = key if not key or key.endswith("/") else key + "/"
-        found = await list_with_obstore(config, bucket, prefix, stats)
+        found, _ = await list_with_obstore(config, bucket, prefix, stats)
         if not found and key and not key.endswith("/"):
             size = await size_with_obstore(config, bucket, key, stats)
             if size is not None:
@@ -451,21 +451,53 @@ class S3Scheme(ObjectNamespace):
         return [FileInfo(base + k, size) for k, size in found
                 if size and visible(k[len(prefix):])]
 
+    async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
+                           stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
+        """The first ``max_pages`` pages of the prefix's flat listing (:meth:`listing`'s
+        files up to the last key listed), and whether more keys follow."""
+        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3_config import S3Config, s3_bucket_of
+        from aorc.io.s3_obstore import list_with_obstore
+
+        scheme = url.partition("://")[0]
+        bucket, key = s3_bucket_of(url)
+        prefix = key if not key or key.endswith("/") else key + "/"
+        config = S3Config.from_options(storage_options)
+        if config.engine == "obstore":
+            found, more = await list_with_obstore(config, bucket, prefix, stats, max_pages)
+        else:
+            lease = await acquire_client(config)
+            try:
+                found, more = await self._pages(lease.client, bucket, prefix, stats,
+                                                max_pages=max_pages)
+            except s3_failures() as exc:
+                raise map_s3_error(exc, url, "list") from exc
+            finally:
+                lease.release()
+        base = f"{scheme}://{bucket}/"
+        return [FileInfo(base + k, size) for k, size in found
+                if size and visible(k[len(prefix):])], more
+
     @staticmethod
     async def _pages(client: Any, bucket: str, prefix: str, stats: IOStats,
-                     limit: int | None = None) -> list[tuple[str, int]]:
+                     limit: int | None = None, max_pages: int | None = None
+                     ) -> tuple[list[tuple[str, int]], bool]:
         """Every (key, size) under ``prefix``: one request per page of
-        :data:`LIST_PAGE_SIZE` keys (only the first page when ``limit`` is given)."""
+        :data:`LIST_PAGE_SIZE` keys (only the first page when ``limit`` is given, the first
+        ``max_pages`` pages when that is); and whether keys were left."""
         out: list[tuple[str, int]] = []
         params: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix,
                                   "MaxKeys": limit or LIST_PAGE_SIZE}
+        pages = 0
         while True:
             response = await client.list_objects_v2(**params)
             stats.requests += 1
+            pages += 1
             out.extend((item["Key"], int(item["Size"])) for item in response.get("Contents", []))
             token = response.get("NextContinuationToken")
-            if limit is not None or not response.get("IsTruncated") or not token:
-                return out
+            more = bool(response.get("IsTruncated") and token)
+            if limit is not None or not more or pages == max_pages:
+                return out, more
             params["ContinuationToken"] = token
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:

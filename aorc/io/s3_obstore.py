@@ -234,25 +234,30 @@ class ObstoreS3Store(RemoteStore):
         return Ranged(data, 0, len(data), meta.get("e_tag"), whole=True)
 
 
-async def list_with_obstore(config: S3Config, bucket: str, prefix: str,
-                            stats: IOStats) -> list[tuple[str, int]]:
+async def list_with_obstore(config: S3Config, bucket: str, prefix: str, stats: IOStats,
+                            max_pages: int | None = None) -> tuple[list[tuple[str, int]], bool]:
     """Every (key, size) under ``prefix`` through obstore's paginated listing (one request
-    per 1,000 keys)."""
+    per 1,000 keys), or those of the first ``max_pages`` pages; and whether keys were left
+    (a last page full: more may follow)."""
     obstore = _import()
     out: list[tuple[str, int]] = []
     store = obstore_store(config, bucket)
     pages = 0
+    more = False
     try:  # object_store asks for 1,000 keys a request: a chunk of 1,000 is about a request
         async for page in obstore.list(store, prefix or None, chunk_size=1000):
             pages += 1
             out.extend((item["path"], int(item["size"])) for item in page)
+            if max_pages is not None and pages >= max_pages:
+                more = len(page) >= 1000
+                break
     except Exception as exc:  # noqa: BLE001 - obstore's errors
         error = _classify(exc, f"s3://{bucket}/{prefix}", "list")
         raise (error or RetriesExhaustedError(f"s3://{bucket}/{prefix}: cannot list")) \
             from None
     finally:
         stats.requests += max(1, pages)
-    return [(key, size) for key, size in out if key.startswith(prefix)]
+    return [(key, size) for key, size in out if key.startswith(prefix)], more
 
 
 async def size_with_obstore(config: S3Config, bucket: str, key: str,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -26,7 +26,7 @@ import pyarrow as pa
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format.nesting import check_depth
 from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel
+from aorc.io.base import gather_or_cancel, map_bounded
 from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.read.dataset_local import (
     SmallFileReads,
@@ -293,14 +293,18 @@ class Dataset(SmallFileReads):
         pruned = [f for f in self.files if f.path not in kept]
         wanted = None if columns is None else {*columns, *where.names}
         threads = self._file_threads(len(survivors))
-        others = [self._schema_only(f) for f in (pruned if schema_from == "all" else [])]
+        # at most max_open_files tasks each, not one per file (100,000 files: 100,000 tasks)
+        limit = self._options.max_open_files
+        schemas_of = pruned if schema_from == "all" else []
         if all_small_local([f for f, _ in survivors]):
             results: list[Any] = [*await self._raw_local(survivors, wanted, counter),
-                                  *await gather_or_cancel(others)]
+                                  *await map_bounded(schemas_of, self._schema_only, limit)]
         else:
-            results = await gather_or_cancel(
-                [_counted(self._read_raw(f, c, wanted, threads), counter)
-                 for f, c in survivors] + others)
+            reads = map_bounded(survivors, lambda s: _counted(
+                self._read_raw(s[0], s[1], wanted, threads), counter), limit)
+            got: list[list[Any]] = await gather_or_cancel(
+                [reads, map_bounded(schemas_of, self._schema_only, limit)])
+            results = [*got[0], *got[1]]
         found = [r for r in results[:len(survivors)] if r is not None]
         if not found:
             raise SchemaError("the dataset has no valid files to infer a schema from; pass "
@@ -328,7 +332,7 @@ class Dataset(SmallFileReads):
         known = {f.path for f in self.files}
         return [f for f in every if f.path not in known]
 
-    def _merged_data(self, schemas: list[tuple[str, pa.Schema]]) -> pa.Schema:
+    def _merged_data(self, schemas: Iterable[tuple[str, pa.Schema]]) -> pa.Schema:
         """The files' schemas unified, without the partition columns."""
         merged = merge_schemas(schemas)
         return pa.schema([f for f in merged if f.name not in self.partition_schema.names])
@@ -340,28 +344,30 @@ class Dataset(SmallFileReads):
         returns the files that opened (all of them unless invalid files are excluded:
         with ``"first"`` the files before the first valid one are left out)."""
 
-        async def one(f: DatasetFile) -> tuple[str, pa.Schema] | None:
+        async def one(f: DatasetFile) -> pa.Schema | None:
             async with self._semaphore:
                 tail = await self._unless_invalid(self._tail(f))
-            return None if tail is None else (f.path, tail.schema)
+            return None if tail is None else tail.schema
 
         if schema_from == "first":
             for i, f in enumerate(files):
                 if (first := await one(f)) is not None:
-                    self._data_schema = self._merged_data([first])
+                    self._data_schema = self._merged_data([(f.path, first)])
                     return files[i:]
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
+        # Each file's schema only (files of one schema share it), merged once per distinct
+        # schema; at most max_open_files tails in flight, not a task per file.
         if all_small_local(files):
             opened = await run_groups(files, self._local_schemas,
                                       threads=group_threads(files))
         else:
-            opened = await gather_or_cancel([one(f) for f in files])
-        found = [s for s in opened if s is not None]
-        if not found:
+            opened = await map_bounded(files, one, self._options.max_open_files)
+        if all(s is None for s in opened):
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
-        merged = merge_schemas(found)
-        self._data_schema = pa.schema([f for f in merged
-                                       if f.name not in self.partition_schema.names])
+        self._data_schema = self._merged_data(
+            (f.path, s) for f, s in zip(files, opened, strict=True) if s is not None)
+        if all(s is not None for s in opened):
+            return files
         return [f for f, s in zip(files, opened, strict=True) if s is not None]
 
     async def _read_raw(self, f: DatasetFile, clauses: Clauses | None,
@@ -712,8 +718,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             tail read, as :func:`pyarrow.dataset.dataset` infers it; columns of other files
             not in it are not read, and missing ones read as nulls).
         tail_cache_bytes: the most bytes of opened file tails kept for later reads
-            (default 64 MiB; each tail counts the bytes read from its file's end, the
-            whole file when it is small, plus 4 KiB); ``0`` keeps none.
+            (default 64 MiB; each tail counts what it holds in memory: the bytes read
+            from its file's end, the whole file when it is small, plus its parsed footer,
+            about 4.5 KiB for a small file; see :meth:`TailCache.cost`); ``0`` keeps none.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.

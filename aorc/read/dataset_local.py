@@ -190,14 +190,14 @@ class SmallFileReads:
             self._keep(f, cached)
         return cached
 
-    def _local_schemas(self, group: Sequence[DatasetFile]) -> list[tuple[str, pa.Schema] | None]:
+    def _local_schemas(self, group: Sequence[DatasetFile]) -> list[pa.Schema | None]:
         """The schemas of a group of small local files (``None``: an invalid file)."""
         io = IOStats()
         try:
-            out = []
+            out: list[pa.Schema | None] = []
             for f in group:
                 tail = self._local_tail(f, io=io)
-                out.append(None if tail is None else (f.path, tail.schema))
+                out.append(None if tail is None else tail.schema)
             return out
         finally:
             self._add_io(io)

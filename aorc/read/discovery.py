@@ -50,6 +50,7 @@ from aorc.read.prefixes import list_root
 __all__ = [
     "NON_DATA_SUFFIXES",
     "SMALL_FILE_BYTES",
+    "STRIPE_OVERHEAD",
     "TAIL_CACHE_BYTES",
     "TAIL_OVERHEAD",
     "DatasetFile",
@@ -78,8 +79,12 @@ SMALL_FILE_BYTES = 4 << 20
 NON_DATA_SUFFIXES = (".txt", ".md", ".json", ".crc", ".log", ".yaml", ".yml")
 
 #: What a kept tail's parsed form (footer, types, statistics, schema) counts against
-#: ``tail_cache_bytes``, besides the bytes read from the file's end.
+#: ``tail_cache_bytes`` at the least, besides the bytes read from the file's end (see
+#: :meth:`TailCache.cost`).
 TAIL_OVERHEAD = 4096
+
+#: What each stripe of a kept tail counts (its location and its Footer entry, parsed).
+STRIPE_OVERHEAD = 256
 
 #: The default budget of the tails a dataset keeps (``tail_cache_bytes``).
 TAIL_CACHE_BYTES = 64 << 20
@@ -87,14 +92,15 @@ TAIL_CACHE_BYTES = 64 << 20
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DatasetFile:
     """One file of a dataset.
 
     Attributes:
         path: its path or URL.
         size: its size in bytes, from the listing.
-        partition: its partition values (typed as the partition columns), by column name.
+        partition: its partition values (typed as the partition columns), by column name;
+            one dict shared by the files of a partition folder (do not modify it).
     """
 
     path: str
@@ -287,31 +293,44 @@ async def list_dataset(source: DatasetSource, layout: Layout, options: DatasetOp
     listed = [(root, info) for root, info in await _discover(source, layout, options, io,
                                                              clauses)
               if _is_data(root, info.path, options.path_glob_filter)]
-    if layout.flavor is None:
-        raw: list[dict[str, str | None]] = [{} for _ in listed]
-    else:
-        raw = _all_folder_values(layout, listed)
+    raw = _raw_values(listed, layout)
     listed, raw = _one_layout(listed, raw, layout, options.exclude_invalid_files)
-    paths = [info.path for _, info in listed]
+    # One typed partition per distinct folder values, shared by its files: a dataset of
+    # 100,000 files in 100 folders holds 100 dicts, not 100,000 (nor a table of them).
+    distinct: dict[tuple[tuple[str, str | None], ...], int] = {}
+    first_paths: list[str] = []
+    for (_, info), values in zip(listed, raw, strict=True):
+        if distinct.setdefault(tuple(values.items()), len(distinct)) == len(first_paths):
+            first_paths.append(info.path)
+    folders = [dict(key) for key in distinct]
     given_parts = layout.schema
     if schema is not None and given_parts is None and layout.flavor is not None:
         given_parts = pa.schema([f for f in schema if raw and f.name in raw[0]])
-    # The files of a folder share its values (one dict): each folder typed once.
-    first: dict[int, int] = {}
-    at = [first.setdefault(id(v), i) for i, v in enumerate(raw)]
-    folders = sorted(set(at))
-    part_schema = infer_partition_schema([raw[i] for i in folders],
-                                         [paths[i] for i in folders], given_parts)
-    if len(part_schema):
-        rows = partition_table([raw[i] for i in folders], part_schema,
-                               [paths[i] for i in folders]).to_pylist()
-        row_of = dict(zip(folders, rows, strict=True))
-        typed = [dict(row_of[i]) for i in at]
-    else:
-        typed = [{} for _ in raw]
-    files = [DatasetFile(info.path, info.size, values)
-             for (_, info), values in zip(listed, typed, strict=True)]
+    part_schema = infer_partition_schema(folders, first_paths, given_parts)
+    typed = partition_table(folders, part_schema, first_paths).to_pylist() \
+        if len(part_schema) else [{} for _ in folders]
+    files = [DatasetFile(info.path, info.size, typed[distinct[tuple(values.items())]])
+             for (_, info), values in zip(listed, raw, strict=True)]
     return files, part_schema
+
+
+def _raw_values(listed: Sequence[tuple[str, registry.FileInfo]], layout: Layout
+                ) -> list[dict[str, str | None]]:
+    """Each listed file's raw partition values (:func:`_folder_values`), parsed once per
+    folder and shared by the folder's files."""
+    if layout.flavor is None:
+        none: dict[str, str | None] = {}
+        return [none for _ in listed]
+    by_folder: dict[tuple[str, str], dict[str, str | None]] = {}
+    out = []
+    for root, info in listed:
+        path = info.path
+        key = (root, path[:max(path.rfind("/"), path.rfind(os.sep)) + 1])
+        values = by_folder.get(key)
+        if values is None:
+            values = by_folder[key] = _folder_values(layout, root, path)
+        out.append(values)
+    return out
 
 
 def _is_data(root: str | os.PathLike[str], path: str, glob: str | None) -> bool:
@@ -332,22 +351,6 @@ def _glob_matches(glob: str, name: str) -> bool:
         return fnmatch.fnmatchcase(name, glob)
     return any(_glob_matches(glob[:match.start()] + option + glob[match.end():], name)
                for option in match.group(1).split(","))
-
-
-def _all_folder_values(layout: Layout, listed: Sequence[tuple[str, registry.FileInfo]]
-                       ) -> list[dict[str, str | None]]:
-    """:func:`_folder_values` of every listed file, parsed once per folder: the files of a
-    folder share one dict (not to be changed)."""
-    known: dict[tuple[str, str], dict[str, str | None]] = {}
-    out = []
-    for root, info in listed:
-        path = info.path
-        key = (root, path[:max(path.rfind("/"), path.rfind(os.sep))])
-        values = known.get(key)
-        if values is None:
-            values = known[key] = _folder_values(layout, root, path)
-        out.append(values)
-    return out
 
 
 def _folder_values(layout: Layout, root: str, path: str) -> dict[str, str | None]:
@@ -462,8 +465,8 @@ def _opened(tail: FileTail, data: bytes, options: DatasetOptions, etag: str | No
 
 class TailCache:
     """Opened tails kept for the reads that follow, within a byte budget: the least
-    recently used are dropped first. A tail costs the bytes read from its file's end plus
-    :data:`TAIL_OVERHEAD` for its parsed form.
+    recently used are dropped first. A tail costs what it holds in memory, as
+    :meth:`cost` estimates it.
 
     Attributes:
         max_bytes: the budget.
@@ -473,7 +476,8 @@ class TailCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.kept_bytes = 0
-        self._tails: collections.OrderedDict[str, OpenedTail] = collections.OrderedDict()
+        self._tails: collections.OrderedDict[str, tuple[OpenedTail, int]] = \
+            collections.OrderedDict()
         self._lock = threading.Lock()  # worker threads open small local files too
 
     def __len__(self) -> int:
@@ -486,9 +490,10 @@ class TailCache:
         """The tail of ``path`` if kept (it becomes the most recently used)."""
         with self._lock:
             found = self._tails.get(path)
-            if found is not None:
-                self._tails.move_to_end(path)
-            return found
+            if found is None:
+                return None
+            self._tails.move_to_end(path)
+            return found[0]
 
     def put(self, path: str, tail: OpenedTail) -> None:
         """Keep ``tail``, dropping the least recently used ones beyond the budget (a tail
@@ -497,19 +502,24 @@ class TailCache:
         with self._lock:
             old = self._tails.pop(path, None)
             if old is not None:
-                self.kept_bytes -= self.cost(old)
+                self.kept_bytes -= old[1]
             if cost > self.max_bytes:
                 return
-            self._tails[path] = tail
+            self._tails[path] = (tail, cost)
             self.kept_bytes += cost
             while self.kept_bytes > self.max_bytes:
-                _, dropped = self._tails.popitem(last=False)
-                self.kept_bytes -= self.cost(dropped)
+                _, (_, dropped) = self._tails.popitem(last=False)
+                self.kept_bytes -= dropped
 
     @staticmethod
     def cost(tail: OpenedTail) -> int:
-        """What keeping ``tail`` counts against the budget."""
-        return len(tail.data) + TAIL_OVERHEAD
+        """What keeping ``tail`` counts against the budget: the bytes read from the file's
+        end, the stripe statistics' copy, and the parsed form (measured on CPython 3.11:
+        about :data:`TAIL_OVERHEAD` plus three bytes per byte of the Footer message and
+        :data:`STRIPE_OVERHEAD` per stripe)."""
+        parsed = tail.tail
+        return (len(tail.data) + len(parsed._metadata_bytes) + TAIL_OVERHEAD
+                + 3 * int(parsed.footer.ByteSize()) + STRIPE_OVERHEAD * len(parsed.stripes))
 
 
 def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:

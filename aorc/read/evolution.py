@@ -11,7 +11,7 @@ and raises :class:`~aorc.errors.SchemaError` naming the file and the column.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -95,18 +95,22 @@ def merge_types(a: pa.DataType, b: pa.DataType, column: str) -> pa.DataType:
             from None
 
 
-def merge_schemas(schemas: Sequence[tuple[str, pa.Schema]]) -> pa.Schema:
-    """The union of the files' schemas by column name (first appearance order).
+def merge_schemas(schemas: Iterable[tuple[str, pa.Schema]]) -> pa.Schema:
+    """The union of the files' schemas by column name (first appearance order). A schema
+    equal to one merged before is skipped (merging it again changes nothing): the files of
+    a dataset mostly share a few schemas, merged once each.
 
     Raises:
-        SchemaError: a column's types cannot be unified; names the file and the column.
+        SchemaError: a column's types cannot be unified; names the file (the first of its
+            schema) and the column.
     """
     fields: list[pa.Field] = []
-    seen: set[int] = set()  # files of one schema mostly share its object: merged once
+    seen: dict[pa.Schema, list[pa.Schema]] = {}  # equal ignoring metadata: those merged
     for path, schema in schemas:
-        if id(schema) in seen:
+        alike = seen.setdefault(schema, [])
+        if any(s is schema or s.equals(schema, check_metadata=True) for s in alike):
             continue
-        seen.add(id(schema))
+        alike.append(schema)
         try:
             fields = _merge_fields(fields, list(schema), "")
         except _Incompatible as exc:

@@ -4,9 +4,15 @@ A folder (or object-store prefix) of ``key=value`` folders is listed level by le
 the stores' delimiter listings (:func:`aorc.io.registry.list_level`: ``Delimiter=/`` on S3,
 ``delimiter=/`` on GCS and Azure, one ``scandir`` locally), the folders of a level
 concurrently. With a partition filter, a folder whose value no conjunction of the filter
-can match is never listed, nor anything below it; without one, each top-level partition is
-listed whole (one flat listing each, all at once). Other roots (a file, a list's files, a
-layout without ``key=value`` folders) keep the flat recursive listing of
+can match is never listed, nor anything below it. Without one, the root's flat listing comes
+first: when it ends within :data:`FLAT_LIST_PAGES` pages (a dataset of up to a few
+thousand objects) it is the whole listing, one request a page; when more follow, the
+top-level folders it did not finish are listed whole at once (one flat listing each, after
+one delimiter listing of the root), since for large trees concurrency wins over paging
+through one listing. Locally (and in memory) the flat listing is the one walk of
+:func:`aorc.io.registry.list_files`; stores whose listing has no pages to stop after (GCS,
+Azure) list each top-level folder at once. Other roots (a file, a list's files, a layout
+without ``key=value`` folders) keep the flat recursive listing of
 :func:`aorc.io.registry.list_files`.
 """
 
@@ -30,7 +36,11 @@ from aorc.read.partitioning import (
     surviving_rows,
 )
 
-__all__ = ["list_root"]
+__all__ = ["FLAT_LIST_PAGES", "list_root"]
+
+#: Pages (of 1,000 keys on S3) of a root's flat listing read before the listing turns to
+#: one listing per top-level folder, all at once (see the module's docstring).
+FLAT_LIST_PAGES = 4
 
 
 async def list_root(root: str | os.PathLike[str], storage_options: Mapping[str, Any] | None,
@@ -49,6 +59,10 @@ async def list_root(root: str | os.PathLike[str], storage_options: Mapping[str, 
     if not by_partition or not (folder or (single and registry.is_remote(text))):
         return await registry.list_files(text, storage_options, io)
     lister = _Lister(storage_options, io, clauses, given)
+    if clauses is None:
+        flat = await lister.flat_first(text)
+        if flat is not None:
+            return flat
     found = await lister.walk(text, None if clauses is None else list(range(len(clauses))))
     if not found and not lister.any_folder:
         return await registry.list_files(text, storage_options, io)  # a file, or nothing
@@ -82,6 +96,33 @@ class _Lister:
         deeper = await gather_or_cancel([
             self.walk(f, left) if left is not None else self._flat(f) for f, left in kept])
         return list(level.files) + [info for found in deeper for info in found]
+
+    async def flat_first(self, root: str) -> list[FileInfo] | None:
+        """Everything under ``root`` by its flat listing first (see the module's
+        docstring); ``None`` when the store's listing has no pages to stop after."""
+        scheme = registry.scheme_for(root)
+        if not scheme.remote:
+            return await registry.list_files(root, self.storage_options, self.io)
+        head = getattr(scheme, "listing_head", None)
+        if head is None:
+            return None
+        found: list[FileInfo]
+        found, more = await head(root, self.storage_options, self.io, FLAT_LIST_PAGES)
+        if not more:  # all of it (none: a file named without "/", or nothing there)
+            return found or await registry.list_files(root, self.storage_options, self.io)
+        if not found:
+            return None
+        # the folders the pages finished are done; the others are listed whole, at once
+        level = await registry.list_level(root, self.storage_options, self.io)
+        last = found[-1].path
+        todo = [f for f in level.folders if not f < last or last.startswith(f)]
+        start = min(todo, default=None)
+        on_top = {i.path for i in level.files}  # the root's own files: from its level
+        done = [i for i in found
+                if (start is None or i.path < start) and i.path not in on_top]
+        rest = await gather_or_cancel([self._flat(f) for f in todo])
+        every = done + list(level.files) + [i for found in rest for i in found]
+        return sorted(every, key=lambda i: i.path)
 
     async def _flat(self, prefix: str) -> list[FileInfo]:
         try:

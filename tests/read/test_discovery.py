@@ -6,6 +6,7 @@ through the proxy; rows compared with pyarrow.dataset."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,14 @@ import pyarrow.orc as pa_orc
 import pytest
 
 import aorc
-from aorc.read.discovery import TAIL_OVERHEAD, OpenedTail, TailCache
+from aorc.io import IOStats
+from aorc.read.discovery import (
+    TAIL_OVERHEAD,
+    DatasetOptions,
+    OpenedTail,
+    TailCache,
+    open_local_tail,
+)
 
 FILES = 24
 
@@ -78,14 +86,14 @@ async def test_schema_from_all_reads_every_tail_once(s3_root: str, s3_proxy: Any
 async def test_tail_budget_holds_and_dropped_tails_are_read_again(
         s3_root: str, s3_proxy: Any) -> None:
     probe = await aorc.open_dataset(s3_root, storage_options={"endpoint_url": s3_proxy.url})
-    one = max(TailCache.cost(t) for t in probe.tail_cache._tails.values())
+    one = max(cost for _, cost in probe.tail_cache._tails.values())
     s3_proxy.reset()
     budget = 5 * one
     ds = await aorc.open_dataset(s3_root, storage_options={"endpoint_url": s3_proxy.url},
                                  tail_cache_bytes=budget)
     cache = ds.tail_cache
     assert 0 < len(cache) <= 5
-    assert cache.kept_bytes == sum(TailCache.cost(t) for t in cache._tails.values())
+    assert cache.kept_bytes == sum(TailCache.cost(t) for t, _ in cache._tails.values())
     assert cache.kept_bytes <= budget
     assert ds.num_rows == FILES * 5  # row counts outlive the tails
     kept = set(cache._tails)
@@ -96,19 +104,27 @@ async def test_tail_budget_holds_and_dropped_tails_are_read_again(
     assert cache.kept_bytes <= budget
 
 
-def test_tail_cache_drops_least_recently_used() -> None:
-    def tail(n: int) -> OpenedTail:
-        return OpenedTail(tail=None, data=b"x" * n, schema=pa.schema([]))  # type: ignore[arg-type]
+def test_tail_cache_drops_least_recently_used(tmp_path: Path) -> None:
+    pa_orc.write_table(table(0), str(tmp_path / "f.orc"))
+    parsed = open_local_tail(str(tmp_path / "f.orc"), DatasetOptions(None, 1, False, "ns", None),
+                             IOStats()).tail
 
-    cache = TailCache(3 * (100 + TAIL_OVERHEAD))
+    def tail(n: int) -> OpenedTail:
+        return OpenedTail(tail=parsed, data=b"x" * n, schema=pa.schema([]))
+
+    one = TailCache.cost(tail(100))
+    # the parsed form counts besides the bytes: at least TAIL_OVERHEAD, and the footer
+    assert one >= 100 + TAIL_OVERHEAD + parsed.footer.ByteSize()
+    assert TailCache.cost(tail(1100)) == one + 1000
+    cache = TailCache(3 * one)
     for name in "abc":
         cache.put(name, tail(100))
     assert cache.get("a") is not None  # a becomes the most recent
     cache.put("d", tail(100))
     assert "b" not in cache and {"a", "c", "d"} <= set(cache._tails)
-    cache.put("big", tail(10 * (100 + TAIL_OVERHEAD)))  # beyond the budget: not kept
+    cache.put("big", tail(10 * one))  # beyond the budget: not kept
     assert "big" not in cache and len(cache) == 3
-    assert cache.kept_bytes == 3 * (100 + TAIL_OVERHEAD)
+    assert cache.kept_bytes == 3 * one
     empty = TailCache(0)
     empty.put("a", tail(1))
     assert len(empty) == 0 and empty.kept_bytes == 0
@@ -129,3 +145,42 @@ async def test_local_lazy_and_equal_to_pyarrow(tmp_path: Path) -> None:
         await aorc.open_dataset(str(tmp_path), schema_from="read")
     with pytest.raises(aorc.SchemaError, match="tail_cache_bytes"):
         await aorc.open_dataset(str(tmp_path), tail_cache_bytes=-1)
+
+
+@pytest.mark.parametrize("how", ["open", "read"])
+async def test_all_tails_open_with_max_open_files_tasks(monkeypatch: pytest.MonkeyPatch,
+                                                        how: str) -> None:
+    """schema_from="all" over 60 files on a store (memory://, so not the grouped local
+    path) opens them from at most max_open_files tasks, not a task per file (both
+    open_dataset and read_dataset's pruned files), with the schemas of all of them."""
+    from aorc.io import registry
+    from aorc.read import dataset as dataset_module
+
+    for i in range(60):
+        out = io.BytesIO()
+        pa_orc.write_table(table(i) if i != 41 else table(i).append_column(
+            "extra", pa.array(["e"] * 5)), out)
+        sink = registry.open_output(f"memory://alltails/k={i % 3}/f{i:03d}.orc")
+        await sink.write(out.getvalue())
+        await sink.complete()
+    most = 0
+    real = dataset_module.open_tail
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal most
+        most = max(most, len(asyncio.all_tasks()))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(dataset_module, "open_tail", counting)
+    before = len(asyncio.all_tasks())
+    if how == "open":
+        ds = await aorc.open_dataset("memory://alltails/", max_open_files=4)
+        names = ds.schema.names
+    else:
+        got = await aorc.read_dataset("memory://alltails/", filters=[("k", "==", 0)],
+                                      schema_from="all", max_open_files=4)
+        names = got.column_names
+    assert "extra" in names  # file 41 (k=2) counted
+    # open: 4 tasks (and the gathering one); read: 4 reading (each with its reader's own
+    # few), 4 opening pruned tails; a task per file was 60
+    assert 0 < most - before <= (5 if how == "open" else 20), most - before

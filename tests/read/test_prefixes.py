@@ -146,13 +146,67 @@ async def test_s3_filter_lists_only_matching_prefixes(s3_root: str, s3_proxy: An
          for v in range(i * 10, i * 10 + 10)])
 
 
-async def test_s3_without_filter_lists_top_partitions(s3_root: str, s3_proxy: Any) -> None:
-    options = {"endpoint_url": s3_proxy.url}
+def list_requests(proxy: Any) -> list[tuple[str, bool]]:
+    """(prefix, delimited) of each ListObjectsV2 request logged by the proxy, in order."""
+    queries = [urllib.parse.parse_qs(urllib.parse.urlsplit(r.target).query,
+                                     keep_blank_values=True)
+               for r in proxy.log if r.method == "GET"]
+    return [(q.get("prefix", [""])[0], "delimiter" in q) for q in queries if "list-type" in q]
+
+
+@pytest.mark.parametrize("engine", ["aiobotocore", "obstore"])
+async def test_s3_without_filter_lists_flat_when_small(s3_root: str, s3_proxy: Any,
+                                                       engine: str) -> None:
+    """36 objects: one flat listing (one page), not one listing per partition."""
+    if engine == "obstore":
+        pytest.importorskip("obstore")
+    options = {"endpoint_url": s3_proxy.url, "engine": engine}
     ds = await aorc.open_dataset(s3_root, storage_options=options, schema_from="first")
-    prefixes = sorted(listed_prefixes(s3_proxy))
-    assert prefixes == sorted(["events/", *(f"events/p={p}/" for p in range(PARTS))])
+    assert list_requests(s3_proxy) == [("events/", False)]
     assert len(ds.files) == 36
+    assert [f.path for f in ds.files] == sorted(f.path for f in ds.files)
     assert (await ds.count_rows()) == 360
+    got = await aorc.read_dataset(s3_root, storage_options=options)
+    same(got, pa.concat_tables([t.append_column("p", pa.array([i % PARTS] * 10, pa.int32()))
+                                .append_column("d", pa.array([i // PARTS % DAYS] * 10,
+                                                             pa.int32()))
+                                for i, (_, t) in enumerate(keys(36))]))
+
+
+async def test_s3_without_filter_fans_out_past_the_first_pages(
+        s3_root: str, s3_proxy: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages of 5 keys, 2 pages before fanning out: the 10 keys listed finish p=0 (6 keys)
+    and start p=1; then the delimiter listing of the root and one flat listing of each of
+    p=1..p=5, all at once (pages of 5 there too). The files are those of one full listing."""
+    from aorc.io import registry
+    from aorc.read import prefixes
+
+    options = {"endpoint_url": s3_proxy.url}
+    want = await registry.list_files(s3_root, options)
+    s3_proxy.reset()
+    monkeypatch.setattr(registry, "LIST_PAGE_SIZE", 5)
+    monkeypatch.setattr(prefixes, "FLAT_LIST_PAGES", 2)
+    ds = await aorc.open_dataset(s3_root, storage_options=options, schema_from="first")
+    requests = list_requests(s3_proxy)
+    assert requests[:2] == [("events/", False), ("events/", False)]
+    # the root's level: 6 folders in pages of 5
+    assert [r for r in requests[2:] if r[1]] == [("events/", True)] * 2
+    rest = [r for r in requests[2:] if not r[1]]
+    folders = [f"events/p={p}/" for p in range(1, PARTS)]
+    assert sorted(set(prefix for prefix, _ in rest)) == folders  # p=0 is not listed again
+    assert len(rest) == len(folders) * 2  # 6 keys each: two pages of 5
+    assert [(f.path, f.size) for f in ds.files] == [(i.path, i.size) for i in want]
+
+
+async def test_local_without_filter_scans_each_folder_once(local_root: Path,
+                                                           scandirs: list[str]) -> None:
+    ds = await aorc.open_dataset(str(local_root), schema_from="first")
+    root = str(local_root)
+    assert len(ds.files) == 72
+    folders = [root, *(os.path.join(root, f"p={p}") for p in range(PARTS)),
+               *(os.path.join(root, f"p={p}", f"d={d}") for p in range(PARTS)
+                 for d in range(DAYS))]
+    assert sorted(scandirs) == sorted(folders)
 
 
 async def test_local_filter_matching_nothing_keeps_the_schema(local_root: Path) -> None:
