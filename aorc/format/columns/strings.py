@@ -104,12 +104,13 @@ def _dictionary(t: OrcType, ctx: Context, size: int) -> pa.Array:
 def _decode_dictionary(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
     size = ctx.encoding(t).dictionarySize
     indices = ctx.ints(t, pb.Stream.DATA, slots.count, signed=False)
+    as_dictionary = wants_dictionary(ctx.opts.dictionary_strings, t)
+    if as_dictionary:  # (copied values are checked as they are copied: _values)
+        _check_indices(t, indices, size)
     # Entries are read even when no value refers to them, so that damage shows.
-    if not wants_dictionary(ctx.opts.dictionary_strings, t):
-        dictionary = ctx.once(("dictionary", t.column_id), lambda: _dictionary(t, ctx, size))
-        return _values(t, slots, indices, dictionary)
-    _check_indices(t, indices, size)
     dictionary = ctx.once(("dictionary", t.column_id), lambda: _dictionary(t, ctx, size))
+    if not as_dictionary:
+        return _values(t, slots, indices, dictionary)
     idx = slots.expand(indices.astype(np.int32, copy=False))
     index_array = pa.Array.from_buffers(pa.int32(), slots.length,
                                         [slots.validity(), pa.py_buffer(idx)],
@@ -120,11 +121,10 @@ def _decode_dictionary(t: OrcType, ctx: Context, slots: Slots) -> pa.Array:
 def _values(t: OrcType, slots: Slots, indices: npt.NDArray[np.int64],
             dictionary: pa.Array) -> pa.Array:
     """The column's values copied out of its dictionary (one pass, no index array)."""
-    valid = None if slots.valid is None or slots.count == slots.length else slots.valid
     _, dict_offsets, dict_data = dictionary.buffers()
     offsets = np.frombuffer(dict_offsets, np.int32, len(dictionary) + 1)
-    out, data, bad = dictionary_values(indices, valid, slots.length, offsets,
-                                               dict_data if dict_data is not None else b"")
+    out, data, bad = dictionary_values(indices, slots.valid, slots.length, offsets,
+                                       dict_data if dict_data is not None else b"")
     if out is None or data is None:
         if bad is None:
             raise UnsupportedFeatureError(

@@ -80,9 +80,8 @@ def decode_timestamp(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     if ctx.opts.timestamp_unit == "ns":  # the usual case in one pass, else the general way
         zone = _zone(t, ctx)
         julian = t.kind == TypeKind.TIMESTAMP and ctx.opts.calendar == pb.JULIAN_GREGORIAN
-        valid = slots.valid if slots.count != slots.length else None
-        values = rle.timestamps_ns(seconds, raw_nanos, valid, slots.length, zone.base_epoch,
-                                   zone.transitions, zone.offsets,
+        values = rle.timestamps_ns(seconds, raw_nanos, slots.valid, slots.length,
+                                   zone.base_epoch, zone.transitions, zone.offsets,
                                    GREGORIAN_START_DAY * 86_400 if julian else None)
         if values is not None:
             return pa.Array.from_buffers(ctx.arrow_type(t), slots.length,
