@@ -122,12 +122,17 @@ def s3_root(s3_client: Any, s3_bucket: str) -> str:
     return f"s3://{s3_bucket}/events"
 
 
-def listed_prefixes(proxy: Any) -> list[str]:
-    """The prefixes of the ListObjectsV2 requests logged by the proxy."""
+def list_requests(proxy: Any) -> list[tuple[str, bool]]:
+    """(prefix, delimited) of each ListObjectsV2 request logged by the proxy, in order."""
     queries = [urllib.parse.parse_qs(urllib.parse.urlsplit(r.target).query,
                                      keep_blank_values=True)
                for r in proxy.log if r.method == "GET"]
-    return [q.get("prefix", [""])[0] for q in queries if "list-type" in q]
+    return [(q.get("prefix", [""])[0], "delimiter" in q) for q in queries if "list-type" in q]
+
+
+def listed_prefixes(proxy: Any) -> list[str]:
+    """The prefixes of the ListObjectsV2 requests logged by the proxy."""
+    return [prefix for prefix, _ in list_requests(proxy)]
 
 
 @pytest.mark.parametrize("engine", ["aiobotocore", "obstore"])
@@ -144,14 +149,6 @@ async def test_s3_filter_lists_only_matching_prefixes(s3_root: str, s3_proxy: An
     assert sorted(got.column("id").to_pylist()) == sorted(
         [v for i in range(36) if i % PARTS == 3 and i // PARTS % DAYS == 1
          for v in range(i * 10, i * 10 + 10)])
-
-
-def list_requests(proxy: Any) -> list[tuple[str, bool]]:
-    """(prefix, delimited) of each ListObjectsV2 request logged by the proxy, in order."""
-    queries = [urllib.parse.parse_qs(urllib.parse.urlsplit(r.target).query,
-                                     keep_blank_values=True)
-               for r in proxy.log if r.method == "GET"]
-    return [(q.get("prefix", [""])[0], "delimiter" in q) for q in queries if "list-type" in q]
 
 
 @pytest.mark.parametrize("engine", ["aiobotocore", "obstore"])
