@@ -41,7 +41,16 @@ import pyarrow.orc as pa_orc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables, fresh
 
-from fresh import Job, Summary, measure, statistic, stats_cells, stats_header  # noqa: E402
+from fresh import (  # noqa: E402
+    Job,
+    Summary,
+    add_timing_arguments,
+    measure,
+    statistic,
+    stats_cells,
+    stats_header,
+    timing_of,
+)
 
 LOW_CARDINALITY = 100
 #: The chart's library names for this script's reader names.
@@ -236,12 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None,
                         help="rows of every table (default: each table's own, events 2,000,000)")
-    parser.add_argument("--processes", type=int, default=5,
-                        help="fresh processes per timing and library (default 5)")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="timed reads per process, after one warm-up read (default 3)")
-    parser.add_argument("--in-process", action="store_true",
-                        help="quick mode: --repeat reads in this process, no fresh processes")
+    add_timing_arguments(parser, "read")
     parser.add_argument(
         "--tables",
         default="events-zstd,events-uncompressed,numeric200,strings,nested,temporal",
@@ -257,16 +261,14 @@ def main(argv: list[str] | None = None) -> None:
                         default=Path(__file__).resolve().parent / "results" / "read.json",
                         help="where to save the figures (default benchmarks/results/read.json)")
     args = parser.parse_args(argv)
-    if args.processes < 1 or args.repeat < 1:
-        parser.error("--processes and --repeat must be at least 1")
+    timing = timing_of(parser, args)
     _load_aorc()  # fail early, before building the table
 
-    fresh = not args.in_process
-    how = statistic(args.processes, args.repeat, fresh, "read")
+    how = statistic(*timing, "read")
     print(f"python {platform.python_version()}, pyarrow {pa.__version__}, "
           f"{os.cpu_count()} CPUs; {how}")
     names = [c.strip() for c in args.tables.split(",") if c.strip()]
-    opts = (args.rows, (args.processes, args.repeat, fresh), args.columns)
+    opts = (args.rows, timing, args.columns)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         results = run(names, *opts, args.keep, args.threads, args.pyorc)

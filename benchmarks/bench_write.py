@@ -59,7 +59,15 @@ sys.path.insert(0, str(HERE))
 
 from bench_read import build_table  # noqa: E402
 from bench_tables import TABLES, build, pyorc_rows, pyorc_schema  # noqa: E402
-from fresh import Job, measure, statistic, stats_cells, stats_header  # noqa: E402
+from fresh import (  # noqa: E402
+    Job,
+    add_timing_arguments,
+    measure,
+    statistic,
+    stats_cells,
+    stats_header,
+    timing_of,
+)
 
 BLOCK_SIZE = 256 * 1024  # ORC Java's and aorc's default; pyarrow's is 64 KiB
 PYARROW_CODECS = {"none": "uncompressed"}
@@ -300,12 +308,7 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"comma-separated tables (default {','.join(TABLES)})")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="rows as a fraction of each table's default (default 1)")
-    parser.add_argument("--processes", type=int, default=5,
-                        help="fresh processes per timing and library (default 5)")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="timed writes per process, after one warm-up write (default 3)")
-    parser.add_argument("--in-process", action="store_true",
-                        help="quick mode: --repeat writes in this process, no fresh processes")
+    add_timing_arguments(parser, "write")
     parser.add_argument("--threads", type=int, default=None,
                         help="aorc's use_threads (default: aorc's default)")
     parser.add_argument("--aorc-level", default="pyarrow",
@@ -322,10 +325,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="codecs of the Spark comparison (default zstd,none)")
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     args = parser.parse_args(argv)
-    if args.processes < 1 or args.repeat < 1:
-        parser.error("--processes and --repeat must be at least 1")
+    timing = timing_of(parser, args)
     _load_aorc()  # fail early, before building the tables
-    timing = (args.processes, args.repeat, not args.in_process)
     how = statistic(*timing, "write")
     print(f"{machine()}; {how}; block size {BLOCK_SIZE // 1024} KiB; "
           f"aorc level {args.aorc_level}")

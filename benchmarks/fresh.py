@@ -19,6 +19,7 @@ child code); :func:`summarize` turns samples into a :class:`Summary`.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import gc
 import importlib
@@ -32,8 +33,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ROOT", "Job", "Summary", "measure", "percentile", "run_child", "run_python",
-           "statistic", "stats_cells", "stats_header", "summarize"]
+__all__ = ["ROOT", "Job", "Summary", "add_timing_arguments", "measure", "percentile",
+           "run_child", "run_python", "statistic", "stats_cells", "stats_header", "summarize",
+           "timing_of"]
 
 HERE = Path(__file__).resolve().parent
 #: The root of the tree these benchmarks live in: the children import its aorc.
@@ -81,6 +83,26 @@ def summarize(samples: Sequence[float]) -> Summary:
     """
     return Summary(best=percentile(samples, 0), median=percentile(samples, 50),
                    p90=percentile(samples, 90), samples=tuple(samples))
+
+
+def add_timing_arguments(parser: argparse.ArgumentParser, noun: str) -> None:
+    """``--processes``, ``--repeat`` and ``--in-process``, as the benchmarks that time in
+    fresh processes take them (``noun``: read, write)."""
+    parser.add_argument("--processes", type=int, default=5,
+                        help="fresh processes per timing and library (default 5)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help=f"timed {noun}s per process, after one warm-up {noun} (default 3)")
+    parser.add_argument("--in-process", action="store_true",
+                        help=f"quick mode: --repeat {noun}s in this process, no fresh processes")
+
+
+def timing_of(parser: argparse.ArgumentParser, args: argparse.Namespace
+              ) -> tuple[int, int, bool]:
+    """``(processes, repeat, fresh)`` of :func:`add_timing_arguments`' arguments; a usage
+    error when a count is below 1."""
+    if args.processes < 1 or args.repeat < 1:
+        parser.error("--processes and --repeat must be at least 1")
+    return args.processes, args.repeat, not args.in_process
 
 
 def statistic(processes: int, repeat: int, fresh: bool, noun: str) -> str:
