@@ -39,8 +39,9 @@ import ctypes
 import os
 import sys
 import threading
+from typing import Any
 
-__all__ = ["ARENA_MAX", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "tune_malloc"]
+__all__ = ["ARENA_MAX", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "on_main_arena", "tune_malloc"]
 
 #: The number of malloc arenas (glibc's ``M_ARENA_MAX``).
 ARENA_MAX = 1
@@ -53,8 +54,10 @@ _M_TRIM_THRESHOLD = -1  # from glibc's <malloc.h>
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 _USER_SETTINGS = ("MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+_NON_MAIN_ARENA = 0x4  # the flag of a chunk's size field (glibc's malloc/malloc.c)
 _lock = threading.Lock()
 _state: bool | None = None
+_probe: tuple[Any, Any] | None = None  # libc's malloc and free, once the tuning is in effect
 
 
 def tune_malloc() -> bool:
@@ -85,7 +88,42 @@ def _apply() -> bool:
     done = [mallopt(param, value) for param, value in (
         (_M_ARENA_MAX, ARENA_MAX), (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
         (_M_TRIM_THRESHOLD, TRIM_THRESHOLD))]
-    return all(done)
+    if not all(done):
+        return False
+    global _probe
+    malloc, free = libc.malloc, libc.free
+    malloc.argtypes, malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    free.argtypes, free.restype = [ctypes.c_void_p], None
+    _probe = (malloc, free)
+    return True
+
+
+def on_main_arena() -> bool:
+    """Whether the calling thread allocates from glibc's main arena.
+
+    A thread is bound to an arena by its first allocation. Threads that allocated before
+    ``import aorc`` (NumPy's and pyarrow's import start some) may each have an arena of their
+    own, and glibc hands a new thread one of those in turn, whatever ``M_ARENA_MAX`` says. A
+    non-main arena serves its memory from heaps of at most 64 MiB that are unmapped as soon
+    as they are free, so a decode thread bound to one faults fresh pages into its large
+    buffers on every read. :mod:`aorc.threads` starts its workers on the main arena only.
+
+    The answer is read from the flag glibc keeps in the header of every chunk it hands out
+    (``NON_MAIN_ARENA``, stable since glibc 2.3). Always True when the tuning is not in effect
+    (off glibc, or left to the user), where it does not matter which arena a thread uses.
+    """
+    probe = _probe
+    if probe is None:
+        return True
+    malloc, free = probe
+    chunk = malloc(64)
+    if not chunk:
+        return True
+    try:
+        size_field = ctypes.c_size_t.from_address(chunk - ctypes.sizeof(ctypes.c_size_t)).value
+    finally:
+        free(chunk)
+    return not size_field & _NON_MAIN_ARENA
 
 
 tune_malloc()

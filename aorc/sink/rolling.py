@@ -86,7 +86,6 @@ complete files) and committed apart: ``stats.rows_pending`` rows are not committ
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import datetime
 import os
 import time
@@ -135,6 +134,7 @@ from aorc.sink.plan import (
 )
 from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
 from aorc.sink.target import SinkTarget, resolve_target
+from aorc.threads import WorkerPool
 from aorc.write.inputs import collect_batches
 
 __all__ = [
@@ -275,8 +275,7 @@ class RollingSink:
         self._spooling = Spooling(buffer, spool_dir, max_spool_bytes)
         self._closing: set[OpenSinkFile] = set()
         self._stale = StaleTemporaries()  # a killed run's temporaries (aorc.sink.files)
-        self._encoder = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="aorc-sink-encoder")
+        self._encoder = WorkerPool(1, "aorc-sink-encoder")
         self._on_commit = on_commit
         self._streams: dict[tuple[str, int], StreamState] = {}
         self._lock = asyncio.Lock()

@@ -28,7 +28,6 @@ effect -- and the local folders it created; the error notes any file it could no
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import os
 import uuid
@@ -47,6 +46,7 @@ from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.threads import WorkerPool
 from aorc.write.batches import BatchStream, batch_stream
 from aorc.write.writer import OrcWriter, open_writer
 
@@ -256,8 +256,7 @@ class _DatasetWriter:
         self.stats = DatasetWriteStats()
         # One thread encodes every file's stripes (as the sink's files do): fewer threads
         # allocating, fewer allocator heaps holding freed memory.
-        self.encoder = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="aorc-dataset-encoder")
+        self.encoder = WorkerPool(1, "aorc-dataset-encoder")
 
     # ----------------------------------------------------------------- rows
 

@@ -1,0 +1,160 @@
+"""The worker pool of ``aorc.threads`` and the malloc arena its threads start on.
+
+Concurrency is shown with barriers and events (with fail-safe timeouts), never the clock.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import weakref
+
+import pytest
+
+from aorc import _allocator
+from aorc.threads import ARENA_ATTEMPTS, WorkerPool, shared_pool
+
+SAFE = 30  # seconds: only a fail-safe, the tests wait for events
+
+
+def test_tasks_run_on_the_workers_and_return_their_results() -> None:
+    pool = WorkerPool(2, "t-results")
+    try:
+        barrier = threading.Barrier(2, timeout=SAFE)  # passed only by two tasks at once
+
+        def meet(x: int) -> tuple[int, int]:
+            barrier.wait()
+            return x * x, threading.get_ident()
+
+        results = [f.result(SAFE) for f in [pool.submit(meet, x) for x in (3, 4)]]
+        assert [r for r, _ in results] == [9, 16]
+        assert len({ident for _, ident in results}) == 2
+        assert threading.get_ident() not in {ident for _, ident in results}
+        assert pool.submit(lambda a, *, b: a - b, 7, b=2).result(SAFE) == 5
+    finally:
+        pool.shutdown()
+
+
+def test_an_error_goes_to_the_tasks_future_and_the_worker_carries_on() -> None:
+    pool = WorkerPool(1, "t-errors")
+    try:
+        def fail() -> None:
+            raise KeyError("boom")
+
+        with pytest.raises(KeyError, match="boom"):
+            pool.submit(fail).result(SAFE)
+        assert pool.submit(int, "12").result(SAFE) == 12
+    finally:
+        pool.shutdown()
+
+
+def test_shutdown_cancels_queued_tasks_and_refuses_new_ones() -> None:
+    pool = WorkerPool(1, "t-shutdown")
+    started, release = threading.Event(), threading.Event()
+
+    def hold() -> str:
+        started.set()
+        assert release.wait(SAFE)
+        return "held"
+
+    running = pool.submit(hold)
+    assert started.wait(SAFE)
+    queued = [pool.submit(int, "1") for _ in range(3)]
+    pool.shutdown(wait=False, cancel_futures=True)
+    assert all(f.cancelled() for f in queued)
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        pool.submit(int, "2")
+    release.set()
+    assert running.result(SAFE) == "held"
+    pool.shutdown(wait=True)  # joins the worker, which took its stop mark
+    assert not any(t.is_alive() for t in pool._threads)
+
+
+def test_a_dropped_pool_stops_its_threads() -> None:
+    pool = WorkerPool(2, "t-dropped")
+    assert pool.submit(int, "3").result(SAFE) == 3
+    threads = list(pool._threads) + list(pool._parked)
+    gone = weakref.ref(pool)
+    del pool
+    gc.collect()
+    assert gone() is None
+    for thread in threads:
+        thread.join(SAFE)
+        assert not thread.is_alive()
+
+
+def test_a_pool_needs_a_worker() -> None:
+    with pytest.raises(ValueError, match="at least one worker"):
+        WorkerPool(0, "t-none")
+
+
+def test_the_shared_pool_is_a_worker_pool_of_one_thread_per_cpu() -> None:
+    pool = shared_pool()
+    assert isinstance(pool, WorkerPool)
+    assert pool.submit(sum, [1, 2]).result(SAFE) == 3
+    assert len(pool._threads) == max(1, os.cpu_count() or 1)
+
+
+# A thread started before ``import aorc`` allocates, so glibc gives it an arena of its own
+# (as NumPy's and pyarrow's imports do); it stays alive, so glibc hands that arena to new
+# threads in turn with the main one.
+ARENA_CHILD = textwrap.dedent("""
+    import json, threading
+    hold = threading.Event()
+    early = threading.Thread(target=lambda: (bytearray(1 << 16), hold.wait()))
+    early.start()
+    from aorc import _allocator
+    from aorc.threads import WorkerPool
+
+    def plain_thread_arenas(n):
+        seen = []
+        for _ in range(n):
+            t = threading.Thread(target=lambda: seen.append(_allocator.on_main_arena()))
+            t.start()
+            t.join()
+        return seen
+
+    pools = [WorkerPool(2, f"arena{i}") for i in range(3)]
+    workers = [f.result() for pool in pools
+               for f in [pool.submit(_allocator.on_main_arena) for _ in range(40)]]
+    print(json.dumps({"tuned": _allocator.tune_malloc(), "main": _allocator.on_main_arena(),
+                      "workers": workers, "parked": [p.parked for p in pools],
+                      "plain": plain_thread_arenas(4)}))
+    hold.set()
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc arenas")
+def test_workers_start_on_the_main_arena_when_another_arena_exists() -> None:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MALLOC_") and k != "AORC_MALLOC_TUNING"}
+    result = subprocess.run([sys.executable, "-c", ARENA_CHILD], env=env, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    if not got["tuned"]:  # pragma: no cover - a C library other than glibc
+        pytest.skip("malloc is not glibc's: no arenas to choose")
+    assert got["main"] is True
+    # The planned event: plain threads do land on the other arena, and the pools parked
+    # threads that did; their workers never do.
+    assert False in got["plain"]
+    assert sum(got["parked"]) >= 1
+    assert all(n < 2 * ARENA_ATTEMPTS for n in got["parked"])
+    assert got["workers"] and all(got["workers"])
+
+
+def test_off_glibc_or_untuned_every_thread_counts_as_on_the_main_arena(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_allocator, "_probe", None)
+    assert _allocator.on_main_arena() is True
+    pool = WorkerPool(1, "t-untuned")
+    try:
+        assert pool.submit(_allocator.on_main_arena).result(SAFE) is True
+        assert pool.parked == 0
+    finally:
+        pool.shutdown()
