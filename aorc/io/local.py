@@ -125,10 +125,12 @@ class LocalStore(BaseStore):
     async def _fetch(self, offset: int, length: int) -> bytes:
         try:
             if self._seek_lock is None:
-                if _split is not None and length >= 2 * PIECE_BYTES:
+                if _split is None:  # pragma: no cover - a platform without pread
+                    data: bytes = await _pread(self._file.fileno(), length, offset)
+                    return data
+                if length >= 2 * PIECE_BYTES:
                     return await self._split_read(offset, length)
-                data: bytes = await _pread(self._file.fileno(), length, offset)
-                return data
+                return await self._read_into(offset, length)
             async with self._seek_lock:  # pragma: no cover - Windows only
                 await asyncio.to_thread(self._file.seek, offset)
                 chunks = []
@@ -142,6 +144,15 @@ class LocalStore(BaseStore):
                 return b"".join(chunks)
         except OSError as exc:
             raise map_os_error(exc, self.path) from exc
+
+    async def _read_into(self, offset: int, length: int) -> bytes:
+        """One read into a ``bytes`` object made in this thread, not in the executor's (an
+        executor thread may allocate from a malloc arena that maps its buffers fresh on every
+        read: see :func:`aorc._allocator.on_main_arena`); short only where the file ends."""
+        target = _split.new_bytes(length)
+        n: int = await asyncio.get_running_loop().run_in_executor(
+            None, _split.pread_into, self._file.fileno(), target, 0, length, offset)
+        return target if n == length else target[:n]
 
     async def _split_read(self, offset: int, length: int) -> bytes:
         """One long read as pieces filled at once by the executor's threads (see

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import os
 import pathlib
+import threading
 import warnings
 
 import pytest
@@ -120,6 +121,29 @@ async def test_a_long_read_is_filled_in_pieces_by_several_threads(
         # The file ends inside the last piece: the read is short, which the store reports.
         with pytest.raises(CorruptFileError, match="shorter than its metadata"):
             await store.read_range(len(data) - (200 << 10), 400 << 10)
+
+
+async def test_a_short_read_fills_a_buffer_made_in_the_calling_thread(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import aorc.io.local as local
+
+    data = os.urandom(100_000)
+    path = tmp_path / "short.bin"
+    path.write_bytes(data)
+    made: list[int] = []
+    real = local._split.new_bytes
+
+    def new_bytes(length: int) -> bytes:
+        made.append(threading.get_ident())
+        return real(length)
+
+    monkeypatch.setattr(local._split, "new_bytes", new_bytes)
+    async with open_store(path) as store:
+        assert await store.read_range(7, 50_000) == data[7:50_007]
+        # The file ends inside the range: the read is short, which the store reports.
+        with pytest.raises(CorruptFileError, match="shorter than its metadata"):
+            await store.read_range(90_000, 20_000)
+    assert made == [threading.get_ident()] * 2
 
 
 def test_pread_into_refuses_a_slice_outside_its_target() -> None:
