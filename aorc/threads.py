@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 from aorc._allocator import on_main_arena
 from aorc.errors import SchemaError
 
-__all__ = ["ARENA_ATTEMPTS", "WorkerPool", "pool_map", "pool_size", "shared_pool",
-           "thread_count"]
+__all__ = ["ARENA_ATTEMPTS", "WorkerPool", "encode_pool", "pool_map", "pool_size",
+           "shared_pool", "thread_count"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -45,6 +45,7 @@ ARENA_ATTEMPTS = 4
 _Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 _lock = threading.Lock()
 _pool: WorkerPool | None = None
+_encode_pool: WorkerPool | None = None
 
 
 class WorkerPool(Executor):
@@ -171,6 +172,18 @@ def shared_pool() -> WorkerPool:
         return _pool
 
 
+def encode_pool() -> WorkerPool:
+    """The process's pool for the stripes of writers that have no executor of their own
+    (one worker per CPU, created on first use). A writer's stripe task calls
+    :func:`pool_map`, whose helpers run on :func:`shared_pool`; a pool of its own keeps the
+    writes from queueing the reads' tasks behind them."""
+    global _encode_pool
+    with _lock:
+        if _encode_pool is None:
+            _encode_pool = WorkerPool(pool_size(), "aorc-encode")
+        return _encode_pool
+
+
 def thread_count(use_threads: bool | int) -> int:
     """How many of the pool's threads a read or write may use: ``True`` all of them,
     ``False`` one, an integer that many (at most the pool's size).
@@ -187,8 +200,8 @@ def thread_count(use_threads: bool | int) -> int:
 
 
 def _forget_pool() -> None:  # a forked child has none of the parent's threads
-    global _pool, _lock
-    _pool = None
+    global _pool, _encode_pool, _lock
+    _pool = _encode_pool = None
     _lock = threading.Lock()
 
 

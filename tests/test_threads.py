@@ -17,7 +17,7 @@ import weakref
 import pytest
 
 from aorc import _allocator
-from aorc.threads import ARENA_ATTEMPTS, WorkerPool, shared_pool
+from aorc.threads import ARENA_ATTEMPTS, WorkerPool, encode_pool, shared_pool
 
 SAFE = 30  # seconds: only a fail-safe, the tests wait for events
 
@@ -93,11 +93,14 @@ def test_a_pool_needs_a_worker() -> None:
         WorkerPool(0, "t-none")
 
 
-def test_the_shared_pool_is_a_worker_pool_of_one_thread_per_cpu() -> None:
+def test_the_shared_and_encode_pools_are_worker_pools() -> None:
     pool = shared_pool()
     assert isinstance(pool, WorkerPool)
     assert pool.submit(sum, [1, 2]).result(SAFE) == 3
     assert len(pool._threads) == max(1, os.cpu_count() or 1)
+    # The writers' stripes have a pool of their own, so they never queue the reads' tasks.
+    assert isinstance(encode_pool(), WorkerPool) and encode_pool() is not pool
+    assert encode_pool() is encode_pool()
 
 
 # A thread started before ``import aorc`` allocates, so glibc gives it an arena of its own

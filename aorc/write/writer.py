@@ -53,6 +53,7 @@ from aorc.io import open_output
 from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
 from aorc.options import WriteOptions
+from aorc.threads import encode_pool
 from aorc.write.file import FileAssembler
 from aorc.write.inputs import RecordInput, record_input
 from aorc.write.stripe import encode_stripe
@@ -149,7 +150,7 @@ class OrcWriter:
         #: The most Arrow bytes a stripe holds, besides the limits of the module docstring
         #: (set by writers that share a memory budget among many files; None: no more).
         self.stripe_arrow_limit: int | None = None
-        #: Where stripes are encoded (None: asyncio's default executor). Writers that share
+        #: Where stripes are encoded (None: :func:`aorc.threads.encode_pool`). Writers that share
         #: a memory budget share one thread: fewer threads allocating, fewer heaps holding
         #: freed memory.
         self.executor: concurrent.futures.Executor | None = None
@@ -352,7 +353,7 @@ class OrcWriter:
                 await self._flush()
                 await self._wait_job()
                 tail = await asyncio.get_running_loop().run_in_executor(
-                    self.executor, self._assembler.finish)
+                    self.executor or encode_pool(), self._assembler.finish)
                 await self._output.write(tail)
                 await self._output.complete()
             except BaseException:
@@ -432,7 +433,7 @@ class OrcWriter:
         self._encoding_bytes = self._encoding_arrow = nbytes
         previous = self._job
         self._encoding = asyncio.get_running_loop().run_in_executor(
-            self.executor, self._encode_stripe, batches, rows)
+            self.executor or encode_pool(), self._encode_stripe, batches, rows)
         self._job = asyncio.create_task(
             self._stripe_job(self._encoding, previous))
         if previous is not None:

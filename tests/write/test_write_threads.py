@@ -240,3 +240,25 @@ async def test_a_stripe_is_written_while_the_next_one_is_encoded(
     f = po.ORCFile(pa.BufferReader(b"".join(sink.chunks)))
     assert f.nstripes == len(started)
     assert f.read().equals(data.cast(f.schema))
+
+
+async def test_stripes_are_encoded_on_the_encode_pool(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer without an executor of its own encodes on :func:`aorc.threads.encode_pool`
+    (threads on the main malloc arena), not on asyncio's default executor."""
+    from aorc.write.writer import OrcWriter
+
+    names: list[str] = []
+    real = OrcWriter._encode_stripe
+
+    def encode(self: OrcWriter, batches: Any, rows: int) -> list[bytes]:
+        names.append(threading.current_thread().name)
+        return real(self, batches, rows)
+
+    monkeypatch.setattr(OrcWriter, "_encode_stripe", encode)
+    data = mixed_table(3000, seed=9)
+    path = tmp_path / "pool.orc"
+    await aorc.write_table(data, path, stripe_size=40_000)
+    assert len(names) >= 2
+    assert all(name.startswith("aorc-encode_") for name in names), names
+    assert po.ORCFile(str(path)).read().cast(data.schema).equals(data)
