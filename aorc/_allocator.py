@@ -27,10 +27,11 @@ The settings are left alone when the user chose any of them (``MALLOC_ARENA_MAX`
 ``MALLOC_MMAP_THRESHOLD_`` or ``MALLOC_TRIM_THRESHOLD_`` in the environment) or opted out with
 ``AORC_MALLOC_TUNING=0``. They are applied when this module is imported, first thing in
 ``import aorc`` (every aorc module imports the package first, so nothing of aorc runs before).
-glibc fixes the number of arenas a thread may use when the thread first allocates, so threads
-that allocated before ``import aorc`` (pyarrow starts one) keep their own arena: the resident
-memory of a long stream then levels off a little higher (measured: +102 MiB for 14 MiB stripes,
-flat from the 50th of 67 stripes, against +75 MiB when aorc is imported first).
+glibc binds a thread to an arena when the thread first allocates, so threads that allocated
+before ``import aorc`` (NumPy and pyarrow start some) keep their own arenas, and glibc hands
+those arenas to new threads in turn with the main one. aorc's own threads
+(:class:`aorc.threads.WorkerPool`) check with :func:`on_main_arena` and start on the main arena
+only; a thread on another one faulted fresh pages into its large buffers on every read.
 """
 
 from __future__ import annotations
