@@ -131,9 +131,13 @@ def _work(tasks: queue.SimpleQueue[_Task | None], release: threading.Event,
           ready: threading.Event, kept: list[bool], last: bool) -> None:
     """A worker: parks when on another arena (see :class:`WorkerPool`), else runs tasks
     until it takes a stop mark."""
-    kept.append(last or on_main_arena())
+    try:
+        keep = last or on_main_arena()
+    except Exception:  # noqa: BLE001 -- cannot tell: work wherever it is, never leave the pool waiting
+        keep = True
+    kept.append(keep)
     ready.set()
-    if not kept[0]:
+    if not keep:
         release.wait()
         return
     while (task := tasks.get()) is not None:

@@ -161,3 +161,22 @@ def test_off_glibc_or_untuned_every_thread_counts_as_on_the_main_arena(
         assert pool.parked == 0
     finally:
         pool.shutdown()
+
+
+def test_a_worker_that_cannot_tell_its_arena_still_works(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import aorc.threads
+
+    asked: list[int] = []
+
+    def broken() -> bool:
+        asked.append(threading.get_ident())
+        raise OSError("no libc")
+
+    monkeypatch.setattr(aorc.threads, "on_main_arena", broken)
+    pool = WorkerPool(2, "t-broken")
+    try:
+        assert [f.result(SAFE) for f in [pool.submit(int, "5") for _ in range(4)]] == [5] * 4
+        assert len(asked) == 2 and pool.parked == 0
+    finally:
+        pool.shutdown()
