@@ -54,6 +54,9 @@ def missing_oracles() -> list[str]:
                  "tqdm (the progress hooks' peer bar, in the test extra)"),
         "polars": (lambda: importlib.util.find_spec("polars") is not None,
                    "Polars (aorc.polars' tests, in the test extra)"),
+        "nanoarrow": (lambda: importlib.util.find_spec("nanoarrow") is not None,
+                      "nanoarrow (the Arrow C stream peer of tests/test_nanoarrow.py, in the "
+                      "test extra)"),
     }
     wanted = os.environ.get(ORACLES_ENV)
     keys = list(checks) if wanted is None else [k.strip() for k in wanted.split(",") if k]
