@@ -292,7 +292,7 @@ class AzureScheme(ObjectNamespace):
         key = blob.location.name
         try:
             prefix = key if not key or key.endswith("/") else key + "/"
-            found = await self._pages(blob, prefix)
+            found, _ = await self._pages(blob, prefix)
             if not found and key and not key.endswith("/"):
                 try:
                     head = await blob.send("HEAD", blob.url(), "look up the blob")
@@ -339,23 +339,42 @@ class AzureScheme(ObjectNamespace):
                 return found, prefixes
             params["marker"] = marker
 
+    async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
+                           stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
+        """The first ``max_pages`` pages of the prefix's flat listing (:meth:`listing`'s
+        files up to the last name listed), and whether more names follow."""
+        blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
+        key = blob.location.name
+        prefix = key if not key or key.endswith("/") else key + "/"
+        base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
+        try:
+            found, more = await self._pages(blob, prefix, max_pages)
+        finally:
+            blob.release()
+        return [FileInfo(base + name, size) for name, size in found
+                if size and visible(name[len(prefix):])], more
+
     @staticmethod
-    async def _pages(blob: _Blob, prefix: str) -> list[tuple[str, int]]:
-        """Every (name, size) under ``prefix``: one request per 5,000 names."""
+    async def _pages(blob: _Blob, prefix: str, max_pages: int | None = None
+                     ) -> tuple[list[tuple[str, int]], bool]:
+        """Every (name, size) under ``prefix`` (one request per 5,000 names), or those of the
+        first ``max_pages`` pages; and whether names were left."""
         out: list[tuple[str, int]] = []
         params = {"restype": "container", "comp": "list", "prefix": prefix,
                   "maxresults": str(AZURE_PAGE_SIZE)}
+        pages = 0
         while True:
             response = await blob.send("GET", blob.url(params, container=True),
                                        f"list {prefix or 'the container'}")
+            pages += 1
             root = _xml(response, blob.path)
             for item in root.iter("Blob"):
                 name = item.findtext("Name") or ""
                 size = item.findtext("Properties/Content-Length") or "0"
                 out.append((name, int(size)))
             marker = root.findtext("NextMarker")
-            if not marker:
-                return out
+            if not marker or pages == max_pages:
+                return out, bool(marker)
             params["marker"] = marker
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:

@@ -324,7 +324,7 @@ class GCSScheme(ObjectNamespace):
         requests = _Requests(config, bucket, key, url, stats)
         try:
             prefix = key if not key or key.endswith("/") else key + "/"
-            found = await self._pages(requests, prefix)
+            found, _ = await self._pages(requests, prefix)
             if not found and key and not key.endswith("/"):
                 try:
                     meta = await requests.send("GET", requests.url("object"), "look up the object")
@@ -340,21 +340,40 @@ class GCSScheme(ObjectNamespace):
         return [FileInfo(base + name, size) for name, size in found
                 if size and visible(name[len(prefix):])]
 
+    async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
+                           stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
+        """The first ``max_pages`` pages of the prefix's flat listing (:meth:`listing`'s
+        files up to the last name listed), and whether more names follow."""
+        scheme, bucket, key = self._split(url)
+        prefix = key if not key or key.endswith("/") else key + "/"
+        requests = _Requests(GCSConfig.from_options(storage_options), bucket, key, url, stats)
+        try:
+            found, more = await self._pages(requests, prefix, max_pages)
+        finally:
+            requests.release()
+        base = f"{scheme}://{bucket}/"
+        return [FileInfo(base + name, size) for name, size in found
+                if size and visible(name[len(prefix):])], more
+
     @staticmethod
-    async def _pages(requests: _Requests, prefix: str) -> list[tuple[str, int]]:
-        """Every (name, size) under ``prefix``: one request per 1,000 names."""
+    async def _pages(requests: _Requests, prefix: str, max_pages: int | None = None
+                     ) -> tuple[list[tuple[str, int]], bool]:
+        """Every (name, size) under ``prefix`` (one request per 1,000 names), or those of the
+        first ``max_pages`` pages; and whether names were left."""
         out: list[tuple[str, int]] = []
         params = {"prefix": prefix, "maxResults": str(LIST_PAGE_SIZE),
                   "fields": "items(name,size),nextPageToken"}
+        pages = 0
         while True:
             response = await requests.send("GET", requests.url("list", params),
                                            f"list {prefix or 'the bucket'}")
+            pages += 1
             page = json.loads(response.body or b"{}")
             out.extend((item["name"], int(item.get("size") or 0))
                        for item in page.get("items") or [])
             token = page.get("nextPageToken")
-            if not token:
-                return out
+            if not token or pages == max_pages:
+                return out, bool(token)
             params["pageToken"] = token
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,

@@ -10,9 +10,10 @@ thousand objects) it is the whole listing, one request a page; when more follow,
 top-level folders it did not finish are listed whole at once (one flat listing each, after
 one delimiter listing of the root), since for large trees concurrency wins over paging
 through one listing. Locally (and in memory) the flat listing is the one walk of
-:func:`aorc.io.registry.list_files`; stores whose listing has no pages to stop after (GCS,
-Azure) list each top-level folder at once. Other roots (a file, a list's files, a layout
-without ``key=value`` folders) keep the flat recursive listing of
+:func:`aorc.io.registry.list_files`; on S3, GCS and Azure it is the schemes'
+``listing_head``; a store without one lists each top-level folder at once. Other roots (a
+file, a list's files, a layout without ``key=value`` folders) keep the flat recursive
+listing of
 :func:`aorc.io.registry.list_files`.
 """
 
