@@ -55,7 +55,8 @@ class WorkerPool(Executor):
     arena other than the main one (see :func:`aorc._allocator.on_main_arena`) does not take
     tasks: it stays parked, holding that arena, so that glibc hands the next thread another
     one, and a new thread is started in its place (at most :data:`ARENA_ATTEMPTS` per worker).
-    The threads stop when the pool is shut down or garbage-collected, or the process exits.
+    The threads stop when the pool is shut down or garbage-collected; at the process's exit
+    they are left to end with it (daemon threads).
     """
 
     def __init__(self, workers: int, name: str) -> None:
@@ -70,6 +71,9 @@ class WorkerPool(Executor):
         self._lock = threading.Lock()
         self._closed = False
         self._stop = weakref.finalize(self, _stop, self._tasks, self._release, workers)
+        # Not at interpreter exit: the threads are daemons, and an exit handler run later
+        # (aorc.sync's loop closing its readers and writers) may still wait for a task.
+        self._stop.atexit = False
 
     @property
     def parked(self) -> int:
