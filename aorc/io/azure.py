@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
 from aorc.io.azure_config import AzureAuth, AzureConfig, auth_for, parse_azure_url
 from aorc.io.base import IOStats
-from aorc.io.listing import FileInfo, Level, ObjectNamespace, level_of, visible
+from aorc.io.listing import FileInfo, Level, ObjectNamespace, folder_prefix, level_of, visible_files
 from aorc.io.pool import ClientLease
 from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
 from aorc.io.transport import Response, acquire_session, quote_path, send
@@ -291,7 +291,7 @@ class AzureScheme(ObjectNamespace):
         blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
         key = blob.location.name
         try:
-            prefix = key if not key or key.endswith("/") else key + "/"
+            prefix = folder_prefix(key)
             found, _ = await self._pages(blob, prefix)
             if not found and key and not key.endswith("/"):
                 try:
@@ -305,15 +305,14 @@ class AzureScheme(ObjectNamespace):
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
-        return [FileInfo(base + name, size) for name, size in found
-                if size and visible(name[len(prefix):])]
+        return visible_files(base, prefix, found)
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
         """One delimiter listing (``delimiter=/``, 5,000 entries a page) of the prefix."""
         blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
         key = blob.location.name
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
         try:
             found, prefixes = await self._delimited(blob, prefix)
@@ -345,14 +344,13 @@ class AzureScheme(ObjectNamespace):
         files up to the last name listed), and whether more names follow."""
         blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
         key = blob.location.name
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
         try:
             found, more = await self._pages(blob, prefix, max_pages)
         finally:
             blob.release()
-        return [FileInfo(base + name, size) for name, size in found
-                if size and visible(name[len(prefix):])], more
+        return visible_files(base, prefix, found), more
 
     @staticmethod
     async def _pages(blob: _Blob, prefix: str, max_pages: int | None = None

@@ -28,7 +28,15 @@ from typing import Any
 from aorc.errors import ObjectNotFoundError, RetriesExhaustedError, SchemaError, StoreError
 from aorc.io.base import IOStats
 from aorc.io.gcs_config import GCSConfig, auth_for, parse_gcs_url
-from aorc.io.listing import LIST_PAGE_SIZE, FileInfo, Level, ObjectNamespace, level_of, visible
+from aorc.io.listing import (
+    LIST_PAGE_SIZE,
+    FileInfo,
+    Level,
+    ObjectNamespace,
+    folder_prefix,
+    level_of,
+    visible_files,
+)
 from aorc.io.pool import ClientLease
 from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
 from aorc.io.transport import Response, RetryPolicy, acquire_session, quote_path, send
@@ -323,7 +331,7 @@ class GCSScheme(ObjectNamespace):
         config = GCSConfig.from_options(storage_options)
         requests = _Requests(config, bucket, key, url, stats)
         try:
-            prefix = key if not key or key.endswith("/") else key + "/"
+            prefix = folder_prefix(key)
             found, _ = await self._pages(requests, prefix)
             if not found and key and not key.endswith("/"):
                 try:
@@ -337,23 +345,21 @@ class GCSScheme(ObjectNamespace):
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = f"{scheme}://{bucket}/"
-        return [FileInfo(base + name, size) for name, size in found
-                if size and visible(name[len(prefix):])]
+        return visible_files(base, prefix, found)
 
     async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
                            stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
         """The first ``max_pages`` pages of the prefix's flat listing (:meth:`listing`'s
         files up to the last name listed), and whether more names follow."""
         scheme, bucket, key = self._split(url)
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         requests = _Requests(GCSConfig.from_options(storage_options), bucket, key, url, stats)
         try:
             found, more = await self._pages(requests, prefix, max_pages)
         finally:
             requests.release()
         base = f"{scheme}://{bucket}/"
-        return [FileInfo(base + name, size) for name, size in found
-                if size and visible(name[len(prefix):])], more
+        return visible_files(base, prefix, found), more
 
     @staticmethod
     async def _pages(requests: _Requests, prefix: str, max_pages: int | None = None
@@ -380,7 +386,7 @@ class GCSScheme(ObjectNamespace):
                     stats: IOStats) -> Level:
         """One delimiter listing (``delimiter=/``, 1,000 entries a page) of the prefix."""
         scheme, bucket, key = self._split(url)
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         requests = _Requests(GCSConfig.from_options(storage_options), bucket, key, url, stats)
         found: list[tuple[str, int]] = []
         prefixes: list[str] = []

@@ -17,10 +17,12 @@ __all__ = [
     "Level",
     "ObjectNamespace",
     "ReadOnlyScheme",
+    "folder_prefix",
     "is_hidden",
     "level_of",
     "slash_join",
     "visible",
+    "visible_files",
 ]
 
 #: Keys asked for per listing request (S3's and GCS's maximum; Azure's is 5,000).
@@ -75,6 +77,19 @@ def is_hidden(name: str) -> bool:
 def visible(relative: str) -> bool:
     """Whether no component of the path ``relative`` (below the listed root) is hidden."""
     return not any(is_hidden(p) for p in relative.split("/") if p)
+
+
+def folder_prefix(key: str) -> str:
+    """The listing prefix of ``key`` as a folder: ``key`` ending with ``/`` (empty stays
+    empty: the whole bucket)."""
+    return key if not key or key.endswith("/") else key + "/"
+
+
+def visible_files(base: str, prefix: str, found: list[tuple[str, int]]) -> list[FileInfo]:
+    """The files of a flat listing: ``found`` (key, size) pairs under ``prefix`` as URLs
+    under ``base`` (the bucket's root, ending with ``/``), empty and hidden ones skipped."""
+    return [FileInfo(base + key, size) for key, size in found
+            if size and visible(key[len(prefix):])]
 
 
 def slash_join(base: str, *parts: str) -> str:

@@ -54,9 +54,11 @@ from aorc.io.listing import (
     Level,
     ObjectNamespace,
     ReadOnlyScheme,
+    folder_prefix,
     is_hidden,
     level_of,
     visible,
+    visible_files,
 )
 from aorc.io.local import LocalStore, map_os_error
 from aorc.io.memory import MemoryStore
@@ -383,7 +385,7 @@ class S3Scheme(ObjectNamespace):
             return await self._obstore_listing(url, config, stats)
         lease = await acquire_client(config)
         try:
-            prefix = key if not key or key.endswith("/") else key + "/"
+            prefix = folder_prefix(key)
             found, _ = await self._pages(lease.client, bucket, prefix, stats)
             if not found and key and not key.endswith("/"):
                 exact, _ = await self._pages(lease.client, bucket, key, stats, limit=1)
@@ -396,8 +398,7 @@ class S3Scheme(ObjectNamespace):
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = f"{scheme}://{bucket}/"
-        return [FileInfo(base + k, size) for k, size in found
-                if size and visible(k[len(prefix):])]
+        return visible_files(base, prefix, found)
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
@@ -407,7 +408,7 @@ class S3Scheme(ObjectNamespace):
 
         scheme = url.partition("://")[0]
         bucket, key = s3_bucket_of(url)
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
             from aorc.io.s3_obstore import level_with_obstore
@@ -439,7 +440,7 @@ class S3Scheme(ObjectNamespace):
 
         scheme, _, rest = url.partition("://")
         bucket, _, key = rest.partition("/")
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         found, _ = await list_with_obstore(config, bucket, prefix, stats)
         if not found and key and not key.endswith("/"):
             size = await size_with_obstore(config, bucket, key, stats)
@@ -448,8 +449,7 @@ class S3Scheme(ObjectNamespace):
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = f"{scheme}://{bucket}/"
-        return [FileInfo(base + k, size) for k, size in found
-                if size and visible(k[len(prefix):])]
+        return visible_files(base, prefix, found)
 
     async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
                            stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
@@ -461,7 +461,7 @@ class S3Scheme(ObjectNamespace):
 
         scheme = url.partition("://")[0]
         bucket, key = s3_bucket_of(url)
-        prefix = key if not key or key.endswith("/") else key + "/"
+        prefix = folder_prefix(key)
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
             found, more = await list_with_obstore(config, bucket, prefix, stats, max_pages)
@@ -475,8 +475,7 @@ class S3Scheme(ObjectNamespace):
             finally:
                 lease.release()
         base = f"{scheme}://{bucket}/"
-        return [FileInfo(base + k, size) for k, size in found
-                if size and visible(k[len(prefix):])], more
+        return visible_files(base, prefix, found), more
 
     @staticmethod
     async def _pages(client: Any, bucket: str, prefix: str, stats: IOStats,
