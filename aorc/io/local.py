@@ -128,8 +128,6 @@ class LocalStore(BaseStore):
                 if _split is None:  # pragma: no cover - a platform without pread
                     data: bytes = await _pread(self._file.fileno(), length, offset)
                     return data
-                if length >= 2 * PIECE_BYTES:
-                    return await self._split_read(offset, length)
                 return await self._read_into(offset, length)
             async with self._seek_lock:  # pragma: no cover - Windows only
                 await asyncio.to_thread(self._file.seek, offset)
@@ -146,19 +144,13 @@ class LocalStore(BaseStore):
             raise map_os_error(exc, self.path) from exc
 
     async def _read_into(self, offset: int, length: int) -> bytes:
-        """One read into a ``bytes`` object made in this thread, not in the executor's (an
-        executor thread may allocate from a malloc arena that maps its buffers fresh on every
-        read: see :func:`aorc._allocator.on_main_arena`); short only where the file ends."""
-        target = _split.new_bytes(length)
-        n: int = await asyncio.get_running_loop().run_in_executor(
-            None, _split.pread_into, self._file.fileno(), target, 0, length, offset)
-        return target if n == length else target[:n]
-
-    async def _split_read(self, offset: int, length: int) -> bytes:
-        """One long read as pieces filled at once by the executor's threads (see
-        :data:`PIECE_BYTES`); short only where the file ends."""
-        count = min(MAX_PIECES, length // PIECE_BYTES)
-        size = -(-length // count)
+        """The range read into one ``bytes`` object made in this thread, not in an executor
+        thread (which may allocate from a malloc arena that maps its buffers fresh on every
+        read: see :func:`aorc._allocator.on_main_arena`); a read of at least twice
+        :data:`PIECE_BYTES` is filled in pieces by the executor's threads at once. Short
+        only where the file ends."""
+        count = max(1, min(MAX_PIECES, length // PIECE_BYTES))
+        size = max(1, -(-length // count))
         target = _split.new_bytes(length)
         fd = self._file.fileno()
         loop = asyncio.get_running_loop()
@@ -169,7 +161,10 @@ class LocalStore(BaseStore):
             return n
 
         starts = range(0, length, size)
-        got = await gather_or_cancel([piece(start) for start in starts])
+        if len(starts) == 1:  # one piece: no task to gather
+            got = [await piece(0)]
+        else:
+            got = await gather_or_cancel([piece(start) for start in starts])
         for start, n in zip(starts, got, strict=True):
             if n < min(size, length - start):  # the file ends in this piece
                 return target[:start + n]
