@@ -44,8 +44,7 @@ ARENA_ATTEMPTS = 4
 
 _Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 _lock = threading.Lock()
-_pool: WorkerPool | None = None
-_encode_pool: WorkerPool | None = None
+_pools: dict[str, WorkerPool] = {}  # the process's pools by name, created on first use
 
 
 class WorkerPool(Executor):
@@ -171,13 +170,18 @@ def pool_size() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def _process_pool(name: str) -> WorkerPool:
+    """The process's pool named ``name`` (one worker per CPU), created on first use."""
+    with _lock:
+        pool = _pools.get(name)
+        if pool is None:
+            pool = _pools[name] = WorkerPool(pool_size(), name)
+        return pool
+
+
 def shared_pool() -> WorkerPool:
     """The process's pool, created on first use."""
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = WorkerPool(pool_size(), "aorc")
-        return _pool
+    return _process_pool("aorc")
 
 
 def encode_pool() -> WorkerPool:
@@ -185,11 +189,7 @@ def encode_pool() -> WorkerPool:
     (one worker per CPU, created on first use). A writer's stripe task calls
     :func:`pool_map`, whose helpers run on :func:`shared_pool`; a pool of its own keeps the
     writes from queueing the reads' tasks behind them."""
-    global _encode_pool
-    with _lock:
-        if _encode_pool is None:
-            _encode_pool = WorkerPool(pool_size(), "aorc-encode")
-        return _encode_pool
+    return _process_pool("aorc-encode")
 
 
 def thread_count(use_threads: bool | int) -> int:
@@ -208,8 +208,8 @@ def thread_count(use_threads: bool | int) -> int:
 
 
 def _forget_pool() -> None:  # a forked child has none of the parent's threads
-    global _pool, _encode_pool, _lock
-    _pool = _encode_pool = None
+    global _pools, _lock
+    _pools = {}
     _lock = threading.Lock()
 
 
