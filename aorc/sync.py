@@ -61,23 +61,23 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 import pyarrow as pa
 
+from aorc.dataset.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
+from aorc.dataset.read import Dataset
+from aorc.dataset.read import open_dataset as _open_dataset
+from aorc.dataset.read import read_dataset as _read_dataset
+from aorc.dataset.table import read_table as _read_table
+from aorc.dataset.write import write_dataset as _write_dataset
 from aorc.errors import AorcError
 from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
 from aorc.io import Source
 from aorc.io.output import Destination
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset
-from aorc.read.dataset import open_dataset as _open_dataset
-from aorc.read.dataset import read_dataset as _read_dataset
-from aorc.read.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
 from aorc.read.export import blocking_reader
 from aorc.read.reader import OrcReader
 from aorc.read.reader import open_reader as _open_reader
-from aorc.read.table import read_table as _read_table
 from aorc.sink.results import SinkCommit
 from aorc.sink.rolling import RollingSink as _RollingSink
-from aorc.write.dataset import write_dataset as _write_dataset
 from aorc.write.writer import OrcWriter
 from aorc.write.writer import open_writer as _open_writer
 from aorc.write.writer import write_table as _write_table

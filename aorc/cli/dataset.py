@@ -2,7 +2,7 @@
 the timestamp unit of what ``head``/``cat`` print.
 
 Every command decides "file or dataset" as :func:`aorc.read_table` does
-(:func:`aorc.read.discovery.file_or_dataset`): a folder, or a URL ending with ``/``, is a
+(:func:`aorc.dataset.discovery.file_or_dataset`): a folder, or a URL ending with ``/``, is a
 dataset; otherwise a file, unless no file has that name and it is an object-store prefix
 (``s3://lake/events`` as well as ``s3://lake/events/``). Datasets take
 ``--exclude-invalid-files`` and ``--path-glob-filter`` (:func:`dataset_flags`).
@@ -25,13 +25,13 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from aorc.cli.convert import Progress
-from aorc.compaction import DEFAULT_TARGET_SIZE, compact
+from aorc.dataset.compaction import DEFAULT_TARGET_SIZE, compact
+from aorc.dataset.discovery import file_or_dataset
+from aorc.dataset.partitioning import normalize_filters
+from aorc.dataset.read import Dataset, open_dataset
 from aorc.filters.text import filters_from_text
 from aorc.format.types import TypeKind
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset, open_dataset
-from aorc.read.discovery import file_or_dataset
-from aorc.read.partitioning import normalize_filters
 from aorc.read.reader import OrcReader, open_reader
 
 __all__ = [

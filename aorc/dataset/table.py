@@ -1,5 +1,5 @@
 """One call for one file or a dataset: :func:`read_table` tells them apart (see
-:func:`aorc.read.discovery.file_or_dataset`) and reads either into an Arrow table."""
+:func:`aorc.dataset.discovery.file_or_dataset`) and reads either into an Arrow table."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any, cast
 
 import pyarrow as pa
 
+from aorc.dataset.discovery import DatasetSource, file_or_dataset
+from aorc.dataset.read import read_dataset
 from aorc.errors import SchemaError
 from aorc.io import Source
-from aorc.read.dataset import read_dataset
-from aorc.read.discovery import DatasetSource, file_or_dataset
 from aorc.read.reader import open_reader
 
 __all__ = ["read_table"]

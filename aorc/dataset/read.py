@@ -1,8 +1,8 @@
 """Datasets: a folder, an object-store prefix or a list of ORC files read as one table.
 
 :func:`open_dataset` lists the source and types its Hive partition folders
-(:mod:`aorc.read.discovery`), then unifies the files' schemas by name
-(:mod:`aorc.read.evolution`); opening a file is its one tail read, kept for the reads that
+(:mod:`aorc.dataset.discovery`), then unifies the files' schemas by name
+(:mod:`aorc.dataset.evolution`); opening a file is its one tail read, kept for the reads that
 follow. A read prunes partitions before any of their files is opened, pushes the data filters
 down into every surviving file (stripes, row groups, bloom filters), reads at most
 ``max_open_files`` files at a time and brings every file's rows into the dataset's schema.
@@ -23,29 +23,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from aorc.errors import CorruptFileError, SchemaError
-from aorc.format.nesting import check_depth
-from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel, map_bounded
-from aorc.progress import ProgressHook, ProgressTracker, tracker
-from aorc.read.dataset_local import (
-    SmallFileReads,
-    all_small_local,
-    group_threads,
-    run_groups,
-)
-from aorc.read.dataset_plan import (
-    FilePlan,
-    ReadPlan,
-    concat_files,
-    dataset_filter,
-    finish_runs,
-    has_path,
-    plan_columns,
-    prune,
-)
-from aorc.read.dictionary import check_read_dictionary, present_columns
-from aorc.read.discovery import (
+from aorc.dataset.discovery import (
     TAIL_CACHE_BYTES,
     DatasetFile,
     DatasetOptions,
@@ -58,9 +36,31 @@ from aorc.read.discovery import (
     list_dataset,
     open_tail,
 )
-from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.dataset.evolution import conform, merge_schemas, positional_names
+from aorc.dataset.local import (
+    SmallFileReads,
+    all_small_local,
+    group_threads,
+    run_groups,
+)
+from aorc.dataset.partitioning import Clauses
+from aorc.dataset.plan import (
+    FilePlan,
+    ReadPlan,
+    concat_files,
+    dataset_filter,
+    finish_runs,
+    has_path,
+    plan_columns,
+    prune,
+)
+from aorc.errors import CorruptFileError, SchemaError
+from aorc.format.nesting import check_depth
+from aorc.io import IOStats, registry
+from aorc.io.base import gather_or_cancel, map_bounded
+from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.read.dictionary import check_read_dictionary, present_columns
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
-from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader
 from aorc.threads import pool_size
@@ -683,7 +683,7 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
     below the root whose names say they are not data (``*.txt``, ``*.md``, ``*.json``,
-    ``*.crc``, ... :data:`aorc.read.discovery.NON_DATA_SUFFIXES`) unless
+    ``*.crc``, ... :data:`aorc.dataset.discovery.NON_DATA_SUFFIXES`) unless
     ``path_glob_filter`` is given. Hive folders are listed level by level, the top-level
     partitions concurrently. Without ``schema`` the files' tails are read to unify their
     schemas by name (every file's, at most ``max_open_files`` at once, or only the first
