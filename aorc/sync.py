@@ -328,13 +328,15 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  storage_options: Mapping[str, Any] | None = None, max_open_files: int = 16,
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
-                 tail_cache_bytes: int = TAIL_CACHE_BYTES) -> SyncDataset:
+                 tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`."""
     kwargs = {"partitioning": partitioning, "schema": schema,
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
-              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes}
+              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
+              "max_decoded_bytes": max_decoded_bytes}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 
@@ -363,7 +365,9 @@ def record_batch_reader(source: Source | DatasetSource, *,
                         batch_size: int = 65536,
                         storage_options: Mapping[str, Any] | None = None,
                         timestamp_unit: str = "ns",
-                        read_dictionary: Sequence[str] | None = None) -> pa.RecordBatchReader:
+                        read_dictionary: Sequence[str] | None = None,
+                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
+                        ) -> pa.RecordBatchReader:
     """A blocking ``pyarrow.RecordBatchReader`` of one ORC file or a dataset (as
     :func:`aorc.read_table` tells them apart), read batch by batch as it is pulled: hand it
     to DuckDB, Polars or pyarrow. The file is closed when the stream ends or is released
@@ -377,13 +381,14 @@ def record_batch_reader(source: Source | DatasetSource, *,
         storage_options: as for :func:`aorc.open_reader`.
         timestamp_unit: as for :func:`aorc.open_reader`.
         read_dictionary: as for :func:`aorc.open_reader`.
+        max_decoded_bytes: as for :func:`aorc.open_reader`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
         SchemaError: unknown columns, malformed filters (raised here, before any read).
     """
     kwargs = {"storage_options": storage_options, "timestamp_unit": timestamp_unit,
-              "read_dictionary": read_dictionary}
+              "read_dictionary": read_dictionary, "max_decoded_bytes": max_decoded_bytes}
     stream, reader = run(_open_stream(source, columns, filters, batch_size, kwargs))
     finish = reader.close if reader is not None else None
     try:

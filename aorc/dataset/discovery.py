@@ -37,6 +37,7 @@ from aorc.dataset.partitioning import (
 )
 from aorc.dataset.prefixes import list_root
 from aorc.errors import AorcError, AorcWarning, CorruptFileError, ObjectNotFoundError, SchemaError
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
@@ -155,6 +156,7 @@ class DatasetOptions:
         read_dictionary: columns read as Arrow dictionaries (see :func:`aorc.open_reader`).
         tail_cache_bytes: the budget of the file tails kept for later reads
             (:class:`TailCache`).
+        max_decoded_bytes: the decoding budget of one stripe (see :func:`aorc.open_reader`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -165,6 +167,7 @@ class DatasetOptions:
     path_glob_filter: str | None = None
     read_dictionary: Sequence[str] | None = None
     tail_cache_bytes: int = TAIL_CACHE_BYTES
+    max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
 
 
 @dataclass(frozen=True)

@@ -285,7 +285,8 @@ class SmallFileReads:
         """A file's rows from the bytes read at open time, its scan counted in ``counts``
         (``None``: more bytes are needed)."""
         if filt is None and cols and not self._options.read_dictionary:
-            table = _whole_table(f.path, tail, cols, self._options.timestamp_unit)
+            table = _whole_table(f.path, tail, cols, self._options.timestamp_unit,
+                                 self._options.max_decoded_bytes)
             if table is not None:
                 return table  # an unfiltered read counts no scan
         reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
@@ -322,11 +323,13 @@ class SmallFileReads:
             self._io.bytes += io.bytes
 
 
-def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str) -> pa.Table | None:
+def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
+                 max_decoded_bytes: int) -> pa.Table | None:
     """:meth:`OrcReader.read_buffered` of an unfiltered read of ``cols`` without a reader:
     its plan decodes the file's bytes in one go (``None``: they are not the whole file)."""
     orc = tail.tail
-    opts = DecodeOptions.from_tail(orc, timestamp_unit=unit)
+    opts = DecodeOptions.from_tail(orc, timestamp_unit=unit,
+                                   max_decoded_bytes=max_decoded_bytes)
     key = (id(orc.schema), tuple(cols), unit)
     known = _SELECTIONS.get(key)
     if known is None or known[0] is not orc.schema:
