@@ -48,7 +48,8 @@ from aorc.format.columns.encode.base import (
     DEFAULT_TIMEZONE,
     EncodeOptions,
 )
-from aorc.format.types import OrcType, resolve_column
+from aorc.format.projection import resolve_column
+from aorc.format.types import OrcType
 from aorc.threads import thread_count
 
 __all__ = ["LEVEL_RANGES", "MIN_ROW_INDEX_STRIDE", "WriteOptions"]

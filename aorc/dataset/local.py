@@ -34,7 +34,8 @@ from aorc.dataset.partitioning import Clauses
 from aorc.dataset.plan import FilePlan, ReadPlan
 from aorc.errors import CorruptFileError
 from aorc.format.columns import DecodeOptions
-from aorc.format.types import OrcType, requested_order, select_columns
+from aorc.format.projection import requested_order, select_columns
+from aorc.format.types import OrcType
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressTracker

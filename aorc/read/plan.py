@@ -243,7 +243,7 @@ class ReadPlan:
 
     Args:
         tail: the file's tail.
-        selected: column ids to return (from :func:`aorc.format.types.select_columns`).
+        selected: column ids to return (from :func:`aorc.format.projection.select_columns`).
         stripes: indices of the stripes to read (in file order); ``None`` for all.
         predicate: the filter, or ``None``.
         opts: decoding options.

@@ -46,13 +46,12 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
+from aorc.format.projection import requested_order, select_columns
 from aorc.format.statistics import StatisticsList
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import (
     OrcType,
     TypeKind,
-    requested_order,
-    select_columns,
     to_arrow_schema,
     type_string,
 )

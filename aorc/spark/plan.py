@@ -30,7 +30,8 @@ from aorc.dataset.partitioning import (
     partition_values,
 )
 from aorc.errors import SchemaError, UnsupportedFeatureError
-from aorc.format.types import parse_type_string, select_columns
+from aorc.format.projection import select_columns
+from aorc.format.types import parse_type_string
 from aorc.io import registry
 from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader

@@ -21,7 +21,8 @@ import aorc
 import aorc.read.plan
 import aorc.read.reader
 from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError, StoreError
-from aorc.format.types import parse_type_string, select_columns
+from aorc.format.projection import select_columns
+from aorc.format.types import parse_type_string
 from aorc.io import MemoryStore
 
 CORPUS = corpus_root()

@@ -633,7 +633,7 @@ def decode_stripe(root: OrcType, selected: set[int] | None, streams: StripeStrea
     Args:
         root: the file's root type.
         selected: column ids to decode (``None``: all), as from
-            :func:`aorc.format.types.select_columns`.
+            :func:`aorc.format.projection.select_columns`.
         streams: the stripe's decompressed streams.
         num_rows: the stripe's row count.
         opts: decoding options.
