@@ -357,7 +357,8 @@ class RollingSink:
         :meth:`abort`) does nothing.
 
         Raises:
-            the first error of a file write or a commit callback (the sink then aborts).
+            AorcError: the first error of a file write or a commit callback (the sink
+                then aborts), re-raised as it was.
         """
         if self._state == "closed" or (self._state == "aborted" and self._error is None):
             return  # (after an explicit abort there is nothing left to close)
