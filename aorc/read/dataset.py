@@ -132,7 +132,14 @@ class Dataset(SmallFileReads):
         return self._layout.arrow_partitioning(self.partition_schema)
 
     def files_matching(self, filters: Any = None) -> list[DatasetFile]:
-        """The files a read with ``filters`` opens: those the partition terms leave."""
+        """The files a read with ``filters`` opens: those the partition terms leave.
+
+        Args:
+            filters: as for :meth:`read` (only the partition terms matter here).
+
+        Returns:
+            The :class:`DatasetFile` s left after partition pruning, in path order.
+        """
         return [f for f, _ in self._plan([], filters).files]
 
     @property
@@ -168,6 +175,9 @@ class Dataset(SmallFileReads):
         Raises:
             SchemaError: unknown columns, malformed filters, incompatible file schemas.
             CorruptFileError: a file is not ORC or is damaged (the message names it).
+
+        Returns:
+            The matching rows of every file, as one ``pyarrow.Table`` with the dataset's schema.
         """
         plan = self._plan(columns, filters)
         counter = tracker(progress, "read_dataset", "files", len(plan.files))
@@ -194,6 +204,12 @@ class Dataset(SmallFileReads):
             columns: as for :meth:`read`.
             filters: as for :meth:`read`.
             batch_size: the largest number of rows per batch.
+
+        Returns:
+            An async iterator of ``pyarrow.RecordBatch`` (also an Arrow C stream).
+
+        Raises:
+            SchemaError: a ``batch_size`` below 1, unknown columns or malformed filters.
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -222,6 +238,9 @@ class Dataset(SmallFileReads):
         Args:
             filters: as for :meth:`read`.
             filter: the same, by :mod:`pyarrow.dataset`'s name (give one of the two).
+
+        Returns:
+            The number of rows that match.
         """
         plan = self._plan([], _one_filter(filters, filter))
 
@@ -239,13 +258,30 @@ class Dataset(SmallFileReads):
     async def to_table(self, columns: Sequence[str] | None = None,
                        filter: Any = None) -> pa.Table:  # noqa: A002
         """:meth:`read` by :meth:`pyarrow.dataset.Dataset.to_table`'s name: the matching
-        rows (``filter``: list-form filters or an expression) of ``columns``."""
+        rows (``filter``: list-form filters or an expression) of ``columns``.
+
+        Args:
+            columns: as for :meth:`read`.
+            filter: as ``filters`` of :meth:`read`.
+
+        Returns:
+            The matching rows, as a ``pyarrow.Table``.
+        """
         return await self.read(columns, filter)
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
                    batch_size: int = 65536) -> BatchStream:
         """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name (an
-        async iterator here: ``async for batch in dataset.to_batches(): ...``)."""
+        async iterator here: ``async for batch in dataset.to_batches(): ...``).
+
+        Args:
+            columns: as for :meth:`iter_batches`.
+            filter: as ``filters`` of :meth:`iter_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            An async iterator of ``pyarrow.RecordBatch``.
+        """
         return self.iter_batches(columns, filter, batch_size=batch_size)
 
     async def head(self, num_rows: int, columns: Sequence[str] | None = None,
@@ -255,6 +291,14 @@ class Dataset(SmallFileReads):
 
         Raises:
             SchemaError: ``num_rows`` is not a non-negative integer, or as :meth:`read`.
+
+        Args:
+            num_rows: how many rows at most.
+            columns: as for :meth:`read`.
+            filter: as ``filters`` of :meth:`read`.
+
+        Returns:
+            At most ``num_rows`` rows, as a ``pyarrow.Table``.
         """
         if isinstance(num_rows, bool) or not isinstance(num_rows, int) or num_rows < 0:
             raise SchemaError(f"num_rows must be a non-negative integer, got {num_rows!r}")
@@ -280,7 +324,20 @@ class Dataset(SmallFileReads):
         ``schema_from="all"`` the schemas of the pruned files count too (their tails are
         read at the same time, never their data); with ``"read"`` they are read afterwards
         only when a column that ``columns`` or ``filters`` name is in no file read, so
-        that such a column reads as nulls whichever files the filter leaves."""
+        that such a column reads as nulls whichever files the filter leaves.
+
+        Args:
+            columns: as for :meth:`read`.
+            filters: as for :meth:`read`.
+            schema_from: ``"read"`` or ``"all"`` (see above).
+            progress: as for :meth:`read`.
+
+        Returns:
+            The matching rows, as one ``pyarrow.Table`` of the unified schema.
+
+        Raises:
+            SchemaError: no valid file to infer a schema from, or schemas that do not unify.
+        """
         where = dataset_filter(filters)
         survivors = (prune(self.files, self.partition_schema, where.clauses) if where.clauses
                      else [(f, None) for f in self.files])
@@ -727,6 +784,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         SchemaError: no files and no ``schema``; conflicting partition folders; a partition
             value that does not fit its given type; incompatible file schemas.
         CorruptFileError: a file is not ORC (unless ``exclude_invalid_files``).
+
+    Returns:
+        A :class:`Dataset`.
     """
     if schema_from not in ("all", "first"):
         raise SchemaError(f"schema_from must be 'all' or 'first', got {schema_from!r}")
@@ -769,6 +829,9 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
             ``"read"``.
+
+    Returns:
+        The matching rows of the dataset's files, as one ``pyarrow.Table``.
     """
     if schema_from not in ("all", "read"):
         raise SchemaError(f"schema_from must be 'all' or 'read', got {schema_from!r}")

@@ -325,7 +325,15 @@ class RollingSink:
         return sum(len(s.files) for s in self._streams.values())
 
     def position(self, topic: str, partition: int) -> int | None:
-        """The offset of the last row written for a stream (committed or not)."""
+        """The offset of the last row written for a stream (committed or not).
+
+        Args:
+            topic: the stream's topic.
+            partition: the stream's partition.
+
+        Returns:
+            The offset, or ``None`` when nothing was written for that stream.
+        """
         stream = self._streams.get((topic, partition))
         return None if stream is None else stream.last_offset
 
@@ -407,7 +415,11 @@ class RollingSink:
 
     async def flush(self, streams: Sequence[tuple[str, int]] | None = None) -> None:
         """Cut the given streams (default: all) and wait until their files are complete and
-        committed, e.g. before a Kafka consumer gives up partitions."""
+        committed, e.g. before a Kafka consumer gives up partitions.
+
+        Args:
+            streams: ``(topic, partition)`` pairs; ``None`` for every stream.
+        """
         self._check()
         async with self._lock:
             chosen = [s for key, s in self._streams.items() if streams is None or key in streams]
@@ -417,7 +429,11 @@ class RollingSink:
 
     async def discard(self, streams: Sequence[tuple[str, int]]) -> None:
         """Forget streams without committing: drop their open files and cancel their files
-        being written (a new owner replays them from their last commit)."""
+        being written (a new owner replays them from their last commit).
+
+        Args:
+            streams: ``(topic, partition)`` pairs to forget.
+        """
         self._check()
         async with self._lock:
             for key in streams:
@@ -515,7 +531,11 @@ class RollingSink:
 
     async def committed_offsets(self) -> dict[tuple[str, int], int]:
         """The last offset of each (topic, partition) committed to the target (where a
-        consumer resumes: ``offset + 1``); empty without a target."""
+        consumer resumes: ``offset + 1``); empty without a target.
+
+        Returns:
+            ``{(topic, partition): last committed offset}``.
+        """
         if self.target is None:
             return {}
         self._restored = await self.target.restore()
