@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from helpers.doc_blocks import DISPLAY, RUNNABLE, ROOT, Block, blocks, pages
+from helpers.doc_blocks import DISPLAY, ROOT, RUNNABLE, Block, blocks, pages
 
 PAGES = [p for p in pages() if blocks(p)]
 
