@@ -778,7 +778,7 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         max_decoded_bytes: the most bytes the decompressed streams (and dictionary tables)
             of one stripe may take, 1 GiB by default: beyond it a read raises
             :class:`~aorc.errors.ResourceLimitError` before allocating (see "Resource
-            limits" in the README). Raise it for stripes that decompress to more.
+            limits" in the user guide). Raise it for stripes that decompress to more.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
