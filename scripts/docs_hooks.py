@@ -45,6 +45,7 @@ API_MODULES: list[tuple[str, str]] = [
 ]
 
 CLI_MARKER = "<!-- cli-help -->"
+API_MARKER = "<!-- api-modules -->"
 
 
 def _page(module: str) -> str:
@@ -65,13 +66,8 @@ def _reference_page(module: str) -> str:
             "      members_order: alphabetical\n")
 
 
-def _reference_index() -> str:
-    lines = ["# API reference", "",
-             "Generated from the docstrings of every public name (each module's `__all__`).",
-             ""]
-    for module, title in API_MODULES:
-        lines.append(f"- [{title}]({module}.md)")
-    return "\n".join(lines) + "\n"
+def _module_list() -> str:
+    return "\n".join(f"- [{title}]({module}.md)" for module, title in API_MODULES) + "\n"
 
 
 def front_page() -> str:
@@ -86,7 +82,6 @@ def on_files(files: Files, config: Any) -> Files:
     """Adds the generated pages (API reference, changelog) and the benchmark charts."""
     for module, _ in API_MODULES:
         files.append(File.generated(config, _page(module), content=_reference_page(module)))
-    files.append(File.generated(config, "reference/index.md", content=_reference_index()))
     files.append(File.generated(config, "index.md", content=front_page()))
     changelog = (ROOT / "CHANGELOG.md").read_text()
     files.append(File.generated(config, "changelog.md", content=changelog))
@@ -138,7 +133,7 @@ def _help(argv: list[str]) -> str:
 
     out = io.StringIO()
     env = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"
+    os.environ["COLUMNS"] = "88"
     try:
         with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
             main(argv)
@@ -164,7 +159,10 @@ def cli_help_markdown() -> str:
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
-    """Replaces the CLI marker with the parser's help."""
+    """Replaces the markers: the CLI page's with the parser's help, the API reference
+    index's with the list of module pages."""
+    if page.file.src_uri == "reference/index.md":
+        markdown = markdown.replace(API_MARKER, _module_list())
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_help_markdown())
     return markdown
