@@ -71,3 +71,32 @@ def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequ
         except Exception as exc:
             raise AssertionError(f"{block.page}:{block.line} failed: {exc!r}") from exc
     assert os.getcwd() == str(tmp_path)
+
+
+def test_the_set_up_command_demo_writes_where_out_says(tmp_path: Path) -> None:
+    """Issue 33 item 9: the README's demo command, ``examples/demo.py --out demo.orc``,
+    leaves the file it wrote (which pyarrow.orc reads), and the next examples read it:
+    ``examples/read_file.py demo.orc`` and ``examples/write_file.py OUT``."""
+    import subprocess
+    import sys
+
+    import pyarrow.orc as po
+
+    readme = (ROOT / "README.md").read_text()
+    assert "examples/demo.py --out demo.orc" in readme
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = run(str(ROOT / "examples" / "demo.py"), "--rows", "2000", "--out", "demo.orc")
+    assert "wrote demo.orc" in out and "pyarrow.orc (ORC C++) reads the same table" in out
+    assert po.read_table(tmp_path / "demo.orc").num_rows == 2000
+    shown = run(str(ROOT / "examples" / "read_file.py"), "demo.orc")
+    assert "2,000" in shown or "2000" in shown, shown
+    run(str(ROOT / "examples" / "write_file.py"), "written")
+    written = sorted((tmp_path / "written").glob("*.orc"))
+    assert written and all(po.read_table(p).num_rows > 0 for p in written)
