@@ -61,23 +61,23 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 import pyarrow as pa
 
+from aorc.dataset.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
+from aorc.dataset.read import Dataset
+from aorc.dataset.read import open_dataset as _open_dataset
+from aorc.dataset.read import read_dataset as _read_dataset
+from aorc.dataset.table import read_table as _read_table
+from aorc.dataset.write import write_dataset as _write_dataset
 from aorc.errors import AorcError
 from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
 from aorc.io import Source
 from aorc.io.output import Destination
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset
-from aorc.read.dataset import open_dataset as _open_dataset
-from aorc.read.dataset import read_dataset as _read_dataset
-from aorc.read.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
 from aorc.read.export import blocking_reader
 from aorc.read.reader import OrcReader
 from aorc.read.reader import open_reader as _open_reader
-from aorc.read.table import read_table as _read_table
 from aorc.sink.results import SinkCommit
 from aorc.sink.rolling import RollingSink as _RollingSink
-from aorc.write.dataset import write_dataset as _write_dataset
 from aorc.write.writer import OrcWriter
 from aorc.write.writer import open_writer as _open_writer
 from aorc.write.writer import write_table as _write_table
@@ -396,7 +396,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  storage_options: Mapping[str, Any] | None = None, max_open_files: int = 16,
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
-                 tail_cache_bytes: int = TAIL_CACHE_BYTES) -> SyncDataset:
+                 tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`.
 
     Args:
@@ -411,6 +412,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         read_dictionary: as for :func:`aorc.open_dataset`.
         schema_from: as for :func:`aorc.open_dataset`.
         tail_cache_bytes: as for :func:`aorc.open_dataset`.
+        max_decoded_bytes: as for :func:`aorc.open_dataset`.
 
     Returns:
         A :class:`SyncDataset`.
@@ -419,7 +421,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
-              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes}
+              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
+              "max_decoded_bytes": max_decoded_bytes}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 
@@ -448,7 +451,9 @@ def record_batch_reader(source: Source | DatasetSource, *,
                         batch_size: int = 65536,
                         storage_options: Mapping[str, Any] | None = None,
                         timestamp_unit: str = "ns",
-                        read_dictionary: Sequence[str] | None = None) -> pa.RecordBatchReader:
+                        read_dictionary: Sequence[str] | None = None,
+                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
+                        ) -> pa.RecordBatchReader:
     """A blocking ``pyarrow.RecordBatchReader`` of one ORC file or a dataset (as
     :func:`aorc.read_table` tells them apart), read batch by batch as it is pulled: hand it
     to DuckDB, Polars or pyarrow. The file is closed when the stream ends or is released
@@ -462,6 +467,7 @@ def record_batch_reader(source: Source | DatasetSource, *,
         storage_options: as for :func:`aorc.open_reader`.
         timestamp_unit: as for :func:`aorc.open_reader`.
         read_dictionary: as for :func:`aorc.open_reader`.
+        max_decoded_bytes: as for :func:`aorc.open_reader`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -471,7 +477,7 @@ def record_batch_reader(source: Source | DatasetSource, *,
         A ``pyarrow.RecordBatchReader`` (a context manager; closing it closes the file).
     """
     kwargs = {"storage_options": storage_options, "timestamp_unit": timestamp_unit,
-              "read_dictionary": read_dictionary}
+              "read_dictionary": read_dictionary, "max_decoded_bytes": max_decoded_bytes}
     stream, reader = run(_open_stream(source, columns, filters, batch_size, kwargs))
     finish = reader.close if reader is not None else None
     try:

@@ -20,12 +20,12 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
+from aorc.dataset.discovery import DatasetSource
+from aorc.dataset.read import Dataset, open_dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.io import IOStats
 from aorc.polars.predicate import to_filters
 from aorc.polars.stream import combine_filters, frames, polars_schema, read_columns
-from aorc.read.dataset import Dataset, open_dataset
-from aorc.read.discovery import DatasetSource
 from aorc.read.pushdown import ScanStats
 from aorc.sync import run
 

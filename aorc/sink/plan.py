@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc.errors import SchemaError
-from aorc.hive import (
+from aorc.dataset.hive import (
     HIVE_DEFAULT_PARTITION,
     check_folder_name,
     escape_file_name,
     partition_segment,
 )
+from aorc.errors import SchemaError
 from aorc.io.registry import join as join_uri
 from aorc.threads import pool_map
 

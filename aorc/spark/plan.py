@@ -2,7 +2,7 @@
 
 :func:`list_files` lists the files under files, folders and prefixes; Hive ``key=value``
 folders below a root become partition columns (:func:`partition_columns`, typed by
-:mod:`aorc.read.partitioning` as datasets type them); :func:`plan_read` checks that the files
+:mod:`aorc.dataset.partitioning` as datasets type them); :func:`plan_read` checks that the files
 share a schema, resolves filters on partition columns (skipping files), prunes stripes by
 their statistics and groups the rest into :class:`Split` s of about ``split_bytes``;
 :func:`pack_splits` packs splits into tasks as Spark packs files. :mod:`aorc.spark.reader`
@@ -22,17 +22,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc.errors import SchemaError, UnsupportedFeatureError
-from aorc.format.types import parse_type_string, select_columns
-from aorc.io import registry
-from aorc.read.common import group_stripes
-from aorc.read.partitioning import (
+from aorc.dataset.partitioning import (
     filter_value,
     infer_partition_schema,
     normalize_filters,
     partition_table,
     partition_values,
 )
+from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.format.types import parse_type_string, select_columns
+from aorc.io import registry
+from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader
 from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
@@ -88,7 +88,7 @@ async def list_files(uris: str | Sequence[str],
 def partition_columns(files: Sequence[tuple[str, str]], time_zone: str | None = None
                       ) -> tuple[pa.Schema, list[dict[str, Any]]]:
     """The Hive partition columns of (root, file) pairs and each file's typed values, as
-    datasets infer them (:mod:`aorc.read.partitioning`, Spark's rules); timestamps are the
+    datasets infer them (:mod:`aorc.dataset.partitioning`, Spark's rules); timestamps are the
     folders' wall clocks in ``time_zone`` (Spark's session time zone, as
     :func:`aorc.spark.compat.session_zone` reads it), typed ``timestamp("us", zone)`` as
     Spark's TimestampType (``None``: left as wall clocks, ``timestamp("us")``).

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pyarrow.orc as po
 import pytest
-from helpers.corpus import CorpusFile, corpus_params, corpus_root
+from helpers.corpus import CORPUS_ABSENT, CorpusFile, corpus_params, corpus_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -207,7 +207,7 @@ def test_need_bytes_for_postscript_first() -> None:
 def _entry(name: str) -> CorpusFile:
     root = corpus_root()
     if root is None:
-        pytest.skip("ORC conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     from helpers.corpus import load_manifest
 
     return next(e for e in load_manifest() if e.name == name)
@@ -519,7 +519,7 @@ def _exercise(data: bytes, file_length: int, first: int) -> None:
 @pytest.fixture(scope="module")
 def fuzz_inputs() -> list[bytes]:
     if corpus_root() is None:
-        pytest.skip("ORC conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     return [_entry(name).path.read_bytes() for name in _FUZZ_FILES]
 
 

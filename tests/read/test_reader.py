@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 import pyorc
 import pytest
-from helpers.corpus import corpus_root
+from helpers.corpus import CORPUS_ABSENT, corpus_root
 
 import aorc
 import aorc.read.plan
@@ -25,7 +25,7 @@ from aorc.format.types import parse_type_string, select_columns
 from aorc.io import MemoryStore
 
 CORPUS = corpus_root()
-needs_corpus = pytest.mark.skipif(CORPUS is None, reason="ORC conformance corpus absent")
+needs_corpus = pytest.mark.skipif(CORPUS is None, reason=CORPUS_ABSENT)
 
 
 def corpus_file(name: str) -> pathlib.Path:

@@ -1,8 +1,8 @@
 """Datasets: a folder, an object-store prefix or a list of ORC files read as one table.
 
 :func:`open_dataset` lists the source and types its Hive partition folders
-(:mod:`aorc.read.discovery`), then unifies the files' schemas by name
-(:mod:`aorc.read.evolution`); opening a file is its one tail read, kept for the reads that
+(:mod:`aorc.dataset.discovery`), then unifies the files' schemas by name
+(:mod:`aorc.dataset.evolution`); opening a file is its one tail read, kept for the reads that
 follow. A read prunes partitions before any of their files is opened, pushes the data filters
 down into every surviving file (stripes, row groups, bloom filters), reads at most
 ``max_open_files`` files at a time and brings every file's rows into the dataset's schema.
@@ -23,29 +23,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from aorc.errors import CorruptFileError, SchemaError
-from aorc.format.nesting import check_depth
-from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel, map_bounded
-from aorc.progress import ProgressHook, ProgressTracker, tracker
-from aorc.read.dataset_local import (
-    SmallFileReads,
-    all_small_local,
-    group_threads,
-    run_groups,
-)
-from aorc.read.dataset_plan import (
-    FilePlan,
-    ReadPlan,
-    concat_files,
-    dataset_filter,
-    finish_runs,
-    has_path,
-    plan_columns,
-    prune,
-)
-from aorc.read.dictionary import check_read_dictionary, present_columns
-from aorc.read.discovery import (
+from aorc.dataset.discovery import (
     TAIL_CACHE_BYTES,
     DatasetFile,
     DatasetOptions,
@@ -58,9 +36,33 @@ from aorc.read.discovery import (
     list_dataset,
     open_tail,
 )
-from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.dataset.evolution import conform, merge_schemas, positional_names
+from aorc.dataset.local import (
+    SmallFileReads,
+    all_small_local,
+    group_threads,
+    run_groups,
+)
+from aorc.dataset.partitioning import Clauses
+from aorc.dataset.plan import (
+    FilePlan,
+    ReadPlan,
+    concat_files,
+    dataset_filter,
+    finish_runs,
+    has_path,
+    plan_columns,
+    prune,
+)
+from aorc.errors import CorruptFileError, SchemaError
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
+from aorc.format.nesting import check_depth
+from aorc.io import IOStats, registry
+from aorc.io.base import gather_or_cancel, map_bounded
+from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.read.common import check_max_decoded_bytes
+from aorc.read.dictionary import check_read_dictionary, present_columns
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
-from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader
 from aorc.threads import pool_size
@@ -494,6 +496,7 @@ class Dataset(SmallFileReads):
         store = registry.open_input(f.path, tail.storage_options(self._options.storage_options))
         dictionary = present_columns(tail.tail.schema, self._options.read_dictionary)
         return OrcReader(store, tail.tail, tail.data, owns_store=True,
+                         max_decoded_bytes=self._options.max_decoded_bytes,
                          timestamp_unit=self._options.timestamp_unit,
                          read_dictionary=dictionary or None)
 
@@ -692,9 +695,11 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 path_glob_filter: str | None = None,
                 read_dictionary: Sequence[str] | None = None,
                 eager: bool = False, schema_from: str = "all",
-                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None) -> Dataset:
+                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None,
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
+    check_max_decoded_bytes(max_decoded_bytes)
     check_read_dictionary(read_dictionary)
     if isinstance(tail_cache_bytes, bool) or not isinstance(tail_cache_bytes, int) \
             or tail_cache_bytes < 0:
@@ -705,7 +710,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
-                             tail_cache_bytes)
+                             tail_cache_bytes, max_decoded_bytes)
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
@@ -735,12 +740,13 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
                        schema_from: str = "all",
-                       tail_cache_bytes: int = TAIL_CACHE_BYTES) -> Dataset:
+                       tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                       max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
     below the root whose names say they are not data (``*.txt``, ``*.md``, ``*.json``,
-    ``*.crc``, ... :data:`aorc.read.discovery.NON_DATA_SUFFIXES`) unless
+    ``*.crc``, ... :data:`aorc.dataset.discovery.NON_DATA_SUFFIXES`) unless
     ``path_glob_filter`` is given. Hive folders are listed level by level, the top-level
     partitions concurrently. Without ``schema`` the files' tails are read to unify their
     schemas by name (every file's, at most ``max_open_files`` at once, or only the first
@@ -778,6 +784,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             (default 64 MiB; each tail counts what it holds in memory: the bytes read
             from its file's end, the whole file when it is small, plus its parsed footer,
             about 4.5 KiB for a small file; see :meth:`TailCache.cost`); ``0`` keeps none.
+        max_decoded_bytes: the most bytes the decompressed streams of one stripe may take
+            (as :func:`aorc.open_reader`; default 1 GiB): a stripe needing more raises
+            :class:`aorc.ResourceLimitError`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -795,7 +804,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        max_open_files=max_open_files,
                        exclude_invalid_files=exclude_invalid_files,
                        path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes)
+                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes,
+                       max_decoded_bytes=max_decoded_bytes)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -807,7 +817,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        schema_from: str = "read",
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
-                       progress: ProgressHook | None = None) -> pa.Table:
+                       progress: ProgressHook | None = None,
+                       max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
     :meth:`Dataset.read` (``progress=`` counts the files read). The data of files in
     partitions that ``filters`` exclude is never read.
@@ -840,7 +851,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files,
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                          eager=True, filters=filters if schema_from == "read" else None)
+                          eager=True, filters=filters if schema_from == "read" else None,
+                          max_decoded_bytes=max_decoded_bytes)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

@@ -1,11 +1,11 @@
-"""aorc.read.dataset_plan: finish_runs finishes runs of files as one table."""
+"""aorc.dataset.plan: finish_runs finishes runs of files as one table."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from aorc.read.dataset_plan import finish_runs
-from aorc.read.discovery import DatasetFile
+from aorc.dataset.discovery import DatasetFile
+from aorc.dataset.plan import finish_runs
 
 
 def test_runs_cut_at_schema_and_partition_changes() -> None:

@@ -24,7 +24,7 @@ import pyarrow.orc as po
 import pytest
 
 import aorc
-import aorc.compaction as compaction
+import aorc.dataset.compaction as compaction
 from aorc.errors import CorruptFileError, SchemaError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -205,7 +205,7 @@ async def test_a_crash_after_any_step_leaves_every_row_once(tmp_path: pathlib.Pa
 
 CHILD = textwrap.dedent("""
     import asyncio, sys
-    import aorc, aorc.compaction as compaction
+    import aorc, aorc.dataset.compaction as compaction
 
     def step(name):
         if name == sys.argv[2]:

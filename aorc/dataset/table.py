@@ -1,5 +1,5 @@
 """One call for one file or a dataset: :func:`read_table` tells them apart (see
-:func:`aorc.read.discovery.file_or_dataset`) and reads either into an Arrow table."""
+:func:`aorc.dataset.discovery.file_or_dataset`) and reads either into an Arrow table."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any, cast
 
 import pyarrow as pa
 
+from aorc.dataset.discovery import DatasetSource, file_or_dataset
+from aorc.dataset.read import read_dataset
 from aorc.errors import SchemaError
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.io import Source
-from aorc.read.dataset import read_dataset
-from aorc.read.discovery import DatasetSource, file_or_dataset
 from aorc.read.reader import open_reader
 
 __all__ = ["read_table"]
@@ -22,7 +23,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
                      storage_options: Mapping[str, Any] | None = None,
                      timestamp_unit: str = "ns", use_threads: bool | int = True,
                      stripes: Sequence[int] | None = None,
-                     read_dictionary: Sequence[str] | None = None) -> pa.Table:
+                     read_dictionary: Sequence[str] | None = None,
+                     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> pa.Table:
     """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
     an Arrow table.
 
@@ -41,9 +43,13 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         stripes: for one file, the stripes to read (see :meth:`aorc.OrcReader.read`).
         read_dictionary: string or binary columns read as Arrow dictionaries, as
             :func:`aorc.open_reader` (the name of ``pyarrow.parquet.read_table``'s option).
+        max_decoded_bytes: the most bytes the decompressed streams of one stripe may take,
+            as :func:`aorc.open_reader` (default 1 GiB; more raises
+            :class:`aorc.ResourceLimitError`).
 
     Raises:
         SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
+        ResourceLimitError: a stripe needs more than ``max_decoded_bytes``.
 
     Returns:
         The rows read, as a ``pyarrow.Table``.
@@ -51,7 +57,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
     async def one_file() -> pa.Table:
         async with open_reader(cast(Source, source), storage_options=storage_options,
                                timestamp_unit=timestamp_unit,
-                               read_dictionary=read_dictionary) as reader:
+                               read_dictionary=read_dictionary,
+                               max_decoded_bytes=max_decoded_bytes) as reader:
             return await reader.read(columns, filters=filters, use_threads=use_threads,
                                      stripes=stripes)
 
@@ -61,7 +68,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         return await read_dataset(cast(DatasetSource, source), columns=columns,
                                   filters=filters, storage_options=storage_options,
                                   timestamp_unit=timestamp_unit,
-                                  read_dictionary=read_dictionary)
+                                  read_dictionary=read_dictionary,
+                                  max_decoded_bytes=max_decoded_bytes)
 
     table: pa.Table = await file_or_dataset(source, one_file, dataset)
     return table

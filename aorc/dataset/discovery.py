@@ -5,11 +5,11 @@ opening a file's tail.
 names such as ``_SUCCESS`` or ``.crc`` skipped, and names that are clearly not data:
 :data:`NON_DATA_SUFFIXES`, or those ``path_glob_filter`` does not match), parses their
 ``key=value`` folders (or, for directory partitioning, one value per folder level; see
-:mod:`aorc.read.partitioning`) and checks that every file sits in the same layout (files at
+:mod:`aorc.dataset.partitioning`) and checks that every file sits in the same layout (files at
 another depth are skipped with an :class:`~aorc.errors.AorcWarning` when invalid files are
 excluded) into :class:`DatasetFile` records. :func:`open_tail` reads and parses a file's tail
 in one request (small files whole), kept by the dataset for the reads that follow.
-:mod:`aorc.read.dataset` drives the reads.
+:mod:`aorc.dataset.read` drives the reads.
 """
 
 from __future__ import annotations
@@ -29,7 +29,15 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from aorc.dataset.partitioning import (
+    Clauses,
+    infer_partition_schema,
+    partition_table,
+    partition_values,
+)
+from aorc.dataset.prefixes import list_root
 from aorc.errors import AorcError, AorcWarning, CorruptFileError, ObjectNotFoundError, SchemaError
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
@@ -39,13 +47,6 @@ from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
 from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.dictionary import dictionary_columns, dictionary_schema, present_columns
-from aorc.read.partitioning import (
-    Clauses,
-    infer_partition_schema,
-    partition_table,
-    partition_values,
-)
-from aorc.read.prefixes import list_root
 
 __all__ = [
     "NON_DATA_SUFFIXES",
@@ -155,6 +156,7 @@ class DatasetOptions:
         read_dictionary: columns read as Arrow dictionaries (see :func:`aorc.open_reader`).
         tail_cache_bytes: the budget of the file tails kept for later reads
             (:class:`TailCache`).
+        max_decoded_bytes: the decoding budget of one stripe (see :func:`aorc.open_reader`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -165,6 +167,7 @@ class DatasetOptions:
     path_glob_filter: str | None = None
     read_dictionary: Sequence[str] | None = None
     tail_cache_bytes: int = TAIL_CACHE_BYTES
+    max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Opening a dataset's files lazily (aorc.read.discovery): open_dataset reads no tail when
+"""Opening a dataset's files lazily (aorc.dataset.discovery): open_dataset reads no tail when
 it needs none (``schema=``), one for ``schema_from="first"``, every one for ``"all"``;
 the tails kept stay within ``tail_cache_bytes`` (least recently used dropped); the row
 counts and reads still work when tails were dropped. Requests counted from moto's log
@@ -18,14 +18,14 @@ import pyarrow.orc as pa_orc
 import pytest
 
 import aorc
-from aorc.io import IOStats
-from aorc.read.discovery import (
+from aorc.dataset.discovery import (
     TAIL_OVERHEAD,
     DatasetOptions,
     OpenedTail,
     TailCache,
     open_local_tail,
 )
+from aorc.io import IOStats
 
 FILES = 24
 
@@ -153,8 +153,8 @@ async def test_all_tails_open_with_max_open_files_tasks(monkeypatch: pytest.Monk
     """schema_from="all" over 60 files on a store (memory://, so not the grouped local
     path) opens them from at most max_open_files tasks, not a task per file (both
     open_dataset and read_dataset's pruned files), with the schemas of all of them."""
+    from aorc.dataset import read as dataset_module
     from aorc.io import registry
-    from aorc.read import dataset as dataset_module
 
     for i in range(60):
         out = io.BytesIO()

@@ -1,4 +1,4 @@
-"""Listing a dataset by its partition folders (aorc.read.prefixes): a partition filter
+"""Listing a dataset by its partition folders (aorc.dataset.prefixes): a partition filter
 lists only the ``key=value`` folders it can match (counted from moto's request log through
 the proxy, and from ``os.scandir`` calls locally), and the rows equal pyarrow.dataset's."""
 
@@ -175,8 +175,8 @@ async def test_s3_without_filter_fans_out_past_the_first_pages(
     """Pages of 5 keys, 2 pages before fanning out: the 10 keys listed finish p=0 (6 keys)
     and start p=1; then the delimiter listing of the root and one flat listing of each of
     p=1..p=5, all at once (pages of 5 there too). The files are those of one full listing."""
+    from aorc.dataset import prefixes
     from aorc.io import registry
-    from aorc.read import prefixes
 
     options = {"endpoint_url": s3_proxy.url}
     want = await registry.list_files(s3_root, options)

@@ -1,6 +1,6 @@
 """Hive partitioning: ``key=value`` folders, their value types, and filters on them.
 
-One implementation serves datasets (:mod:`aorc.read.discovery`) and ``aorc.spark``
+One implementation serves datasets (:mod:`aorc.dataset.discovery`) and ``aorc.spark``
 (:mod:`aorc.spark.plan`). :func:`partition_values` reads a file's ``key=value`` folders below
 its root: names and values URL-unescaped (Spark escapes ``/``, ``=``, ``%``, ``:``, ... as
 ``%XX``), ``__HIVE_DEFAULT_PARTITION__`` null, keys in folder order.
@@ -30,10 +30,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from aorc.dataset.hive import HIVE_DEFAULT_PARTITION
 from aorc.errors import SchemaError
 from aorc.filters.literals import parse_text
 from aorc.filters.ops import Op, op_named
-from aorc.hive import HIVE_DEFAULT_PARTITION
 
 __all__ = [
     "HIVE_DEFAULT_PARTITION",

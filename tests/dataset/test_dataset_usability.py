@@ -109,8 +109,8 @@ async def test_column_missing_from_the_files_left_reads_as_nulls(hive: Path) -> 
 
 async def test_pruned_tails_are_read_only_when_a_column_is_missing(
         hive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aorc.read import dataset as dataset_module
-    from aorc.read import dataset_local
+    from aorc.dataset import local as dataset_local
+    from aorc.dataset import read as dataset_module
 
     opened: list[str] = []
     real = dataset_module.open_tail

@@ -38,10 +38,10 @@ from typing import Any, cast
 import numpy as np
 import pyarrow as pa
 
+from aorc.dataset.hive import check_folder_name, partition_segment
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
 from aorc.format.arrow import conform
 from aorc.format.types import from_arrow_schema
-from aorc.hive import check_folder_name, partition_segment
 from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions

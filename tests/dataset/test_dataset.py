@@ -212,7 +212,7 @@ async def test_write_dataset_failure_leaves_no_file(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The third file's write fails: the two completed files are deleted, nothing partial
     is visible."""
-    import aorc.write.dataset as wd
+    import aorc.dataset.write as wd
 
     calls = {"n": 0}
     original = wd.open_writer
@@ -271,7 +271,7 @@ async def test_memory_scheme_round_trip() -> None:
 
 async def test_write_dataset_failure_names_files_it_could_not_delete(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import aorc.write.dataset as wd
+    import aorc.dataset.write as wd
 
     calls = {"writes": 0, "deletes": 0}
     original = wd.open_writer
@@ -365,7 +365,7 @@ async def test_s3_reads_are_pinned_to_the_version_of_the_tail(s3_client: Any, s3
     tail. Files are above the 4 MiB that are read whole with their tail."""
     import io as _io
 
-    from aorc.read.discovery import SMALL_FILE_BYTES
+    from aorc.dataset.discovery import SMALL_FILE_BYTES
 
     def orc_bytes(seed: int) -> bytes:
         rng = np.random.default_rng(seed)

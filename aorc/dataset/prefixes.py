@@ -25,17 +25,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from aorc.errors import ObjectNotFoundError
-from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel
-from aorc.io.listing import FileInfo
-from aorc.read.partitioning import (
+from aorc.dataset.partitioning import (
     Clauses,
     infer_partition_schema,
     parse_partition_path,
     partition_table,
     surviving_rows,
 )
+from aorc.errors import ObjectNotFoundError
+from aorc.io import IOStats, registry
+from aorc.io.base import gather_or_cancel
+from aorc.io.listing import FileInfo
 
 __all__ = ["FLAT_LIST_PAGES", "list_root"]
 

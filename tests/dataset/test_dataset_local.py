@@ -1,4 +1,4 @@
-"""Many small local files read a group per worker task (aorc.read.dataset_local): a few
+"""Many small local files read a group per worker task (aorc.dataset.local): a few
 hundred generated Hive files read whole, by column, filtered on partitions, data and
 expressions, equal to pyarrow.dataset; one request per file; invalid files skipped when
 asked; progress told of every file; groups bounded."""
@@ -15,8 +15,8 @@ import pyarrow.orc as pa_orc
 import pytest
 
 import aorc
-from aorc.read import dataset_local
-from aorc.read.discovery import DatasetFile
+from aorc.dataset import local as dataset_local
+from aorc.dataset.discovery import DatasetFile
 
 FILES = 300
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from aorc.dataset.discovery import DatasetFile
+from aorc.dataset.partitioning import Clauses, normalize_filters, surviving_rows
 from aorc.errors import SchemaError
-from aorc.read.discovery import DatasetFile
-from aorc.read.partitioning import Clauses, normalize_filters, surviving_rows
 
 __all__ = [
     "DatasetFilter",

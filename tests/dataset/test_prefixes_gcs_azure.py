@@ -1,4 +1,4 @@
-"""A dataset on GCS and Azure is listed flat first (aorc.read.prefixes), as on S3: one flat
+"""A dataset on GCS and Azure is listed flat first (aorc.dataset.prefixes), as on S3: one flat
 listing when the first pages hold everything, else the delimiter listing of the root and one
 flat listing per folder the pages did not finish. Counted from the emulators' request logs
 (through the test proxy); the files are those of one full listing, and the rows equal
@@ -108,7 +108,7 @@ async def test_past_the_first_pages_the_folders_left_are_listed_at_once(
     is not listed again). The files are those of one full listing."""
     import importlib
 
-    from aorc.read import prefixes
+    from aorc.dataset import prefixes
 
     root_fixture, proxy_fixture, lists, module, page_size = STORES[store]
     root = request.getfixturevalue(root_fixture)

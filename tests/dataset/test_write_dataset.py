@@ -1,7 +1,7 @@
 """write_dataset streams its input: any kind of input gives the rows pyarrow's own
 write_dataset gives, a small memory budget closes files early (counted, never losing or
 duplicating rows), a generator is pulled lazily, and a failure or cancellation in the middle
-of the stream leaves nothing. (Peak memory: tests/write/test_write_dataset_memory.py.)"""
+of the stream leaves nothing. (Peak memory: tests/dataset/test_write_dataset_memory.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pyarrow.orc as pa_orc
 import pytest
 
 import aorc
-import aorc.write.dataset as wd
+import aorc.dataset.write as wd
 from aorc.write.writer import OrcWriter
 
 SCHEMA = pa.schema([("k", pa.int64()), ("s", pa.string()), ("x", pa.float64()),

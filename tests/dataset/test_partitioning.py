@@ -13,8 +13,7 @@ import os
 import pyarrow as pa
 import pytest
 
-from aorc.errors import SchemaError
-from aorc.read.partitioning import (
+from aorc.dataset.partitioning import (
     PARTITION_TIMESTAMP,
     infer_partition_schema,
     normalize_filters,
@@ -22,6 +21,7 @@ from aorc.read.partitioning import (
     partition_value,
     partition_values,
 )
+from aorc.errors import SchemaError
 
 #: folder values (unescaped; None for __HIVE_DEFAULT_PARTITION__) -> (type, values)
 CASES: dict[str, tuple[list[str | None], pa.DataType, list[object]]] = {

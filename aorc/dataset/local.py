@@ -2,7 +2,7 @@
 
 A file of a few kilobytes costs microseconds to decode, so a read that gives each file its
 own tasks, locks and thread hand-overs spends most of its time on them. When every file a
-read opens is local and small (at most :data:`aorc.read.discovery.SMALL_FILE_BYTES`, read
+read opens is local and small (at most :data:`aorc.dataset.discovery.SMALL_FILE_BYTES`, read
 whole with one ``read``), :func:`run_groups` hands the files to the shared pool in groups,
 each group read, opened and decoded on one worker thread without touching the event loop,
 the pool's tasks taking group after group. Files of a few kilobytes are Python work that
@@ -22,15 +22,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from aorc.errors import CorruptFileError
-from aorc.format.columns import DecodeOptions
-from aorc.format.types import OrcType, requested_order, select_columns
-from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel
-from aorc.progress import ProgressTracker
-from aorc.read import plan as file_plan
-from aorc.read.dataset_plan import FilePlan, ReadPlan
-from aorc.read.discovery import (
+from aorc.dataset.discovery import (
     SMALL_FILE_BYTES,
     DatasetFile,
     DatasetOptions,
@@ -38,7 +30,15 @@ from aorc.read.discovery import (
     TailCache,
     open_local_tail,
 )
-from aorc.read.partitioning import Clauses
+from aorc.dataset.partitioning import Clauses
+from aorc.dataset.plan import FilePlan, ReadPlan
+from aorc.errors import CorruptFileError
+from aorc.format.columns import DecodeOptions
+from aorc.format.types import OrcType, requested_order, select_columns
+from aorc.io import IOStats, registry
+from aorc.io.base import gather_or_cancel
+from aorc.progress import ProgressTracker
+from aorc.read import plan as file_plan
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader
 from aorc.threads import pool_size, shared_pool
@@ -136,7 +136,7 @@ async def run_groups(items: Sequence[_I], work: Callable[[Sequence[_I]], list[_R
 
 
 class SmallFileReads:
-    """What :class:`aorc.read.dataset.Dataset` does with small local files: each file read,
+    """What :class:`aorc.dataset.read.Dataset` does with small local files: each file read,
     opened and decoded on a worker thread, a group of files per task (the methods whose
     names end in ``_local``); a file that needs more than its bytes read at open time goes
     the async way. The stubs below are the dataset's own methods."""
@@ -285,7 +285,8 @@ class SmallFileReads:
         """A file's rows from the bytes read at open time, its scan counted in ``counts``
         (``None``: more bytes are needed)."""
         if filt is None and cols and not self._options.read_dictionary:
-            table = _whole_table(f.path, tail, cols, self._options.timestamp_unit)
+            table = _whole_table(f.path, tail, cols, self._options.timestamp_unit,
+                                 self._options.max_decoded_bytes)
             if table is not None:
                 return table  # an unfiltered read counts no scan
         reader = self._file_reader(f, tail)  # its store is never opened: nothing to close
@@ -322,11 +323,13 @@ class SmallFileReads:
             self._io.bytes += io.bytes
 
 
-def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str) -> pa.Table | None:
+def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
+                 max_decoded_bytes: int) -> pa.Table | None:
     """:meth:`OrcReader.read_buffered` of an unfiltered read of ``cols`` without a reader:
     its plan decodes the file's bytes in one go (``None``: they are not the whole file)."""
     orc = tail.tail
-    opts = DecodeOptions.from_tail(orc, timestamp_unit=unit)
+    opts = DecodeOptions.from_tail(orc, timestamp_unit=unit,
+                                   max_decoded_bytes=max_decoded_bytes)
     key = (id(orc.schema), tuple(cols), unit)
     known = _SELECTIONS.get(key)
     if known is None or known[0] is not orc.schema:
@@ -365,7 +368,7 @@ _SCAN_COUNTS = ("stripes_total", "stripes_pruned_by_stats", "row_groups_total",
 
 class _Requests:
     """What a read asks of each file schema, worked out once per schema: the files of a
-    dataset mostly share one (see :func:`aorc.read.discovery._opened`). Files with a filter
+    dataset mostly share one (see :func:`aorc.dataset.discovery._opened`). Files with a filter
     left (after partition pruning) work it out each time."""
 
     def __init__(self) -> None:

@@ -42,6 +42,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aorc.dataset.discovery import DatasetFile
+from aorc.dataset.plan import dataset_filter
+from aorc.dataset.read import open_dataset
 from aorc.errors import (
     AorcError,
     AorcWarning,
@@ -54,9 +57,6 @@ from aorc.io import open_output, registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker, tracker
-from aorc.read.dataset import open_dataset
-from aorc.read.dataset_plan import dataset_filter
-from aorc.read.discovery import DatasetFile
 from aorc.write.merge import merge_files
 from aorc.write.writer import open_writer
 
