@@ -134,14 +134,7 @@ class Dataset(SmallFileReads):
         return self._layout.arrow_partitioning(self.partition_schema)
 
     def files_matching(self, filters: Any = None) -> list[DatasetFile]:
-        """The files a read with ``filters`` opens: those the partition terms leave.
-
-        Args:
-            filters: as for :meth:`read` (only the partition terms matter here).
-
-        Returns:
-            The :class:`DatasetFile` s left after partition pruning, in path order.
-        """
+        """The files a read with ``filters`` opens: those the partition terms leave."""
         return [f for f, _ in self._plan([], filters).files]
 
     @property
@@ -177,9 +170,6 @@ class Dataset(SmallFileReads):
         Raises:
             SchemaError: unknown columns, malformed filters, incompatible file schemas.
             CorruptFileError: a file is not ORC or is damaged (the message names it).
-
-        Returns:
-            The matching rows of every file, as one ``pyarrow.Table`` with the dataset's schema.
         """
         plan = self._plan(columns, filters)
         counter = tracker(progress, "read_dataset", "files", len(plan.files))
@@ -206,12 +196,6 @@ class Dataset(SmallFileReads):
             columns: as for :meth:`read`.
             filters: as for :meth:`read`.
             batch_size: the largest number of rows per batch.
-
-        Returns:
-            An async iterator of ``pyarrow.RecordBatch`` (also an Arrow C stream).
-
-        Raises:
-            SchemaError: a ``batch_size`` below 1, unknown columns or malformed filters.
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -240,9 +224,6 @@ class Dataset(SmallFileReads):
         Args:
             filters: as for :meth:`read`.
             filter: the same, by :mod:`pyarrow.dataset`'s name (give one of the two).
-
-        Returns:
-            The number of rows that match.
         """
         plan = self._plan([], _one_filter(filters, filter))
 
@@ -260,30 +241,13 @@ class Dataset(SmallFileReads):
     async def to_table(self, columns: Sequence[str] | None = None,
                        filter: Any = None) -> pa.Table:  # noqa: A002
         """:meth:`read` by :meth:`pyarrow.dataset.Dataset.to_table`'s name: the matching
-        rows (``filter``: list-form filters or an expression) of ``columns``.
-
-        Args:
-            columns: as for :meth:`read`.
-            filter: as ``filters`` of :meth:`read`.
-
-        Returns:
-            The matching rows, as a ``pyarrow.Table``.
-        """
+        rows (``filter``: list-form filters or an expression) of ``columns``."""
         return await self.read(columns, filter)
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
                    batch_size: int = 65536) -> BatchStream:
         """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name (an
-        async iterator here: ``async for batch in dataset.to_batches(): ...``).
-
-        Args:
-            columns: as for :meth:`iter_batches`.
-            filter: as ``filters`` of :meth:`iter_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            An async iterator of ``pyarrow.RecordBatch``.
-        """
+        async iterator here: ``async for batch in dataset.to_batches(): ...``)."""
         return self.iter_batches(columns, filter, batch_size=batch_size)
 
     async def head(self, num_rows: int, columns: Sequence[str] | None = None,
@@ -293,14 +257,6 @@ class Dataset(SmallFileReads):
 
         Raises:
             SchemaError: ``num_rows`` is not a non-negative integer, or as :meth:`read`.
-
-        Args:
-            num_rows: how many rows at most.
-            columns: as for :meth:`read`.
-            filter: as ``filters`` of :meth:`read`.
-
-        Returns:
-            At most ``num_rows`` rows, as a ``pyarrow.Table``.
         """
         if isinstance(num_rows, bool) or not isinstance(num_rows, int) or num_rows < 0:
             raise SchemaError(f"num_rows must be a non-negative integer, got {num_rows!r}")
@@ -326,20 +282,7 @@ class Dataset(SmallFileReads):
         ``schema_from="all"`` the schemas of the pruned files count too (their tails are
         read at the same time, never their data); with ``"read"`` they are read afterwards
         only when a column that ``columns`` or ``filters`` name is in no file read, so
-        that such a column reads as nulls whichever files the filter leaves.
-
-        Args:
-            columns: as for :meth:`read`.
-            filters: as for :meth:`read`.
-            schema_from: ``"read"`` or ``"all"`` (see above).
-            progress: as for :meth:`read`.
-
-        Returns:
-            The matching rows, as one ``pyarrow.Table`` of the unified schema.
-
-        Raises:
-            SchemaError: no valid file to infer a schema from, or schemas that do not unify.
-        """
+        that such a column reads as nulls whichever files the filter leaves."""
         where = dataset_filter(filters)
         survivors = (prune(self.files, self.partition_schema, where.clauses) if where.clauses
                      else [(f, None) for f in self.files])
@@ -819,9 +762,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        read_dictionary: Sequence[str] | None = None,
                        progress: ProgressHook | None = None,
                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> pa.Table:
-    """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
-    :meth:`Dataset.read` (``progress=`` counts the files read). The data of files in
-    partitions that ``filters`` exclude is never read.
+    """Read a dataset into one table (arguments as :func:`open_dataset`, :meth:`Dataset.read`;
+    ``progress=`` counts files read). Files of partitions ``filters`` exclude are never read.
 
     Args:
         schema_from: without ``schema=``, the files whose schemas are unified into the
@@ -831,10 +773,10 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             afterwards to find it, and it reads as nulls. ``"all"``: every file's, as
             Spark's ``mergeSchema`` option (whose schema comes from every footer before
             any filter applies) and as ``open_dataset(...).read(...)``: a column found
-            only in pruned files reads as nulls, and each pruned
-            file costs its tail read (one request, sent with the reads of the surviving
-            files; never its data) -- with a selective filter, several times the requests
-            of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
+            only in pruned files reads as nulls, and each pruned file costs its tail read
+            (one request, sent with the reads of the surviving files; never its data) --
+            with a selective filter, several times the requests of the read itself, which
+            is why Spark leaves ``mergeSchema`` off by default.
             With ``schema=`` no file is opened for its schema.
 
     Raises:

@@ -616,14 +616,7 @@ def check_options(url: str | os.PathLike[str], storage_options: Mapping[str, Any
 
 def is_remote(url: str | os.PathLike[str]) -> bool:
     """Whether ``url`` lives in a remote store (its storage options are connection
-    settings).
-
-    Args:
-        url: a path or URL.
-
-    Returns:
-        True for a remote store's URL.
-    """
+    settings)."""
     return scheme_for(url).remote
 
 
@@ -637,9 +630,6 @@ def open_input(url: str | os.PathLike[str],
         storage_options: the store's settings.
         size: the file's size if known (from a listing): a store without suffix ranges
             (Azure) then reads the tail in one request instead of two.
-
-    Returns:
-        A :class:`Store` reading the file.
     """
     store = scheme_for(url).open_input(_text(url), storage_options)
     if size is not None:
@@ -663,9 +653,6 @@ def open_output(dest: Destination,
     Raises:
         UnsupportedFeatureError: for a URL scheme no store is registered for.
         SchemaError: for an unknown storage option or destination type.
-
-    Returns:
-        An :class:`Output`.
     """
     if isinstance(dest, Output) and not isinstance(dest, (str, os.PathLike)):
         if storage_options:
@@ -767,9 +754,6 @@ async def list_files(url: str | os.PathLike[str],
 
     Raises:
         ObjectNotFoundError: nothing exists at ``url``.
-
-    Returns:
-        One :class:`FileInfo` per file, sorted by path.
     """
     counts = stats if stats is not None else IOStats()
     return await scheme_for(url).listing(_text(url), storage_options, counts)
@@ -777,15 +761,7 @@ async def list_files(url: str | os.PathLike[str],
 
 def join(base: str | os.PathLike[str], *parts: str) -> str:
     """``base`` extended by path components, in the form its store uses (empty parts are
-    dropped).
-
-    Args:
-        base: a path or URL.
-        *parts: the components to add.
-
-    Returns:
-        The joined path or URL.
-    """
+    dropped)."""
     text = _text(base)
     return scheme_for(text).join(text, *parts)
 
@@ -798,22 +774,13 @@ async def is_folder(url: str | os.PathLike[str]) -> bool:
 
 async def make_parents(url: str | os.PathLike[str]) -> None:
     """Create the folders the file ``url`` will be written into (only local files need
-    them).
-
-    Args:
-        url: the file's path or URL.
-    """
+    them)."""
     await scheme_for(url).make_parents(_text(url))
 
 
 async def delete(url: str | os.PathLike[str],
                  storage_options: Mapping[str, Any] | None = None) -> None:
-    """Delete the file ``url``; deleting a missing file is not an error.
-
-    Args:
-        url: the file's path or URL.
-        storage_options: the store's settings.
-    """
+    """Delete the file ``url``; deleting a missing file is not an error."""
     await scheme_for(url).delete(_text(url), storage_options)
 
 

@@ -325,15 +325,7 @@ class RollingSink:
         return sum(len(s.files) for s in self._streams.values())
 
     def position(self, topic: str, partition: int) -> int | None:
-        """The offset of the last row written for a stream (committed or not).
-
-        Args:
-            topic: the stream's topic.
-            partition: the stream's partition.
-
-        Returns:
-            The offset, or ``None`` when nothing was written for that stream.
-        """
+        """The offset of the last row written for a stream (committed or not)."""
         stream = self._streams.get((topic, partition))
         return None if stream is None else stream.last_offset
 
@@ -365,8 +357,7 @@ class RollingSink:
         :meth:`abort`) does nothing.
 
         Raises:
-            AorcError: the first error of a file write or a commit callback (the sink
-                then aborts), re-raised as it was.
+            AorcError: the first error of a file write or commit callback (then aborts).
         """
         if self._state == "closed" or (self._state == "aborted" and self._error is None):
             return  # (after an explicit abort there is nothing left to close)
@@ -414,11 +405,10 @@ class RollingSink:
             await asyncio.gather(timer, return_exceptions=True)
 
     async def flush(self, streams: Sequence[tuple[str, int]] | None = None) -> None:
-        """Cut the given streams (default: all) and wait until their files are complete and
-        committed, e.g. before a Kafka consumer gives up partitions.
+        """Cut streams and wait until their files are complete and committed.
 
         Args:
-            streams: ``(topic, partition)`` pairs; ``None`` for every stream.
+            streams: ``(topic, partition)`` pairs (a consumer giving them up); ``None``: all.
         """
         self._check()
         async with self._lock:
@@ -429,11 +419,7 @@ class RollingSink:
 
     async def discard(self, streams: Sequence[tuple[str, int]]) -> None:
         """Forget streams without committing: drop their open files and cancel their files
-        being written (a new owner replays them from their last commit).
-
-        Args:
-            streams: ``(topic, partition)`` pairs to forget.
-        """
+        being written (a new owner replays them from their last commit)."""
         self._check()
         async with self._lock:
             for key in streams:
@@ -531,11 +517,7 @@ class RollingSink:
 
     async def committed_offsets(self) -> dict[tuple[str, int], int]:
         """The last offset of each (topic, partition) committed to the target (where a
-        consumer resumes: ``offset + 1``); empty without a target.
-
-        Returns:
-            ``{(topic, partition): last committed offset}``.
-        """
+        consumer resumes: ``offset + 1``); empty without a target."""
         if self.target is None:
             return {}
         self._restored = await self.target.restore()
