@@ -11,13 +11,16 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import json
 import os
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.doc_blocks import DISPLAY, ROOT, RUNNABLE, Block, blocks, pages
+from helpers.store_fixtures import gcs_names
 
 PAGES = [p for p in pages() if blocks(p)]
 
@@ -34,6 +37,39 @@ def run_block(block: Block, namespace: dict[str, Any]) -> None:
         asyncio.run(eval(code, namespace))
     else:
         exec(code, namespace)
+
+
+def _make_buckets(code: str, request: pytest.FixtureRequest) -> None:
+    """Points the stores' environments at the test emulators (moto, gcp-storage-emulator,
+    Azurite) and makes the buckets and containers the code names, empty."""
+    buckets = sorted(set(re.findall(r"s3://([a-z0-9][a-z0-9.-]+)", code)))
+    if buckets:
+        client = request.getfixturevalue("s3_client")
+        for bucket in buckets:
+            client.create_bucket(Bucket=bucket)
+    buckets = sorted(set(re.findall(r"gs://([a-z0-9][a-z0-9._-]+)", code)))
+    if buckets:
+        from helpers.store_fixtures import gcs_call
+
+        emulator = request.getfixturevalue("gcs_emulator")
+        request.getfixturevalue("gcs_env")
+        for bucket in buckets:
+            status, body = gcs_call(emulator, "POST", "/storage/v1/b?project=test",
+                                    json.dumps({"name": bucket}).encode(),
+                                    {"Content-Type": "application/json"})
+            assert status in (200, 409), body
+            for name in gcs_names(emulator, bucket):  # empty (the emulator is per session)
+                gcs_call(emulator, "DELETE", f"/storage/v1/b/{bucket}/o/"
+                         + urllib.parse.quote(name, safe=""))
+    containers = sorted(set(re.findall(r"az://([a-z0-9][a-z0-9-]+)", code)))
+    if containers:
+        request.getfixturevalue("azure_env")
+        service = request.getfixturevalue("azure_service")
+        for name in containers:
+            container = service.get_container_client(name)
+            if container.exists():
+                container.delete_container()
+            service.create_container(name)
 
 
 def test_every_block_is_runnable_or_says_why() -> None:
@@ -58,11 +94,7 @@ def test_page_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequ
     if not runnable:
         pytest.skip("no runnable block (every block marked norun or display)")
     code = "".join(b.code for b in runnable)
-    buckets = set(re.findall(r"s3://([a-z0-9][a-z0-9.-]+)", code))
-    if buckets:
-        client = request.getfixturevalue("s3_client")
-        for bucket in sorted(buckets):
-            client.create_bucket(Bucket=bucket)
+    _make_buckets(code, request)
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {"__name__": "__doc_block__"}
     for block in runnable:
