@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import logging
 import os
@@ -46,6 +47,8 @@ API_MODULES: list[tuple[str, str]] = [
 
 CLI_MARKER = "<!-- cli-help -->"
 API_MARKER = "<!-- api-modules -->"
+#: A block the tests do not run says why (``tests/docs/test_doc_blocks.py``); the site shows it.
+NORUN = re.compile(r"^( *)<!--\s*norun:\s*(.+?)\s*-->\n", re.MULTILINE)
 
 
 def _page(module: str) -> str:
@@ -158,11 +161,17 @@ def cli_help_markdown() -> str:
     return "\n".join(parts)
 
 
+def _norun_note(match: re.Match[str]) -> str:
+    reason = html.escape(match.group(2)).replace("*", "&#42;").replace("_", "&#95;")
+    return f"{match.group(1)}<small><em>(Not run by the tests: {reason}.)</em></small>\n"
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     """Replaces the markers: the CLI page's with the parser's help, the API reference
-    index's with the list of module pages."""
+    index's with the list of module pages, and each ``norun`` comment with a visible note."""
     if page.file.src_uri == "reference/index.md":
         markdown = markdown.replace(API_MARKER, _module_list())
+    markdown = NORUN.sub(_norun_note, markdown)
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_help_markdown())
     return markdown

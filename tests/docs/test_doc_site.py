@@ -97,7 +97,7 @@ def _console_errors(driver: Any) -> list[str]:
             if entry["level"] == "SEVERE"]
 
 
-def _wait(driver: Any, condition: Any, seconds: float = 30) -> Any:
+def _wait(driver: Any, condition: Any, seconds: float = 90) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, seconds).until(condition)
