@@ -65,6 +65,13 @@ def partition_segment(name: str, value: Any) -> str:
 
     ``None`` becomes :data:`HIVE_DEFAULT_PARTITION`; booleans ``true``/``false``; dates and
     times ISO format.
+
+    Args:
+        name: the partition column's name.
+        value: its value (any type; ``None`` for null).
+
+    Returns:
+        The folder name, ``name=value``.
     """
     if value is None:
         text = HIVE_DEFAULT_PARTITION

@@ -736,6 +736,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         SchemaError: no files and no ``schema``; conflicting partition folders; a partition
             value that does not fit its given type; incompatible file schemas.
         CorruptFileError: a file is not ORC (unless ``exclude_invalid_files``).
+
+    Returns:
+        A :class:`Dataset`.
     """
     if schema_from not in ("all", "first"):
         raise SchemaError(f"schema_from must be 'all' or 'first', got {schema_from!r}")
@@ -759,9 +762,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        read_dictionary: Sequence[str] | None = None,
                        progress: ProgressHook | None = None,
                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> pa.Table:
-    """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
-    :meth:`Dataset.read` (``progress=`` counts the files read). The data of files in
-    partitions that ``filters`` exclude is never read.
+    """Read a dataset into one table (arguments as :func:`open_dataset`, :meth:`Dataset.read`;
+    ``progress=`` counts files read). Files of partitions ``filters`` exclude are never read.
 
     Args:
         schema_from: without ``schema=``, the files whose schemas are unified into the
@@ -771,15 +773,18 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             afterwards to find it, and it reads as nulls. ``"all"``: every file's, as
             Spark's ``mergeSchema`` option (whose schema comes from every footer before
             any filter applies) and as ``open_dataset(...).read(...)``: a column found
-            only in pruned files reads as nulls, and each pruned
-            file costs its tail read (one request, sent with the reads of the surviving
-            files; never its data) -- with a selective filter, several times the requests
-            of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
+            only in pruned files reads as nulls, and each pruned file costs its tail read
+            (one request, sent with the reads of the surviving files; never its data) --
+            with a selective filter, several times the requests of the read itself, which
+            is why Spark leaves ``mergeSchema`` off by default.
             With ``schema=`` no file is opened for its schema.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
             ``"read"``.
+
+    Returns:
+        The matching rows of the dataset's files, as one ``pyarrow.Table``.
     """
     if schema_from not in ("all", "read"):
         raise SchemaError(f"schema_from must be 'all' or 'read', got {schema_from!r}")

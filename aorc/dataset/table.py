@@ -50,6 +50,9 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
     Raises:
         SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
         ResourceLimitError: a stripe needs more than ``max_decoded_bytes``.
+
+    Returns:
+        The rows read, as a ``pyarrow.Table``.
     """
     async def one_file() -> pa.Table:
         async with open_reader(cast(Source, source), storage_options=storage_options,

@@ -338,7 +338,19 @@ async def iter_batches(table_or_scan: Table | DataScan, *,
                        files_at_once: int = DEFAULT_FILES_AT_ONCE
                        ) -> AsyncIterator[pa.RecordBatch]:
     """Stream an Iceberg table's matching rows as record batches (arguments as
-    :func:`read_table`), file by file in plan order, the next files read ahead."""
+    :func:`read_table`), file by file in plan order, the next files read ahead.
+
+    Args:
+        table_or_scan: as for :func:`read_table`.
+        columns: as for :func:`read_table`.
+        filters: as for :func:`read_table`.
+        snapshot_id: as for :func:`read_table`.
+        storage_options: as for :func:`read_table`.
+        files_at_once: as for :func:`read_table`.
+
+    Returns:
+        An async iterator of ``pyarrow.RecordBatch``.
+    """
     scan = IcebergScan(scan_of(table_or_scan, columns=columns, filters=filters,
                                snapshot_id=snapshot_id), {})
     scan.storage_options = _storage(scan.scan, storage_options)

@@ -69,7 +69,16 @@ INT64_MIN = np.iinfo(np.int64).min
 def file_name(topic: str, partition: int, first_offset: int) -> str:
     """The name of the file of a stream whose first row has ``first_offset`` (a topic
     starting with ``_`` or ``.``, such as ``_schemas``, is escaped: ``%5Fschemas``, so that
-    the file is not hidden)."""
+    the file is not hidden).
+
+    Args:
+        topic: the stream's topic.
+        partition: the stream's partition.
+        first_offset: the offset of the file's first row.
+
+    Returns:
+        The file name, ``<topic>+<partition>+<first_offset, 20 digits>.orc``.
+    """
     return f"{escape_file_name(topic)}+{partition}+{first_offset:020d}.orc"
 
 

@@ -357,7 +357,7 @@ class RollingSink:
         :meth:`abort`) does nothing.
 
         Raises:
-            the first error of a file write or a commit callback (the sink then aborts).
+            AorcError: the first error of a file write or commit callback (then aborts).
         """
         if self._state == "closed" or (self._state == "aborted" and self._error is None):
             return  # (after an explicit abort there is nothing left to close)
@@ -405,8 +405,11 @@ class RollingSink:
             await asyncio.gather(timer, return_exceptions=True)
 
     async def flush(self, streams: Sequence[tuple[str, int]] | None = None) -> None:
-        """Cut the given streams (default: all) and wait until their files are complete and
-        committed, e.g. before a Kafka consumer gives up partitions."""
+        """Cut streams and wait until their files are complete and committed.
+
+        Args:
+            streams: ``(topic, partition)`` pairs (a consumer giving them up); ``None``: all.
+        """
         self._check()
         async with self._lock:
             chosen = [s for key, s in self._streams.items() if streams is None or key in streams]

@@ -69,6 +69,13 @@ async def list_files(uris: str | Sequence[str],
 
     Raises:
         ObjectNotFoundError: a URI names nothing.
+
+    Args:
+        uris: one URI or several.
+        storage_options: the store's settings.
+
+    Returns:
+        ``(root, file)`` pairs.
     """
     roots = [uris] if isinstance(uris, str) else list(uris)
     out: list[tuple[str, str]] = []
@@ -260,6 +267,14 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
     Raises:
         SchemaError: files with different schemas or partition folders, unknown columns,
             bad filters.
+
+    Args:
+        uris: files, folders or prefixes.
+        columns: the columns to read (all by default).
+        filters: aorc filters (list form).
+        storage_options: the store's settings.
+        split_bytes: the target size of a split.
+        time_zone: the zone of timestamp partition folders.
     """
     files = await list_files(uris, storage_options)
     part_schema, typed_values = partition_columns(files, time_zone)
@@ -290,7 +305,17 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
 async def read_schema(uris: str | Sequence[str], columns: Sequence[str] | None = None, *,
                       storage_options: Mapping[str, Any] | None = None,
                       time_zone: str | None = "UTC") -> pa.Schema:
-    """The schema :func:`plan_read` gives, from the listing and the first file only."""
+    """The schema :func:`plan_read` gives, from the listing and the first file only.
+
+    Args:
+        uris: files, folders or prefixes.
+        columns: the columns to read (all by default).
+        storage_options: the store's settings.
+        time_zone: the zone of timestamp partition folders.
+
+    Returns:
+        The Arrow schema of the rows.
+    """
     files = await list_files(uris, storage_options)
     part_schema, _ = partition_columns(files, time_zone)
     columns = _data_columns(columns, part_schema)
@@ -346,7 +371,16 @@ def pack_splits(splits: list[Split], cores: int | None,
     max(OPEN_COST_BYTES, total / cores))`` bytes, counting :data:`OPEN_COST_BYTES` per
     split. So small reads make one task per core (each task costs the JVM and the Python
     worker a fixed share), large ones tasks of about ``max_bytes``; splits keep their order.
-    ``cores`` unknown (``None``): this machine's CPUs."""
+    ``cores`` unknown (``None``): this machine's CPUs.
+
+    Args:
+        splits: the splits, in order.
+        cores: the cores Spark has (``None``: this machine's CPUs).
+        max_bytes: the largest size of a task.
+
+    Returns:
+        The splits of each task.
+    """
     cores = cores or os.cpu_count() or 1
     total = sum(s.nbytes + OPEN_COST_BYTES for s in splits)
     target = min(max_bytes, max(OPEN_COST_BYTES, total // cores))

@@ -209,6 +209,9 @@ def register(spark: Any) -> bool:
 
     Raises:
         UnsupportedFeatureError: this PySpark has no Python data sources (before 4.0).
+
+    Args:
+        spark: the ``SparkSession`` (classic or Spark Connect).
     """
     require_data_sources(spark)
     executor_path(spark)
