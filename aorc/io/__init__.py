@@ -8,23 +8,34 @@ batches of ranged reads, with counters in :class:`IOStats`. Writing goes through
 :class:`aorc.io.output.Output` (:func:`aorc.io.open_output`): bytes in order, visible
 only once complete (atomic rename locally; multipart, resumable or block uploads on the
 object stores).
+
+Each object store is a package (:mod:`aorc.io.s3`, :mod:`aorc.io.gcs`, :mod:`aorc.io.azure`).
+The flat module paths they had before (``aorc.io.s3_config``, ...: :data:`MOVED_MODULES`)
+still import, for one release, with a :class:`DeprecationWarning`: they give the new module
+objects themselves.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.machinery
 import os
-from collections.abc import Mapping
+import sys
+import types
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.io import registry
-from aorc.io.azure import AzureOutput, AzureStore
-from aorc.io.azure_config import AzureConfig
+from aorc.io.azure.config import AzureConfig
+from aorc.io.azure.store import AzureOutput, AzureStore
 from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.fileobj import FileObjectStore, is_file_object
-from aorc.io.gcs import GCSOutput, GCSStore
-from aorc.io.gcs_config import GCSConfig
+from aorc.io.gcs.config import GCSConfig
+from aorc.io.gcs.store import GCSOutput, GCSStore
 from aorc.io.http import HTTPConfig, HTTPStore
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
@@ -40,10 +51,11 @@ from aorc.io.registry import (
     open_output,
     register_scheme,
 )
-from aorc.io.s3 import S3Output, S3Store
-from aorc.io.s3_config import S3Config
+from aorc.io.s3.config import S3Config
+from aorc.io.s3.store import S3Output, S3Store
 
 __all__ = [
+    "MOVED_MODULES",
     "AzureConfig",
     "AzureOutput",
     "AzureStore",
@@ -79,6 +91,61 @@ __all__ = [
     "registry",
     "source_name",
 ]
+
+#: Old module paths (deprecated, to be removed in the next release) and where they live now.
+MOVED_MODULES: Mapping[str, str] = types.MappingProxyType({
+    "aorc.io.azure_config": "aorc.io.azure.config",
+    "aorc.io.gcs_config": "aorc.io.gcs.config",
+    "aorc.io.s3_clients": "aorc.io.s3.clients",
+    "aorc.io.s3_config": "aorc.io.s3.config",
+    "aorc.io.s3_obstore": "aorc.io.s3.obstore_client",
+})
+
+
+def _importer_level() -> int:
+    """The ``stacklevel`` (as :func:`warnings.warn` counts: without the import system's
+    frozen frames) that points a warning issued by the loader at the importing code."""
+    level = 1  # the loader's exec_module
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not ("importlib" in filename and "_bootstrap" in filename):
+            level += 1
+            if str(frame.f_globals.get("__name__", "")).partition(".")[0] != "importlib":
+                return level
+        frame = frame.f_back
+    return 2
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module path as the module it moved to, with a DeprecationWarning.
+
+    The new module object itself is put in ``sys.modules`` under the old name, so both names
+    give the same classes and functions (``isinstance`` and monkeypatching agree).
+    """
+
+    def __init__(self, moved: Mapping[str, str]) -> None:
+        self.moved = moved
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.moved:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        new = self.moved[module.__name__]
+        warnings.warn(f"{module.__name__} is deprecated and will be removed in the next "
+                      f"release: import {new}", DeprecationWarning, stacklevel=_importer_level())
+        # The import system returns what sys.modules holds under the name after exec_module.
+        sys.modules[module.__name__] = importlib.import_module(new)
+
+
+if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModuleFinder(MOVED_MODULES))
 
 #: What :func:`open_store` accepts.
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | Store
@@ -117,7 +184,7 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
             times the bytes asked for), ``max_request_size`` (default 64 MiB; 8 MiB for S3)
             and ``max_concurrency`` (default 10; 8 for S3), ``max_burst`` (default 32: see
             :class:`StoreOptions`); for S3 also the connection settings of
-            :mod:`aorc.io.s3_config`.
+            :mod:`aorc.io.s3.config`.
         mode: ``"r"``; writing is not implemented yet.
 
     Raises:

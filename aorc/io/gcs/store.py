@@ -14,7 +14,7 @@ is visible; an abort cancels the session (``DELETE``), so nothing is kept. A chu
 transiently is sent again from the offset the server reports it holds.
 
 Listing is the paginated ``objects.list`` (1,000 names a page); a file's size comes from the
-listing. Settings and credentials: :mod:`aorc.io.gcs_config`.
+listing. Settings and credentials: :mod:`aorc.io.gcs.config`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from aorc.errors import ObjectNotFoundError, RetriesExhaustedError, SchemaError, StoreError
 from aorc.io.base import IOStats
-from aorc.io.gcs_config import GCSConfig, auth_for, parse_gcs_url
+from aorc.io.gcs.config import GCSConfig, auth_for, parse_gcs_url
 from aorc.io.listing import (
     LIST_PAGE_SIZE,
     FileInfo,
@@ -135,7 +135,7 @@ class GCSStore(RemoteStore):
 
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> GCSStore:
-        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs_config` for the options).
+        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs.config` for the options).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.

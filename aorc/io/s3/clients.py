@@ -24,7 +24,7 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io.pool import ClientLease, acquire, close_clients
-from aorc.io.s3_config import S3Config
+from aorc.io.s3.config import S3Config
 
 __all__ = [
     "DEFAULT_RETRY_MODE",

@@ -27,7 +27,7 @@ Reading (aorc):
     to save a request), ``max_request_size`` (8 MiB: longer ranges are split
     into parallel requests), ``max_concurrency`` (requests in flight per open file, 8),
     ``engine`` (``"aiobotocore"``, the default, or ``"obstore"``: reads and listings through
-    obstore, which costs less CPU per request; see :mod:`aorc.io.s3_obstore`; with it,
+    obstore, which costs less CPU per request; see :mod:`aorc.io.s3.obstore_client`; with it,
     ``retry_base_delay`` and ``retry_max_delay`` tune aorc's backoff);
     ``max_burst`` (32: requests in flight for a batch of ranges too far apart to merge
     that fetches at most ``max_request_size`` bytes in all; see

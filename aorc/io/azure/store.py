@@ -16,7 +16,7 @@ keeps uncommitted blocks for at most seven days and never shows them; there is n
 to drop them sooner.
 
 Listing is List Blobs (5,000 names a page, with continuation markers); a file's size comes
-from the listing. Settings and credentials: :mod:`aorc.io.azure_config`.
+from the listing. Settings and credentials: :mod:`aorc.io.azure.config`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
-from aorc.io.azure_config import AzureAuth, AzureConfig, auth_for, parse_azure_url
+from aorc.io.azure.config import AzureAuth, AzureConfig, auth_for, parse_azure_url
 from aorc.io.base import IOStats
 from aorc.io.listing import FileInfo, Level, ObjectNamespace, folder_prefix, level_of, visible_files
 from aorc.io.pool import ClientLease
@@ -131,7 +131,7 @@ class AzureStore(RemoteStore):
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
                  ) -> AzureStore:
-        """The store of an Azure URL (see :mod:`aorc.io.azure_config` for the options).
+        """The store of an Azure URL (see :mod:`aorc.io.azure.config` for the options).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
@@ -214,7 +214,7 @@ class AzureOutput(UploadOutput):
     def part_size(self, number: int) -> int:
         """The size of block ``number`` (1-based): doubled every
         :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB."""
-        from aorc.io.azure_config import MAX_BLOCK_SIZE
+        from aorc.io.azure.config import MAX_BLOCK_SIZE
         return min(MAX_BLOCK_SIZE,
                    self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))
 

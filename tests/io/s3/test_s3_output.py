@@ -16,8 +16,8 @@ from helpers.s3proxy import Delay, Fault, Hold, Record, S3Proxy, fail_first
 from aorc.errors import AccessDeniedError, RetriesExhaustedError, SchemaError, StoreError
 from aorc.io import open_output
 from aorc.io.output import Output
-from aorc.io.s3 import S3Output
-from aorc.io.s3_config import MIN_PART_SIZE, S3Config
+from aorc.io.s3.config import MIN_PART_SIZE, S3Config
+from aorc.io.s3.store import S3Output
 
 MiB = 1024 * 1024
 PART = MIN_PART_SIZE  # the smallest part S3 accepts keeps the tests light

@@ -32,14 +32,14 @@ from typing import Any
 
 from aorc.errors import ObjectExistsError, SchemaError, StoreError
 from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
-from aorc.io.s3_clients import (
+from aorc.io.s3.clients import (
     ClientLease,
     acquire_client,
     map_s3_error,
     retry_attempts,
     s3_failures,
 )
-from aorc.io.s3_config import MAX_PART_SIZE, MAX_PARTS, S3Config, parse_s3_url
+from aorc.io.s3.config import MAX_PART_SIZE, MAX_PARTS, S3Config, parse_s3_url
 
 __all__ = ["PARTS_PER_DOUBLING", "S3Output", "S3Store"]
 
@@ -81,7 +81,7 @@ class S3Store(RemoteStore):
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Store:
         """The store of ``s3://bucket/key`` with ``storage_options`` (see
-        :mod:`aorc.io.s3_config`).
+        :mod:`aorc.io.s3.config`).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
@@ -174,7 +174,7 @@ class S3Output(UploadOutput):
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Output:
         """The output of ``s3://bucket/key`` with ``storage_options`` (see
-        :mod:`aorc.io.s3_config`).
+        :mod:`aorc.io.s3.config`).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
