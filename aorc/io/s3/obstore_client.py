@@ -34,7 +34,7 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io.base import IOStats
-from aorc.io.remote import Ranged, RemoteStore
+from aorc.io.remote import Ranged, RemoteStore, pop_if_match
 from aorc.io.s3.config import S3Config, parse_s3_url
 
 __all__ = ["ObstoreS3Store", "level_with_obstore", "list_with_obstore", "obstore_store",
@@ -162,9 +162,7 @@ class ObstoreS3Store(RemoteStore):
         """The store of ``s3://bucket/key`` through obstore."""
         bucket, key = parse_s3_url(url)
         options = dict(storage_options or {})
-        etag = options.pop("if_match", None)
-        if etag is not None and (not isinstance(etag, str) or not etag):
-            raise SchemaError(f"storage option if_match must be an ETag string, got {etag!r}")
+        etag = pop_if_match(options)  # before the rest is parsed
         return cls(bucket, key, S3Config.from_options(options), version=etag)
 
     async def _open(self) -> None:
