@@ -19,9 +19,10 @@ Errors are :class:`AorcError` subclasses (see :mod:`aorc.errors`).
 
 import importlib as _importlib
 import importlib.abc as _importlib_abc
-import importlib.util as _importlib_util
+import importlib.machinery as _importlib_machinery
 import sys as _sys
 import warnings as _warnings
+from types import FrameType as _FrameType
 from types import ModuleType as _ModuleType
 from typing import Any as _Any
 
@@ -53,6 +54,7 @@ from aorc.errors import (
     UnsupportedVersionError,
 )
 from aorc.format.statistics import ColumnStatistics
+from aorc.io import MOVED_MODULES as _io_moved
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
 from aorc.progress import ProgressEvent
@@ -118,9 +120,9 @@ __all__ = [
 ]
 
 
-#: Module paths that moved in the layout of 0.x (issue 31), old -> new. Importing an old path
-#: warns (DeprecationWarning) and gives the new module itself; the old paths go in the next
-#: release. CHANGELOG.md lists them.
+#: Module paths that moved in the layout of issue 31, old -> new (those of the stores are
+#: :data:`aorc.io.MOVED_MODULES`). Importing an old path warns (DeprecationWarning) and gives
+#: the new module itself; the old paths go in the next release. CHANGELOG.md lists them.
 _MOVED_MODULES: dict[str, str] = {
     "aorc.compaction": "aorc.dataset.compaction",
     "aorc.hive": "aorc.dataset.hive",
@@ -133,35 +135,52 @@ _MOVED_MODULES: dict[str, str] = {
     "aorc.read.prefixes": "aorc.dataset.prefixes",
     "aorc.read.table": "aorc.dataset.table",
     "aorc.write.dataset": "aorc.dataset.write",
+    **_io_moved,
 }
 
 
 def _moved(old: str, stacklevel: int) -> _ModuleType:
     new = _MOVED_MODULES[old]
-    _warnings.warn(f"{old} has moved to {new}: import it from there (the old path will be "
-                   "removed in the next release)", DeprecationWarning, stacklevel=stacklevel)
+    _warnings.warn(f"{old} is deprecated and will be removed in the next release: import "
+                   f"{new}", DeprecationWarning, stacklevel=stacklevel)
     return _importlib.import_module(new)
 
 
-class _MovedModuleFinder(_importlib_abc.MetaPathFinder, _importlib_abc.Loader):
-    """Imports a moved module's old path as the new module (see ``_MOVED_MODULES``)."""
+def _importer_level() -> int:
+    """The ``stacklevel`` (as :func:`warnings.warn` counts: without the import system's
+    frozen frames) that points a warning issued by the loader at the importing code."""
+    level = 1  # the loader's exec_module
+    frame: _FrameType | None = _sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not ("importlib" in filename and "_bootstrap" in filename):
+            level += 1
+            if str(frame.f_globals.get("__name__", "")).partition(".")[0] != "importlib":
+                return level
+        frame = frame.f_back
+    return 2
 
-    def __init__(self) -> None:
-        self._specs: dict[str, _Any] = {}
+
+class _MovedModuleFinder(_importlib_abc.MetaPathFinder, _importlib_abc.Loader):
+    """Imports an old module path as the module it moved to, with a DeprecationWarning
+    (see ``_MOVED_MODULES``).
+
+    The new module object itself is put in ``sys.modules`` under the old name, so both names
+    give the same classes and functions (``isinstance`` and monkeypatching agree).
+    """
 
     def find_spec(self, fullname: str, path: _Any, target: _Any = None) -> _Any:
         if fullname not in _MOVED_MODULES:
             return None
-        return _importlib_util.spec_from_loader(fullname, self)
+        return _importlib_machinery.ModuleSpec(fullname, self)
 
-    def create_module(self, spec: _Any) -> _ModuleType:
-        module = _moved(spec.name, stacklevel=8)
-        self._specs[spec.name] = module.__spec__
-        return module
+    def create_module(self, spec: _Any) -> None:
+        return None
 
     def exec_module(self, module: _ModuleType) -> None:
-        # the import machinery gave the module the old path's spec: give it its own back
-        module.__spec__ = self._specs[module.__spec__.name] if module.__spec__ else None
+        # The import system returns what sys.modules holds under the name after exec_module.
+        # (stacklevel: one more frame, _moved's own)
+        _sys.modules[module.__name__] = _moved(module.__name__, _importer_level() + 1)
 
 
 if not any(isinstance(f, _MovedModuleFinder) for f in _sys.meta_path):

@@ -76,10 +76,17 @@ def _serve(conn: Connection, latency: float, workdir: str) -> None:
                "az": S3Proxy(az_url, latency=latency).start()}
     upstreams = {"s3": s3_proxy.upstream, "gs": gcs_url, "az": az_url}
     conn.send({name: (upstreams[name], proxies[name].url) for name in STORES})
+    plans: dict[str, Any] = {}
     try:
         while True:
-            command, store = conn.recv()
-            if command == "log":
+            command, store, *args = conn.recv()
+            if command == "faults":  # (rate, seed, burst seconds): a FaultPlan, or none
+                plans[store] = _fault_plan(proxies[store], *args)
+                conn.send(None)
+            elif command == "injected":
+                plan = plans.get(store)
+                conn.send(dict(plan.injected) if plan is not None else {})
+            elif command == "log":
                 conn.send([(r.method, r.target, r.start, r.end) for r in
                            list(proxies[store].log)])
             elif command == "clear":
@@ -98,6 +105,21 @@ def _serve(conn: Connection, latency: float, workdir: str) -> None:
         from helpers.store_fixtures import stop_azurite
         stop_azurite(az_child)
         conn.send(None)
+
+
+def _fault_plan(proxy: Any, rate: float, seed: int, burst: float) -> Any:
+    """Replace ``proxy``'s rules with a seeded :class:`FaultPlan` (none when both are 0)."""
+    import time
+
+    from helpers.s3proxy import FaultPlan
+
+    proxy.rules.clear()
+    if not rate and not burst:
+        return None
+    until = time.monotonic() + burst
+    plan = FaultPlan(rate, seed, burst=lambda: time.monotonic() < until)
+    proxy.rules.append(plan)
+    return plan
 
 
 class StoresProcess:
@@ -126,11 +148,22 @@ class StoresProcess:
         self.urls = parent.recv()
         return self
 
-    def _call(self, command: str, store: str = "") -> Any:
+    def _call(self, command: str, store: str = "", *args: Any) -> Any:
         assert self._conn is not None, "the server process is not running"
         with self._lock:
-            self._conn.send((command, store))
+            self._conn.send((command, store, *args))
             return self._conn.recv()
+
+    def faults(self, store: str, rate: float, seed: int = 0, burst: float = 0.0) -> None:
+        """Fault a seeded share ``rate`` of ``store``'s requests (the kinds of
+        :class:`helpers.s3proxy.FaultPlan`), and all of them for ``burst`` seconds from now
+        (503s); ``faults(store, 0)`` stops."""
+        self._call("faults", store, rate, seed, burst)
+
+    def injected(self, store: str) -> dict[str, int]:
+        """The faults injected into ``store``'s requests since the last :meth:`faults`."""
+        found: dict[str, int] = self._call("injected", store)
+        return found
 
     def log(self, store: str) -> list[tuple[str, str, float, float]]:
         """(method, target, start, end) of every request through ``store``'s proxy."""

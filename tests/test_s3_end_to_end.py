@@ -19,8 +19,8 @@ import aorc
 import aorc.read.reader
 from aorc.errors import ObjectChangedError
 from aorc.io import open_output
-from aorc.io.s3 import S3Output
-from aorc.io.s3_config import DEFAULT_S3_REQUEST_SIZE
+from aorc.io.s3.config import DEFAULT_S3_REQUEST_SIZE
+from aorc.io.s3.store import S3Output
 from aorc.write.writer import open_writer, write_table
 
 MiB = 1024 * 1024

@@ -219,12 +219,14 @@ class DatasetWriteStats:
         peak_open_files: the most files open at once.
         peak_memory: the most bytes the open and closing files held at once (as counted,
             see :attr:`aorc.OrcWriter.memory`).
+        retries: requests the stores retried for the files written (any failure).
     """
 
     files: int = 0
     closes: dict[str, int] = field(default_factory=dict)
     peak_open_files: int = 0
     peak_memory: int = 0
+    retries: int = 0
 
 
 class _DatasetWriter:
@@ -345,7 +347,9 @@ class _DatasetWriter:
         task.add_done_callback(self._closed)
 
     def _closed(self, task: asyncio.Task[None]) -> None:
-        self.closing.pop(task, None)
+        writer = self.closing.pop(task, None)
+        io = writer.io_stats if writer is not None else None
+        self.stats.retries += io.retries if io is not None else 0
         if not task.cancelled() and task.exception() is not None:
             self.errors.append(cast(BaseException, task.exception()))
 

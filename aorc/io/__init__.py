@@ -8,23 +8,29 @@ batches of ranged reads, with counters in :class:`IOStats`. Writing goes through
 :class:`aorc.io.output.Output` (:func:`aorc.io.open_output`): bytes in order, visible
 only once complete (atomic rename locally; multipart, resumable or block uploads on the
 object stores).
+
+Each object store is a package (:mod:`aorc.io.s3`, :mod:`aorc.io.gcs`, :mod:`aorc.io.azure`).
+The flat module paths they had before (``aorc.io.s3_config``, ...: :data:`MOVED_MODULES`;
+the import hook of :mod:`aorc` serves them) still import, for one release, with a
+:class:`DeprecationWarning`: they give the new module objects themselves.
 """
 
 from __future__ import annotations
 
 import os
+import types
 from collections.abc import Mapping
 from typing import IO, Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.io import registry
-from aorc.io.azure import AzureOutput, AzureStore
-from aorc.io.azure_config import AzureConfig
+from aorc.io.azure.config import AzureConfig
+from aorc.io.azure.store import AzureOutput, AzureStore
 from aorc.io.base import BaseStore, IOStats, Store, StoreOptions, check_no_options_left
 from aorc.io.coalesce import RangePlan, plan_ranges
 from aorc.io.fileobj import FileObjectStore, is_file_object
-from aorc.io.gcs import GCSOutput, GCSStore
-from aorc.io.gcs_config import GCSConfig
+from aorc.io.gcs.config import GCSConfig
+from aorc.io.gcs.store import GCSOutput, GCSStore
 from aorc.io.http import HTTPConfig, HTTPStore
 from aorc.io.local import LocalStore
 from aorc.io.memory import MemoryStore
@@ -40,10 +46,11 @@ from aorc.io.registry import (
     open_output,
     register_scheme,
 )
-from aorc.io.s3 import S3Output, S3Store
-from aorc.io.s3_config import S3Config
+from aorc.io.s3.config import S3Config
+from aorc.io.s3.store import S3Output, S3Store
 
 __all__ = [
+    "MOVED_MODULES",
     "AzureConfig",
     "AzureOutput",
     "AzureStore",
@@ -79,6 +86,16 @@ __all__ = [
     "registry",
     "source_name",
 ]
+
+#: Old module paths (deprecated, to be removed in the next release) and where they live now.
+MOVED_MODULES: Mapping[str, str] = types.MappingProxyType({
+    "aorc.io.azure_config": "aorc.io.azure.config",
+    "aorc.io.gcs_config": "aorc.io.gcs.config",
+    "aorc.io.s3_clients": "aorc.io.s3.clients",
+    "aorc.io.s3_config": "aorc.io.s3.config",
+    "aorc.io.s3_obstore": "aorc.io.s3.obstore_client",
+})
+
 
 #: What :func:`open_store` accepts.
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | Store
@@ -124,7 +141,7 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
             times the bytes asked for), ``max_request_size`` (default 64 MiB; 8 MiB for S3)
             and ``max_concurrency`` (default 10; 8 for S3), ``max_burst`` (default 32: see
             :class:`StoreOptions`); for S3 also the connection settings of
-            :mod:`aorc.io.s3_config`.
+            :mod:`aorc.io.s3.config`.
         mode: ``"r"``; writing is not implemented yet.
 
     Raises:

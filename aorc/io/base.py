@@ -29,6 +29,7 @@ __all__ = [
     "IOStats",
     "Store",
     "StoreOptions",
+    "take_aliases",
 ]
 
 T = TypeVar("T")
@@ -139,6 +140,22 @@ def check_no_options_left(options: Mapping[str, Any], store: str) -> None:
     if options:
         unknown = ", ".join(sorted(map(str, options)))
         raise SchemaError(f"unknown storage option(s) for {store}: {unknown}")
+
+
+def take_aliases(options: dict[str, Any], aliases: Mapping[str, str],
+                 fields: dict[str, Any]) -> None:
+    """Move the options ``aliases`` names (option -> field) from ``options`` into
+    ``fields``.
+
+    Raises:
+        SchemaError: a field given twice (under two names).
+    """
+    for name in list(options):
+        if name in aliases:
+            field = aliases[name]
+            if field in fields:
+                raise SchemaError(f"storage option {name} is given twice (under two names)")
+            fields[field] = options.pop(name)
 
 
 async def map_bounded(items: Sequence[A], work: Callable[[A], Awaitable[T]], limit: int

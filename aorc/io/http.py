@@ -27,15 +27,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aorc.errors import SchemaError, StoreError, UnsupportedFeatureError
-from aorc.io.base import IOStats, StoreOptions
-from aorc.io.listing import FileInfo, ReadOnlyScheme
-from aorc.io.remote import DEFAULT_MAX_UNRANGED, Ranged, RemoteStore, parse_content_range
+from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.io.base import StoreOptions
+from aorc.io.listing import ReadOnlyScheme
+from aorc.io.remote import DEFAULT_MAX_UNRANGED, Ranged, RemoteStore, pop_if_match
 from aorc.io.transport import (
     HttpSettings,
     Response,
     RetryPolicy,
     acquire_session,
+    pop_rest_options,
     redact_url,
     send,
 )
@@ -78,11 +79,8 @@ class HTTPConfig:
             The checked settings.
         """
         options = dict(storage_options or {})
-        options.setdefault("max_concurrency", 8)
-        options.setdefault("max_request_size", 8 * 1024 * 1024)
-        fields: dict[str, Any] = {"store": StoreOptions.pop_from(options),
-                                  "retry": RetryPolicy.pop_from(options),
-                                  "http": HttpSettings.pop_from(options)}
+        fields = pop_rest_options(options, max_concurrency=8,
+                                  max_request_size=8 * 1024 * 1024)
         headers = options.pop("headers", None) or {}
         if not isinstance(headers, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
@@ -150,9 +148,7 @@ class HTTPStore(RemoteStore):
         if url.split("?", 1)[0].endswith("/") or not url.partition("://")[2].strip("/"):
             raise SchemaError(f"an HTTP(S) URL must name a file, got {redact_url(url)!r}")
         options = dict(storage_options or {})
-        version = options.pop("if_match", None)
-        if version is not None and (not isinstance(version, str) or not version):
-            raise SchemaError(f"storage option if_match must be a string, got {version!r}")
+        version = pop_if_match(options, "a string")
         return cls(url, HTTPConfig.from_options(options), version=version)
 
     async def _open(self) -> None:
@@ -181,16 +177,7 @@ class HTTPStore(RemoteStore):
                               action=action, stats=self.stats, retry=self.config.retry,
                               headers=headers, accept=(200, 206, 416),
                               max_unranged=self.max_unranged)
-        if response.status == 416:
-            return None
-        version = _validator(response)
-        if response.status == 200:
-            return Ranged(response.body, 0, len(response.body), version, whole=True)
-        span = parse_content_range(response.header("content-range"))
-        if span is None:
-            raise StoreError(f"{self.path}: a partial response without a valid "
-                             f"Content-Range")
-        return Ranged(response.body, span[0], span[2], version)
+        return self._answer(response, _validator(response))
 
 
 class HTTPScheme(ReadOnlyScheme):
@@ -207,15 +194,6 @@ class HTTPScheme(ReadOnlyScheme):
         raise UnsupportedFeatureError(f"HTTP(S) URLs are read-only: cannot write "
                                       f"{redact_url(url)}; write to s3://, gs://, az:// or "
                                       f"a local path")
-
-    async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
-                      stats: IOStats) -> list[FileInfo]:
-        """The file itself (its size from a one-byte ranged GET); folders have no listing."""
-        if url.split("?", 1)[0].endswith("/"):
-            raise UnsupportedFeatureError(
-                f"HTTP(S) has no listing: cannot read the folder {redact_url(url)}; pass the "
-                f"files' URLs (a list of them is a dataset)")
-        return await super().listing(url, storage_options, stats)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         raise UnsupportedFeatureError(f"HTTP(S) URLs are read-only: cannot delete "

@@ -10,6 +10,7 @@ from typing import Any
 
 from aorc.errors import UnsupportedFeatureError
 from aorc.io.base import IOStats, Store
+from aorc.io.transport import redact_url
 
 __all__ = [
     "LIST_PAGE_SIZE",
@@ -137,8 +138,8 @@ class ReadOnlyScheme(ObjectNamespace):
         """The file ``url`` itself; a folder has no listing."""
         if url.split("?", 1)[0].endswith("/"):
             raise UnsupportedFeatureError(
-                f"{url.partition('://')[0]}:// has no listing: pass the files' URLs (a list "
-                f"of them is a dataset)")
+                f"{url.partition('://')[0]}:// has no listing: cannot read the folder "
+                f"{redact_url(url)}; pass the files' URLs (a list of them is a dataset)")
         store = self.open_input(url, storage_options)
         try:
             _, size = await store.read_tail(1)

@@ -1,4 +1,4 @@
-"""Outputs: where the writer's bytes go (local files, memory, S3 via aorc.io.s3).
+"""Outputs: where the writer's bytes go (local files, memory, S3 via aorc.io.s3.store).
 
 An output receives a file's bytes in order with :meth:`Output.write` and makes them visible only
 when :meth:`Output.complete` is called; :meth:`Output.abort` drops everything written so far.

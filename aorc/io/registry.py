@@ -7,8 +7,8 @@ location asks this registry instead of looking at the scheme itself. Registered 
 * ``memory://name``: :class:`MemoryScheme`, an in-process file system (tests, examples);
 * ``s3://`` and ``s3a://``: :class:`S3Scheme` (listing is paginated ``ListObjectsV2``, 1,000
   keys per request; a file's size comes from the listing, so no ``HEAD`` is needed);
-* ``gs://`` and ``gcs://``: :class:`aorc.io.gcs.GCSScheme` (Google Cloud Storage);
-* ``az://``, ``abfs://`` and ``abfss://``: :class:`aorc.io.azure.AzureScheme` (Azure Blob
+* ``gs://`` and ``gcs://``: :class:`aorc.io.gcs.store.GCSScheme` (Google Cloud Storage);
+* ``az://``, ``abfs://`` and ``abfss://``: :class:`aorc.io.azure.store.AzureScheme` (Azure Blob
   Storage, ADLS Gen2);
 * ``http://`` and ``https://``: :class:`aorc.io.http.HTTPScheme` (read-only).
 
@@ -44,9 +44,9 @@ from aorc.errors import (
     SchemaError,
     UnsupportedFeatureError,
 )
-from aorc.io.azure import AzureScheme
+from aorc.io.azure.store import AzureScheme
 from aorc.io.base import IOStats, Store, StoreOptions, check_no_options_left
-from aorc.io.gcs import GCSScheme
+from aorc.io.gcs.store import GCSScheme
 from aorc.io.http import HTTPScheme
 from aorc.io.listing import (
     LIST_PAGE_SIZE,
@@ -358,25 +358,25 @@ class S3Scheme(ObjectNamespace):
 
     def check_options(self, storage_options: Mapping[str, Any]) -> None:
         """Parse the S3 settings (endpoint, credentials, retries, part size, ...)."""
-        from aorc.io.s3_config import S3Config
+        from aorc.io.s3.config import S3Config
 
         S3Config.from_options(storage_options)
 
     def open_input(self, url: str, storage_options: Mapping[str, Any] | None) -> Store:
-        from aorc.io.s3 import S3Store
+        from aorc.io.s3.store import S3Store
         if storage_options and storage_options.get("engine") == "obstore":
-            from aorc.io.s3_obstore import ObstoreS3Store
+            from aorc.io.s3.obstore_client import ObstoreS3Store
             return ObstoreS3Store.from_url(url, storage_options)
         return S3Store.from_url(url, storage_options)
 
     def open_output(self, url: str, storage_options: Mapping[str, Any] | None) -> Output:
-        from aorc.io.s3 import S3Output
+        from aorc.io.s3.store import S3Output
         return S3Output.from_url(url, storage_options)
 
     async def listing(self, url: str, storage_options: Mapping[str, Any] | None,
                    stats: IOStats) -> list[FileInfo]:
-        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config, s3_bucket_of
+        from aorc.io.s3.clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3.config import S3Config, s3_bucket_of
 
         scheme = url.partition("://")[0]
         bucket, key = s3_bucket_of(url)
@@ -403,15 +403,15 @@ class S3Scheme(ObjectNamespace):
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
         """One delimiter listing (``Delimiter=/``, 1,000 entries a page) of the prefix."""
-        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config, s3_bucket_of
+        from aorc.io.s3.clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3.config import S3Config, s3_bucket_of
 
         scheme = url.partition("://")[0]
         bucket, key = s3_bucket_of(url)
         prefix = folder_prefix(key)
         config = S3Config.from_options(storage_options)
         if config.engine == "obstore":
-            from aorc.io.s3_obstore import level_with_obstore
+            from aorc.io.s3.obstore_client import level_with_obstore
             found, prefixes = await level_with_obstore(config, bucket, prefix, stats)
             return level_of(f"{scheme}://{bucket}/", found, prefixes)
         lease = await acquire_client(config)
@@ -436,7 +436,7 @@ class S3Scheme(ObjectNamespace):
 
     @staticmethod
     async def _obstore_listing(url: str, config: Any, stats: IOStats) -> list[FileInfo]:
-        from aorc.io.s3_obstore import list_with_obstore, size_with_obstore
+        from aorc.io.s3.obstore_client import list_with_obstore, size_with_obstore
 
         scheme, _, rest = url.partition("://")
         bucket, _, key = rest.partition("/")
@@ -455,9 +455,9 @@ class S3Scheme(ObjectNamespace):
                            stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
         """The first ``max_pages`` pages of the prefix's flat listing (:meth:`listing`'s
         files up to the last key listed), and whether more keys follow."""
-        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config, s3_bucket_of
-        from aorc.io.s3_obstore import list_with_obstore
+        from aorc.io.s3.clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3.config import S3Config, s3_bucket_of
+        from aorc.io.s3.obstore_client import list_with_obstore
 
         scheme = url.partition("://")[0]
         bucket, key = s3_bucket_of(url)
@@ -500,8 +500,8 @@ class S3Scheme(ObjectNamespace):
             params["ContinuationToken"] = token
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
-        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config, parse_s3_url
+        from aorc.io.s3.clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3.config import S3Config, parse_s3_url
 
         bucket, key = parse_s3_url(url)
         lease = await acquire_client(S3Config.from_options(storage_options))
@@ -516,8 +516,8 @@ class S3Scheme(ObjectNamespace):
                             storage_options: Mapping[str, Any] | None) -> list[str]:
         """Abort the incomplete multipart uploads of keys starting with ``prefix`` whose
         last component matches ``name``; their URLs."""
-        from aorc.io.s3_clients import acquire_client, map_s3_error, s3_failures
-        from aorc.io.s3_config import S3Config, s3_bucket_of
+        from aorc.io.s3.clients import acquire_client, map_s3_error, s3_failures
+        from aorc.io.s3.config import S3Config, s3_bucket_of
 
         scheme = prefix.partition("://")[0]
         bucket, key = s3_bucket_of(prefix)
@@ -648,7 +648,7 @@ def open_output(dest: Destination,
             (``file://``, ``memory://``, ``s3://``, ...), or an :class:`Output` (returned as
             it is, e.g. a :class:`MemoryOutput`).
         storage_options: the store's settings (local files: ``fsync``; S3: see
-            :mod:`aorc.io.s3_config`).
+            :mod:`aorc.io.s3.config`).
 
     Raises:
         UnsupportedFeatureError: for a URL scheme no store is registered for.

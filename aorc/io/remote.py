@@ -31,9 +31,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from aorc.errors import AorcWarning, ObjectChangedError, StoreError
+from aorc.errors import AorcWarning, ObjectChangedError, SchemaError, StoreError
 from aorc.io.base import BaseStore, IOStats, StoreOptions
 from aorc.io.pool import ClientLease
 from aorc.io.spool import MemoryPartBuffer, PartBuffer
@@ -44,6 +46,8 @@ __all__ = [
     "RemoteStore",
     "UploadOutput",
     "parse_content_range",
+    "pop_if_match",
+    "refuse_if_match",
 ]
 
 logger = logging.getLogger(__name__)
@@ -87,6 +91,31 @@ def parse_content_range(value: str | None) -> tuple[int, int, int | None] | None
     return int(first), int(last), int(total) if total.isdigit() else None
 
 
+def pop_if_match(options: dict[str, Any], what: str = "an ETag string",
+                 valid: Callable[[str], bool] = bool) -> str | None:
+    """Take the ``if_match`` storage option (the version every read requires) out of
+    ``options``; ``None`` when absent.
+
+    Raises:
+        SchemaError: not a string ``valid`` accepts (``what`` says what is expected).
+    """
+    version = options.pop("if_match", None)
+    if version is not None and (not isinstance(version, str) or not valid(version)):
+        raise SchemaError(f"storage option if_match must be {what}, got {version!r}")
+    return version
+
+
+def refuse_if_match(storage_options: Mapping[str, Any] | None) -> None:
+    """Writes take no ``if_match``.
+
+    Raises:
+        SchemaError: ``storage_options`` has one.
+    """
+    if storage_options and "if_match" in storage_options:
+        raise SchemaError("storage option if_match pins reads to an object's version; "
+                          "it does not apply to writes")
+
+
 class RemoteStore(BaseStore):
     """An object read with ranged GETs over HTTP, pinned to the version first seen.
 
@@ -124,6 +153,19 @@ class RemoteStore(BaseStore):
         raise NotImplementedError
 
     # ----------------------------------------------------------------- helpers
+
+    def _answer(self, response: Any, version: str | None) -> Ranged | None:
+        """The :class:`Ranged` of a ranged GET's HTTP response (status, ``header()``,
+        body): ``None`` for 416 (nothing satisfiable), the whole object for 200."""
+        if response.status == 416:
+            return None
+        if response.status == 200:
+            return Ranged(response.body, 0, len(response.body), version, whole=True)
+        span = parse_content_range(response.header("content-range"))
+        if span is None:
+            raise StoreError(f"{self.path}: a partial response without a valid "
+                             f"Content-Range")
+        return Ranged(response.body, span[0], span[2], version)
 
     def expect_size(self, size: int) -> None:
         """The object's size as a listing gave it: a store without suffix ranges then reads

@@ -6,7 +6,14 @@ after a transient failure (HTTP 408, 429, 5xx, a dropped or refused connection, 
 with exponential backoff and full jitter (as botocore's "standard" mode and object_store do),
 every repetition counted in the store's :class:`~aorc.io.base.IOStats` ``retries``. Requests
 are signed again before every attempt (a token may have been refreshed, a date must be
-fresh). What remains is translated into the :class:`~aorc.errors.StoreError` tree:
+fresh). A ranged GET whose body breaks off (the connection drops, or ends before the
+promised length) is resumed: the next attempt asks only for the bytes still missing, with
+the same version precondition, and the pieces are checked to come from one version. Writes
+are *patient* (``patient=True``): they are retried at least ``max_attempts`` times and, past
+that, for as long as the policy's time budget (``retry_budget``) lasts, so that a
+throttling burst of several seconds does not fail an upload. Time comes from
+:data:`clock` (tests replace it with a simulated one). What remains is translated into the
+:class:`~aorc.errors.StoreError` tree:
 
 * 404 -> :class:`~aorc.errors.ObjectNotFoundError`;
 * 401, 403 -> :class:`~aorc.errors.AccessDeniedError`;
@@ -26,13 +33,16 @@ through :mod:`aorc.io.pool`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import dataclasses
 import hashlib
 import logging
 import random
 import re
+import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,27 +55,42 @@ from aorc.errors import (
     SchemaError,
     StoreError,
 )
-from aorc.io.base import IOStats
+from aorc.io.base import IOStats, StoreOptions
 from aorc.io.pool import ClientLease, acquire
+from aorc.io.remote import parse_content_range
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_RETRY_BUDGET",
     "TRANSIENT_STATUSES",
+    "Clock",
     "HttpSettings",
     "Response",
     "RetryPolicy",
+    "SessionHolder",
     "Signer",
     "acquire_session",
+    "check_positive",
+    "clock",
+    "counting",
     "endpoint_problem",
+    "pop_rest_options",
     "quote_path",
     "redact_url",
+    "resend_tracer",
+    "retry_until",
+    "scalar_options_key",
     "send",
+    "set_clock",
 ]
 
 logger = logging.getLogger(__name__)
 
 #: Attempts of one operation (the first one included) unless ``max_attempts`` says otherwise.
 DEFAULT_MAX_ATTEMPTS = 5
+#: Seconds during which a write request keeps being retried after its ``max_attempts``
+#: (Hadoop S3A retries throttled requests 20 times with backoff: about this long).
+DEFAULT_RETRY_BUDGET = 20.0
 #: Statuses worth another attempt.
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Connections per session (shared by every file read or written with the same settings).
@@ -115,6 +140,33 @@ def quote_path(path: str, safe: str = "/") -> str:
     return urllib.parse.quote(path, safe=safe)
 
 
+class Clock:
+    """Where retries take their time from: the monotonic clock and ``asyncio.sleep``.
+
+    Tests replace the module's :data:`clock` (:func:`set_clock`) with one that simulates
+    time, so that a retry budget of tens of seconds is spent without waiting.
+    """
+
+    def monotonic(self) -> float:
+        """Seconds from an arbitrary start."""
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``."""
+        await asyncio.sleep(seconds)
+
+
+#: The clock every retry loop of :mod:`aorc.io` uses.
+clock = Clock()
+
+
+def set_clock(new: Clock) -> Clock:
+    """Make ``new`` the clock of every retry loop; the previous one (to restore it)."""
+    global clock
+    previous, clock = clock, new
+    return previous
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How transient failures are retried.
@@ -124,18 +176,22 @@ class RetryPolicy:
         base_delay: seconds: the backoff before retry ``k`` (1-based) is random in
             ``[0, min(max_delay, base_delay * 2**(k-1))]`` ("full jitter").
         max_delay: seconds: the longest backoff.
+        budget: seconds: a write request (a part, a whole object, the request that makes an
+            upload visible) that failed ``max_attempts`` times is retried again as long as
+            this much time has not passed since its first attempt (``0``: count only).
     """
 
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     base_delay: float = 0.1
     max_delay: float = 10.0
+    budget: float = DEFAULT_RETRY_BUDGET
 
     def __post_init__(self) -> None:
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) \
                 or self.max_attempts < 1:
             raise SchemaError(f"storage option max_attempts must be a positive integer, "
                               f"got {self.max_attempts!r}")
-        for name in ("base_delay", "max_delay"):
+        for name in ("base_delay", "max_delay", "budget"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise SchemaError(f"storage option retry_{name} must be a number of "
@@ -143,20 +199,58 @@ class RetryPolicy:
 
     def backoff(self, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (1-based)."""
-        ceiling = min(self.max_delay, self.base_delay * (2 ** (retry - 1)))
+        ceiling = min(self.max_delay, self.base_delay * (2.0 ** min(retry - 1, 60)))
         return random.uniform(0.0, ceiling)
+
+    def again(self, attempt: int, started: float, patient: bool) -> bool:
+        """Whether an operation that failed its ``attempt``-th time (1-based) may be tried
+        again: within ``max_attempts``, or, when ``patient``, within the time budget since
+        ``started`` (a :data:`clock` reading)."""
+        if attempt < self.max_attempts:
+            return True
+        return patient and clock.monotonic() - started < self.budget
 
     @classmethod
     def pop_from(cls, options: dict[str, Any]) -> RetryPolicy:
-        """Take ``max_attempts``, ``retry_base_delay`` and ``retry_max_delay`` out of
-        ``options`` (a mutable copy)."""
+        """Take ``max_attempts``, ``retry_base_delay``, ``retry_max_delay`` and
+        ``retry_budget`` out of ``options`` (a mutable copy)."""
         fields: dict[str, Any] = {}
         if "max_attempts" in options:
             fields["max_attempts"] = options.pop("max_attempts")
-        for name in ("base_delay", "max_delay"):
+        for name in ("base_delay", "max_delay", "budget"):
             if f"retry_{name}" in options:
                 fields[name] = options.pop(f"retry_{name}")
         return cls(**fields)
+
+
+def pop_rest_options(options: dict[str, Any], *, max_concurrency: int,
+                     max_request_size: int) -> dict[str, Any]:
+    """The settings every REST store shares, taken out of ``options`` (a mutable copy):
+    ``store`` (:class:`~aorc.io.base.StoreOptions`, with these defaults), ``retry``
+    (:class:`RetryPolicy`) and ``http`` (:class:`HttpSettings`), as config fields."""
+    options.setdefault("max_concurrency", max_concurrency)
+    options.setdefault("max_request_size", max_request_size)
+    return {"store": StoreOptions.pop_from(options), "retry": RetryPolicy.pop_from(options),
+            "http": HttpSettings.pop_from(options)}
+
+
+def scalar_options_key(options: Mapping[str, Any]) -> tuple[tuple[str, str, Any], ...] | None:
+    """A hashable key of storage options made only of scalars (to parse them once), else
+    ``None``."""
+    if all(isinstance(v, (str, int, float, bool, type(None))) for v in options.values()):
+        return tuple(sorted((k, type(v).__name__, v) for k, v in options.items()))
+    return None
+
+
+def check_positive(config: object, names: Collection[str]) -> None:
+    """Raise SchemaError unless each of ``config``'s attributes ``names`` is ``None`` or a
+    positive integer."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise SchemaError(f"storage option {name} must be a positive integer, "
+                              f"got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -221,13 +315,80 @@ async def _new_session(settings: HttpSettings) -> tuple[Any, Callable[[], Awaita
                                     sock_read=settings.read_timeout)
     session = aiohttp.ClientSession(connector=connector, timeout=timeout,
                                     auto_decompress=False, raise_for_status=False,
-                                    skip_auto_headers=("Content-Type",))
+                                    skip_auto_headers=("Content-Type",),
+                                    trace_configs=[resend_tracer()])
+    # aiohttp would send an idempotent request again, at once and unseen, when the kept-alive
+    # connection it used turns out closed; a GCS resumable chunk sent again that way (after
+    # the server took it) is refused. aorc's loop repeats it instead, asking the server
+    # first what it holds. aiohttp 3.10+ keeps the switch in _retry_connection.
+    if hasattr(session, "_retry_connection"):
+        session._retry_connection = False
     return session, session.close
+
+
+_counting: contextvars.ContextVar[IOStats | None] = contextvars.ContextVar(
+    "aorc_io_counting", default=None)
+
+
+def resend_tracer() -> Any:
+    """An ``aiohttp.TraceConfig`` counting aiohttp's own repetitions of a request.
+
+    aiohttp sends an idempotent request again, at once, when the kept-alive connection it
+    used turns out to be closed (the server dropped it); neither aorc's retry loop nor
+    botocore's sees that. Each repetition is counted in the :class:`IOStats` of the
+    enclosing :func:`counting` block, as a request and a retry.
+    """
+    import aiohttp
+
+    async def sent(session: Any, context: Any, params: Any) -> None:
+        context.sends = getattr(context, "sends", 0) + 1
+        stats = _counting.get()
+        if context.sends > 1 and stats is not None:
+            stats.requests += 1
+            stats.retries += 1
+
+    tracer = aiohttp.TraceConfig()
+    tracer.on_request_headers_sent.append(sent)
+    tracer.freeze()
+    return tracer
+
+
+@contextlib.contextmanager
+def counting(stats: IOStats) -> Iterator[None]:
+    """Count aiohttp's repetitions of the requests sent in this block (in this task) in
+    ``stats`` (see :func:`resend_tracer`)."""
+    token = _counting.set(stats)
+    try:
+        yield
+    finally:
+        _counting.reset(token)
 
 
 async def acquire_session(settings: HttpSettings) -> ClientLease:
     """Borrow the running loop's ``aiohttp.ClientSession`` for ``settings``."""
     return await acquire(settings.key(), lambda: _new_session(settings))
+
+
+class SessionHolder:
+    """Borrows the running loop's session for some :class:`HttpSettings` on first use
+    (:meth:`session`) and gives it back (:meth:`release`): the base of a store's request
+    helpers."""
+
+    def __init__(self, settings: HttpSettings) -> None:
+        self.settings = settings
+        self.lease: ClientLease | None = None
+
+    async def session(self) -> Any:
+        """The ``aiohttp.ClientSession``, borrowed on first use."""
+        if self.lease is None:
+            self.lease = await acquire_session(self.settings)
+        return self.lease.client
+
+    def release(self) -> None:
+        """Give the session back (until the next :meth:`session`)."""
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
 
 
 @dataclass
@@ -251,12 +412,99 @@ class _Transient(Exception):
         self.reason = reason
 
 
+class _CutBody(Exception):
+    """A response's body broke off: its status and headers, and the bytes that came."""
+
+    def __init__(self, response: Response, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.response = response
+        self.cause = cause
+
+
+_RANGE_HEADERS = ("Range", "x-ms-range")
+_VERSION_HEADERS = ("etag", "x-goog-generation", "last-modified")
+
+
+class _Resume:
+    """The bytes of a ranged GET received so far, over attempts whose bodies broke off."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.name = next((h for h in _RANGE_HEADERS if h in headers), None)
+        self.received = bytearray()
+        self.first: Response | None = None  # the first piece's response (status, headers)
+        self.span: tuple[int, int, int | None] | None = None
+
+    def keep(self, cut: _CutBody) -> bool:
+        """Keep a piece that broke off; whether the rest can be asked for."""
+        response = cut.response
+        if self.name is None or response.status != 206:
+            return False
+        span = parse_content_range(response.header("content-range"))
+        if span is None:
+            return False
+        if self.first is None:
+            self.first, self.span = response, span
+        elif _version(response) != _version(self.first):
+            return False  # the object changed between pieces: start over
+        self.received += response.body
+        return True
+
+    def headers(self, base: dict[str, str]) -> dict[str, str]:
+        """The request's headers, asking only for the bytes still missing."""
+        if self.span is None or self.name is None:
+            return base
+        first, last, _ = self.span
+        return {**base, self.name: f"bytes={first + len(self.received)}-{last}"}
+
+    def joined(self, response: Response, path: str) -> Response:
+        """The whole answer: the pieces kept, then ``response`` (the rest)."""
+        if self.first is None or self.span is None:
+            return response
+        if response.status != 206 or _version(response) != _version(self.first):
+            raise ObjectChangedError(f"{path}: the object was replaced while a read was "
+                                     f"being resumed; open it again to read the new version")
+        first, last, total = self.span
+        headers = dict(response.headers)
+        headers["content-range"] = f"bytes {first}-{last}/{'*' if total is None else total}"
+        return Response(206, headers, bytes(self.received) + response.body)
+
+
+def _version(response: Response) -> tuple[str | None, ...]:
+    return tuple(response.header(h) for h in _VERSION_HEADERS)
+
+
+async def retry_until(call: Callable[[], Awaitable[Any]], *, retry: RetryPolicy,
+                      stats: IOStats, transient: Callable[[BaseException], bool],
+                      path: str, action: str) -> Any:
+    """``await call()``, again after a failure ``transient`` accepts, while ``retry`` allows
+    (patiently: within its time budget), every repetition counted in ``stats.retries``.
+
+    For clients that retry each request themselves (botocore): this loop adds the time
+    budget on top of their attempts. The last failure is raised as it is.
+    """
+    started = clock.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call()
+        except Exception as exc:
+            if not transient(exc) or not retry.again(attempt, started, True):
+                raise
+            reason = str(exc)
+        stats.retries += 1
+        delay = retry.backoff(attempt)
+        logger.debug("%s: %s failed (%s); retry %d in %.3f s", path, action, reason,
+                     attempt, delay)
+        await clock.sleep(delay)
+
+
 async def send(session: Any, method: str, url: str, *, path: str, action: str,
                stats: IOStats, retry: RetryPolicy, headers: Mapping[str, str] | None = None,
                body: bytes | memoryview = b"", sign: Signer | None = None,
                accept: Collection[int] = (200, 201, 206), precondition: str = "changed",
                error_code: Callable[[Response], str] | None = None,
-               max_unranged: int | None = None) -> Response:
+               max_unranged: int | None = None, patient: bool = False) -> Response:
     """One operation: a request sent (and sent again after transient failures) until a
     status in ``accept`` comes back; other statuses raise.
 
@@ -278,6 +526,8 @@ async def send(session: Any, method: str, url: str, *, path: str, action: str,
         max_unranged: for a ranged GET: the most bytes accepted when the server ignores
             ``Range`` and answers 200 with the whole object (more raises StoreError before
             the body is read).
+        patient: retry within the policy's time budget too, not only ``max_attempts``
+            times (writes).
 
     Raises:
         StoreError: the subclass that fits (see the module docstring).
@@ -285,38 +535,52 @@ async def send(session: Any, method: str, url: str, *, path: str, action: str,
     import aiohttp
 
     base = dict(headers or {})
+    resume = _Resume(base) if method == "GET" else None
+    started = clock.monotonic()
     attempt = 0
     while True:
         attempt += 1
-        request_headers = dict(base)
+        request_headers = resume.headers(base) if resume is not None else dict(base)
         target = await sign(method, url, request_headers) if sign is not None else url
         try:
             response = await _attempt(session, method, target, request_headers, body, stats,
                                       max_unranged, path)
+        except _CutBody as cut:
+            if resume is not None and not resume.keep(cut):
+                resume = _Resume(base)  # cannot resume this one: ask for all of it again
+            failure = _Transient(_connection_reason(cut.cause))
         except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
             failure = _Transient(_connection_reason(exc))
         else:
             if response.status in accept:
-                return response
+                return resume.joined(response, path) if resume is not None else response
             if response.status not in TRANSIENT_STATUSES:
                 raise _status_error(response, path, action, precondition, error_code)
             failure = _Transient(_status_text(response, error_code))
-        if attempt >= retry.max_attempts:
+        if not retry.again(attempt, started, patient):
             raise RetriesExhaustedError(f"{path}: cannot {action}: {failure.reason} after "
                                         f"{attempt} attempt(s)") from None
         stats.retries += 1
         delay = retry.backoff(attempt)
         logger.debug("%s: %s failed (%s); retry %d in %.3f s", path, action, failure.reason,
                      attempt, delay)
-        await asyncio.sleep(delay)
+        await clock.sleep(delay)
 
 
 async def _attempt(session: Any, method: str, url: str, headers: dict[str, str],
                    body: bytes | memoryview, stats: IOStats, max_unranged: int | None,
                    path: str) -> Response:
+    data = bytes(body) if isinstance(body, memoryview) else body
+    with counting(stats):
+        return await _exchange(session, method, url, headers, data, stats, max_unranged, path)
+
+
+async def _exchange(session: Any, method: str, url: str, headers: dict[str, str],
+                    data: bytes, stats: IOStats, max_unranged: int | None,
+                    path: str) -> Response:
+    import aiohttp
     import yarl
 
-    data = bytes(body) if isinstance(body, memoryview) else body
     async with session.request(method, yarl.URL(url, encoded=True), headers=headers,
                                data=_payload(data) if data or method in ("PUT", "POST")
                                else None, allow_redirects=False) as raw:
@@ -327,7 +591,21 @@ async def _attempt(session: Any, method: str, url: str, headers: dict[str, str],
                 f"{path}: the server ignored the Range header and would send the whole "
                 f"object ({found.get('content-length')} bytes) for a ranged read; "
                 f"refusing to download more than max_unranged_bytes={max_unranged}")
-        content = await raw.read() if method != "HEAD" else b""
+        content = b""
+        if method != "HEAD":
+            pieces: list[bytes] = []
+            try:
+                async for piece in raw.content.iter_any():
+                    pieces.append(piece)
+                expected = found.get("content-length", "")
+                if expected.isdigit() and sum(map(len, pieces)) < int(expected):
+                    raise aiohttp.ClientPayloadError("the body ended early")
+            except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
+                stats.requests += 1
+                got = b"".join(pieces)
+                stats.bytes += len(got) + len(data)
+                raise _CutBody(Response(raw.status, found, got), exc) from exc
+            content = b"".join(pieces)
     stats.requests += 1
     stats.bytes += len(content) + len(data)
     return Response(raw.status, found, content)

@@ -109,5 +109,6 @@ class Cuts:
         self.stats.files_written += 1
         self.stats.rows_written += f.rows
         self.stats.bytes_written += size
+        self.stats.retries += f.writer.retries
         return SinkFile(f.writer.uri, f.path, stream.topic, stream.partition, f.first,
                         f.last, f.rows, size)

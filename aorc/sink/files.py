@@ -226,6 +226,12 @@ class OpenSinkFile:
         return self._assembler.position
 
     @property
+    def retries(self) -> int:
+        """Requests the store retried for this file so far (0 for local files)."""
+        stats = getattr(self._out, "stats", None)
+        return int(getattr(stats, "retries", 0))
+
+    @property
     def num_stripes(self) -> int:
         """Stripes encoded so far."""
         return self._assembler.num_stripes

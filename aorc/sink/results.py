@@ -88,6 +88,7 @@ class SinkStats:
         files_cut_for_memory: files closed early because even shrunk stripes did not fit
             the memory budget (the files of the ``"memory"`` cuts).
         peak_spool_bytes: the most bytes of upload parts spooled to disk at once.
+        retries: requests the stores retried for the files written (any failure).
     """
 
     rows_received: int = 0
@@ -104,6 +105,7 @@ class SinkStats:
     stripes_shrunk: int = 0
     files_cut_for_memory: int = 0
     peak_spool_bytes: int = 0
+    retries: int = 0
 
     @property
     def rows_pending(self) -> int:

@@ -81,8 +81,8 @@ def azure_root(azure_container: str, azure_service: Any) -> str:
     return f"az://{azure_container}/events"
 
 
-STORES = {"gcs": ("gcs_root", "gcs_proxy", gcs_lists, "aorc.io.gcs", "LIST_PAGE_SIZE"),
-          "azure": ("azure_root", "azure_proxy", azure_lists, "aorc.io.azure",
+STORES = {"gcs": ("gcs_root", "gcs_proxy", gcs_lists, "aorc.io.gcs.store", "LIST_PAGE_SIZE"),
+          "azure": ("azure_root", "azure_proxy", azure_lists, "aorc.io.azure.store",
                     "AZURE_PAGE_SIZE")}
 
 

@@ -62,6 +62,7 @@ class GcsFront:
         self._objects: dict[tuple[str, str], tuple[dict[str, Any], bytes]] = {}
         self.cancelled: set[str] = set()
         self._received: dict[str, int] = {}
+        self._finished: dict[str, tuple[int, dict[str, str], bytes]] = {}
         self.required_token: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -178,13 +179,20 @@ class GcsFront:
         """A chunk or a status query of a resumable session; the bytes the session holds
         are counted here, as the emulator misreports an empty session."""
         span = headers.get("Content-Range", "")
-        if span.startswith("bytes */") and not self._received.get(upload) \
-                and span != "bytes */0":
-            return web.Response(status=308)
+        if upload in self._finished:  # GCS answers a finished session with its object (the
+            status, found, data = self._finished[upload]  # emulator forgets the session)
+            return _response(web, status, found, data)
+        if span.startswith("bytes */") and span != "bytes */0" and (
+                not self._received.get(upload) or span == "bytes */*"):
+            held = self._received.get(upload)  # a status query: answered here, as the
+            return web.Response(status=308, headers=(  # emulator refuses "bytes */*"
+                {"Range": f"bytes=0-{held - 1}"} if held else {}))
         status, found, data = await self._forward("PUT", request.rel_url.raw_path_qs,
                                                   headers, body)
         if status == 308 and "-" in found.get("Range", ""):
             self._received[upload] = int(found["Range"].rpartition("-")[2]) + 1
+        if status in (200, 201):
+            self._finished[upload] = (status, dict(found), data)
         return _response(web, status, found, data)
 
     async def _download(self, web: Any, request: Any, parts: list[str],

@@ -8,7 +8,7 @@ import asyncio
 
 from aorc.io import S3Store, StoreOptions
 from aorc.io.memory import MemoryStore
-from aorc.io.s3_config import S3Config
+from aorc.io.s3.config import S3Config
 
 __all__ = ["RoundRecorder", "RoundS3Store", "RoundStore"]
 

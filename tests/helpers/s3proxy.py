@@ -10,6 +10,11 @@ filesystem) and asyncio clients can both use it. For every request it can
   client's own retry logic must then handle; or hold some requests back (:class:`Delay`,
   :class:`Hold` until the test opens a gate), or forward them and hold or replace the
   answer (:class:`HoldReply`: the request took effect, the client waits or sees an error);
+- break the connection: :class:`Drop` (closed before the server sees the request),
+  :class:`Lost` (the request took effect, the answer never comes), :class:`CutBody` (the
+  answer's head promises the whole body, half of it comes, then the connection closes);
+  :class:`FaultPlan` injects those and error answers into a seeded share of the requests,
+  or into every request during a burst;
 - record a :class:`Record` (operation, start and end times, status) in :attr:`S3Proxy.log`,
   to count requests or to see which ones overlapped.
 
@@ -104,7 +109,79 @@ class HoldReply:
     fault: Fault | None = None
 
 
-Rule = Callable[[ProxyRequest], "Fault | Delay | Hold | HoldReply | None"]
+@dataclass(frozen=True)
+class Drop:
+    """Close the client's connection without forwarding the request."""
+
+
+@dataclass(frozen=True)
+class Lost:
+    """Forward the request (it takes effect), then close the connection unanswered."""
+
+
+@dataclass(frozen=True)
+class CutBody:
+    """Forward the request, send the answer's head and half its body, then close."""
+
+
+Rule = Callable[[ProxyRequest],
+               "Fault | Delay | Hold | HoldReply | Drop | Lost | CutBody | None"]
+
+#: The fault kinds of :class:`FaultPlan`, by name.
+FAULT_KINDS: dict[str, Fault | Drop | Lost | CutBody] = {
+    "503": Fault(503, "SlowDown"),
+    "500": Fault(500, "InternalError"),
+    "drop": Drop(),
+    "lost": Lost(),
+    "cut": CutBody(),
+}
+
+
+@dataclass
+class FaultPlan:
+    """A rule faulting a seeded share of the requests, and every request during a burst.
+
+    Attributes:
+        rate: the share of eligible requests faulted (0 to 1).
+        seed: seeds the choice of requests and kinds.
+        kinds: names from :data:`FAULT_KINDS` (a cut body only applies to a GET; another
+            request drawn for it loses its answer instead).
+        eligible: which requests may be faulted (default: all).
+        burst: while it returns true, every eligible request gets a 503 (a throttling
+            burst; e.g. ``lambda: clock.now < 30``).
+        injected: how many of each kind were injected.
+    """
+
+    rate: float
+    seed: int
+    kinds: tuple[str, ...] = tuple(FAULT_KINDS)
+    eligible: Callable[[ProxyRequest], bool] = lambda request: True
+    burst: Callable[[], bool] = lambda: False
+    injected: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        import random
+        self._random = random.Random(self.seed)
+        self._lock = threading.Lock()
+
+    @property
+    def total(self) -> int:
+        return sum(self.injected.values())
+
+    def __call__(self, request: ProxyRequest) -> Fault | Drop | Lost | CutBody | None:
+        if not self.eligible(request):
+            return None
+        with self._lock:
+            if self.burst():
+                kind = "503"
+            elif self._random.random() < self.rate:
+                kind = self._random.choice(self.kinds)
+            else:
+                return None
+            if kind == "cut" and request.method != "GET":
+                kind = "lost"
+            self.injected[kind] = self.injected.get(kind, 0) + 1
+        return FAULT_KINDS[kind]
 
 
 @dataclass
@@ -202,10 +279,10 @@ class S3Proxy:
                 request = await _read_request(reader, writer)
                 if request is None:
                     break
-                response = await self._serve(request, upstream)
+                response, close = await self._serve(request, upstream)
                 writer.write(response)
                 await writer.drain()
-                if request.headers.get("connection", "").lower() == "close":
+                if close or request.headers.get("connection", "").lower() == "close":
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
@@ -214,7 +291,8 @@ class S3Proxy:
             writer.close()
             self._handlers.discard(task)
 
-    async def _serve(self, request: ProxyRequest, upstream: _Upstream) -> bytes:
+    async def _serve(self, request: ProxyRequest, upstream: _Upstream) -> tuple[bytes, bool]:
+        """The bytes to send back, and whether to close the connection after them."""
         record = Record(request.operation, request.method, request.target, request.headers,
                         time.perf_counter())
         self.log.append(record)
@@ -243,11 +321,23 @@ class S3Proxy:
                 record.injected = True
                 record.status = action.status
                 response = _error_response(request, action)
+            elif isinstance(action, Drop):
+                record.injected = True
+                return b"", True
+            elif isinstance(action, (Lost, CutBody)):
+                record.injected = True
+                record.status, response = await upstream.forward(request)
+                if isinstance(action, Lost):
+                    return b"", True
+                head, _, body = response.partition(b"\r\n\r\n")
+                if not body:
+                    return b"", True
+                return head + b"\r\n\r\n" + body[:len(body) // 2], True
             else:
                 record.status, response = await upstream.forward(request)
         finally:  # ``end`` is set once the request is over, even when forwarding failed
             record.end = time.perf_counter()
-        return response
+        return response, False
 
 
 class _Upstream:

@@ -18,7 +18,7 @@ from typing import Any
 from helpers.s3proxy import Record, S3Proxy
 from helpers.store_fixtures import gcs_call, gcs_get, gcs_names, gcs_put
 
-__all__ = ["Backend", "hold_until", "make_backend"]
+__all__ = ["Backend", "FakeClock", "hold_until", "make_backend"]
 
 
 @dataclass
@@ -214,3 +214,22 @@ def hold_until(count: int, kind: str, backend: Backend) -> tuple[Any, threading.
         return Hold(gate)
 
     return rule, gate
+
+
+class FakeClock:
+    """A simulated clock for aorc's retry loops (``aorc.io.transport.set_clock``): sleeping
+    advances :attr:`now` at once, so a retry budget of tens of seconds costs no waiting.
+    The proxy's burst rules read :attr:`now` too (from its own thread)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio
+        self.slept.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)

@@ -153,9 +153,9 @@ def test_cli_never_echoes_secrets(argv: list[str], caplog: pytest.LogCaptureFixt
 
 
 def test_option_reprs_hide_secrets() -> None:
-    from aorc.io.azure_config import AzureConfig
-    from aorc.io.gcs_config import GCSConfig
-    from aorc.io.s3_config import S3Config
+    from aorc.io.azure.config import AzureConfig
+    from aorc.io.gcs.config import GCSConfig
+    from aorc.io.s3.config import S3Config
 
     configs = [
         S3Config.from_options({"key": "AKIA", "secret": SECRET, "token": SECRET,

@@ -391,11 +391,11 @@ async def test_a_refused_part_aborts_everything(backend: Backend) -> None:
 # =========================================================================== listing
 
 async def test_listing_is_paginated(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
-    import aorc.io.azure
-    import aorc.io.gcs
-    for module in (registry, aorc.io.gcs):
+    import aorc.io.azure.store
+    import aorc.io.gcs.store
+    for module in (registry, aorc.io.gcs.store):
         monkeypatch.setattr(module, "LIST_PAGE_SIZE", 2)
-    monkeypatch.setattr(aorc.io.azure, "AZURE_PAGE_SIZE", 2)
+    monkeypatch.setattr(aorc.io.azure.store, "AZURE_PAGE_SIZE", 2)
     for key in ("d/a=1/x.orc", "d/a=1/y.orc", "d/a=2/z.orc", "d/_SUCCESS", "d/.hidden/q.orc",
                 "d/empty.orc", "dx/not-under-d.orc"):
         backend.put(key, b"" if key.endswith("empty.orc") else DATA[:100])
@@ -424,11 +424,11 @@ async def test_one_level_listing(backend: Backend, monkeypatch: pytest.MonkeyPat
     """list_level: the files and the sub-prefixes directly under a prefix, with one
     delimiter listing (paginated), hidden and empty names skipped; a missing prefix is
     empty."""
-    import aorc.io.azure
-    import aorc.io.gcs
-    for module in (registry, aorc.io.gcs):
+    import aorc.io.azure.store
+    import aorc.io.gcs.store
+    for module in (registry, aorc.io.gcs.store):
         monkeypatch.setattr(module, "LIST_PAGE_SIZE", 2)
-    monkeypatch.setattr(aorc.io.azure, "AZURE_PAGE_SIZE", 2)
+    monkeypatch.setattr(aorc.io.azure.store, "AZURE_PAGE_SIZE", 2)
     for key in ("t/dt=1/a.orc", "t/dt=1/b.orc", "t/dt=2/c.orc", "t/dt=3/x/d.orc", "t/top.orc",
                 "t/_SUCCESS", "t/_tmp/e.orc", "t/.hidden/f.orc", "t/empty.orc", "u/dt=9/g.orc"):
         backend.put(key, b"" if key.endswith("empty.orc") else DATA[:10])

@@ -21,7 +21,7 @@ from helpers.s3proxy import S3Proxy
 import aorc
 from aorc.errors import ObjectChangedError
 from aorc.io import StoreOptions
-from aorc.io.s3_config import DEFAULT_S3_CONCURRENCY, S3Config
+from aorc.io.s3.config import DEFAULT_S3_CONCURRENCY, S3Config
 from aorc.read.common import merge_ranges
 
 ROWS = 400_000

@@ -19,7 +19,7 @@ from helpers.store_fixtures import AZURITE_ACCOUNT, AZURITE_KEY
 import aorc
 from aorc.errors import AccessDeniedError, ObjectNotFoundError, SchemaError
 from aorc.io import open_store, registry
-from aorc.io.azure_config import AzureConfig, parse_azure_url, parse_connection_string
+from aorc.io.azure.config import AzureConfig, parse_azure_url, parse_connection_string
 
 TABLE = pa.table({"id": pa.array(range(20_000), pa.int64())})
 

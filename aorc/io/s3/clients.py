@@ -24,7 +24,8 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io.pool import ClientLease, acquire, close_clients
-from aorc.io.s3_config import S3Config
+from aorc.io.s3.config import S3Config
+from aorc.io.transport import resend_tracer
 
 __all__ = [
     "DEFAULT_RETRY_MODE",
@@ -154,9 +155,35 @@ async def _create(config: S3Config) -> tuple[Any, Callable[[], Awaitable[Any]]]:
     if "mode" not in retries and not (os.environ.get("AWS_RETRY_MODE")
                                       or session.get_scoped_config().get("retry_mode")):
         kwargs["retries"] = {**retries, "mode": DEFAULT_RETRY_MODE}
+    kwargs.setdefault("http_session_cls", _session_class())
     context = session.create_client("s3", config=AioConfig(**kwargs), **config.client_kwargs())
     client = await context.__aenter__()
     return client, lambda: context.__aexit__(None, None, None)
+
+
+_session_cls: Any = None
+
+
+def _session_class() -> Any:
+    """aiobotocore's HTTP session, whose aiohttp sessions count aiohttp's own repetitions
+    of a request (see :func:`aorc.io.transport.resend_tracer`)."""
+    global _session_cls
+    if _session_cls is None:
+        from aiobotocore.httpsession import AIOHTTPSession
+
+        class CountedSession(AIOHTTPSession):  # type: ignore[misc]
+            async def _get_session(self, proxy_url: Any) -> Any:
+                session = await super()._get_session(proxy_url)
+                tracers = getattr(session, "_trace_configs", None)  # aiohttp keeps no
+                if isinstance(tracers, list) and not any(  # public way to add one later
+                        getattr(t, "aorc_resends", False) for t in tracers):
+                    tracer = resend_tracer()
+                    tracer.aorc_resends = True
+                    tracers.append(tracer)
+                return session
+
+        _session_cls = CountedSession
+    return _session_cls
 
 
 async def acquire_client(config: S3Config) -> ClientLease:

@@ -14,20 +14,20 @@ is visible; an abort cancels the session (``DELETE``), so nothing is kept. A chu
 transiently is sent again from the offset the server reports it holds.
 
 Listing is the paginated ``objects.list`` (1,000 names a page); a file's size comes from the
-listing. Settings and credentials: :mod:`aorc.io.gcs_config`.
+listing. Settings and credentials: :mod:`aorc.io.gcs.config`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 from aorc.errors import ObjectNotFoundError, RetriesExhaustedError, SchemaError, StoreError
+from aorc.io import transport
 from aorc.io.base import IOStats
-from aorc.io.gcs_config import GCSConfig, auth_for, parse_gcs_url
+from aorc.io.gcs.config import GCSConfig, auth_for, parse_gcs_url
 from aorc.io.listing import (
     LIST_PAGE_SIZE,
     FileInfo,
@@ -38,8 +38,21 @@ from aorc.io.listing import (
     visible_files,
 )
 from aorc.io.pool import ClientLease
-from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
-from aorc.io.transport import Response, RetryPolicy, acquire_session, quote_path, send
+from aorc.io.remote import (
+    Ranged,
+    RemoteStore,
+    UploadOutput,
+    pop_if_match,
+    refuse_if_match,
+)
+from aorc.io.transport import (
+    Response,
+    RetryPolicy,
+    SessionHolder,
+    acquire_session,
+    quote_path,
+    send,
+)
 
 __all__ = ["GCSOutput", "GCSScheme", "GCSStore"]
 
@@ -57,18 +70,18 @@ def _error_code(response: Response) -> str:
     return str(reason or error.get("status") or "")
 
 
-class _Requests:
+class _Requests(SessionHolder):
     """The requests of one object: URLs, authorization, the shared ``send`` arguments."""
 
     def __init__(self, config: GCSConfig, bucket: str, name: str, path: str,
                  stats: IOStats) -> None:
+        super().__init__(config.http)
         self.config = config
         self.bucket = bucket
         self.name = name
         self.path = path
         self.stats = stats
         self.auth = auth_for(config)
-        self.lease: ClientLease | None = None
 
     def url(self, kind: str, params: Mapping[str, str] | None = None) -> str:
         """The URL of the object (``kind`` "object"), its media ("media"), its bucket's
@@ -93,16 +106,6 @@ class _Requests:
     async def sign(self, method: str, url: str, headers: dict[str, str]) -> str:
         headers.update(await self.auth.headers())
         return url
-
-    async def session(self) -> Any:
-        if self.lease is None:
-            self.lease = await acquire_session(self.config.http)
-        return self.lease.client
-
-    def release(self) -> None:
-        if self.lease is not None:
-            self.lease.release()
-            self.lease = None
 
     async def send(self, method: str, url: str, action: str, *,
                    retry: RetryPolicy | None = None, **kwargs: Any) -> Response:
@@ -135,7 +138,7 @@ class GCSStore(RemoteStore):
 
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> GCSStore:
-        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs_config` for the options).
+        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs.config` for the options).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
@@ -149,11 +152,8 @@ class GCSStore(RemoteStore):
         """
         bucket, name = parse_gcs_url(url)
         options = dict(storage_options or {})
-        generation = options.pop("if_match", None)
-        if generation is not None and (not isinstance(generation, str)
-                                       or not generation.isdigit()):
-            raise SchemaError("storage option if_match must be a GCS generation (a string of "
-                              f"digits), got {generation!r}")
+        generation = pop_if_match(options, "a GCS generation (a string of digits)",
+                                  str.isdigit)
         return cls(bucket, name, GCSConfig.from_options(options), version=generation)
 
     async def _open(self) -> None:
@@ -170,16 +170,7 @@ class GCSStore(RemoteStore):
             "GET", self._requests.url("media", params), action,
             headers={"Range": byte_range}, accept=(200, 206, 416),
             max_unranged=self.max_unranged)
-        if response.status == 416:
-            return None
-        version = response.header("x-goog-generation")
-        if response.status == 200:
-            return Ranged(response.body, 0, len(response.body), version, whole=True)
-        span = parse_content_range(response.header("content-range"))
-        if span is None:
-            raise StoreError(f"{self.path}: a partial response without a valid "
-                             f"Content-Range")
-        return Ranged(response.body, span[0], span[2], version)
+        return self._answer(response, response.header("x-goog-generation"))
 
 
 # =========================================================================== writing
@@ -221,9 +212,7 @@ class GCSOutput(UploadOutput):
             The output.
         """
         bucket, name = parse_gcs_url(url)
-        if storage_options and "if_match" in storage_options:
-            raise SchemaError("storage option if_match pins reads to an object's version; "
-                              "it does not apply to writes")
+        refuse_if_match(storage_options)
         return cls(bucket, name, GCSConfig.from_options(storage_options))
 
     def part_size(self, number: int) -> int:
@@ -248,7 +237,7 @@ class GCSOutput(UploadOutput):
         return await send(lease.client, method, url, path=self.path, action=action,
                           stats=self.stats, retry=kwargs.pop("retry", self.config.retry),
                           sign=self._requests.sign, error_code=_error_code,
-                          precondition="exists", **kwargs)
+                          precondition="exists", patient=True, **kwargs)
 
     async def _put_whole(self, data: bytes) -> None:
         params = {"uploadType": "media", "name": self._requests.name, **self._create_only()}
@@ -272,6 +261,7 @@ class GCSOutput(UploadOutput):
         """Send one chunk; after a transient failure, ask the server how much it holds and
         send the rest (each repetition counted as a retry)."""
         attempts = 0
+        started = transport.clock.monotonic()
         start = offset
         end = offset + len(data)
         size = "*" if total is None else str(total)
@@ -283,12 +273,13 @@ class GCSOutput(UploadOutput):
                     "PUT", upload_id, f"upload bytes [{start}, {end})",
                     headers={"Content-Range": f"bytes {start}-{end - 1}/{size}"
                              if piece else f"bytes */{size}"},
-                    body=piece, accept=(200, 201, 308), retry=RetryPolicy(max_attempts=1))
+                    body=piece, accept=(200, 201, 308),
+                    retry=RetryPolicy(max_attempts=1, budget=0.0))
             except RetriesExhaustedError:
-                if attempts >= self.config.retry.max_attempts:
+                if not self.config.retry.again(attempts, started, True):
                     raise
                 self.stats.retries += 1
-                await asyncio.sleep(self.config.retry.backoff(attempts))
+                await transport.clock.sleep(self.config.retry.backoff(attempts))
                 start = max(start, await self._persisted(upload_id, size))
                 if start >= end and total is None:
                     return

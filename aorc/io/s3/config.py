@@ -27,8 +27,10 @@ Reading (aorc):
     to save a request), ``max_request_size`` (8 MiB: longer ranges are split
     into parallel requests), ``max_concurrency`` (requests in flight per open file, 8),
     ``engine`` (``"aiobotocore"``, the default, or ``"obstore"``: reads and listings through
-    obstore, which costs less CPU per request; see :mod:`aorc.io.s3_obstore`; with it,
-    ``retry_base_delay`` and ``retry_max_delay`` tune aorc's backoff);
+    obstore, which costs less CPU per request; see :mod:`aorc.io.s3.obstore_client`; with it,
+    ``retry_base_delay`` and ``retry_max_delay`` tune aorc's backoff); ``retry_budget``
+    (20 s: a write request botocore gave up on is sent again for this long, see
+    :mod:`aorc.io.s3.store`);
     ``max_burst`` (32: requests in flight for a batch of ranges too far apart to merge
     that fetches at most ``max_request_size`` bytes in all; see
     :class:`aorc.io.base.StoreOptions`); ``if_match`` (an ETag: every request of the read,
@@ -62,12 +64,13 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from aorc.errors import SchemaError
-from aorc.io.base import StoreOptions
+from aorc.io.base import StoreOptions, take_aliases
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
 from aorc.io.transport import RetryPolicy, endpoint_problem, redact_url
 
 __all__ = [
     "DEFAULT_PART_SIZE",
+    "DEFAULT_READ_ROUNDS",
     "DEFAULT_S3_CONCURRENCY",
     "DEFAULT_S3_REQUEST_SIZE",
     "ENGINES",
@@ -80,6 +83,9 @@ __all__ = [
     "s3_bucket_of",
 ]
 
+#: Rounds of botocore's attempts a read request gets when the retries are not configured
+#: (botocore's standard mode makes 3 attempts a round: 9 in all, as S3A's 7 and more).
+DEFAULT_READ_ROUNDS = 3
 #: Requests (reads) or part uploads (writes) in flight at once, per file.
 DEFAULT_S3_CONCURRENCY = 8
 #: Longest ranged GET: larger ranges (a whole big stripe) are split into pieces of this size
@@ -197,8 +203,13 @@ class S3Config:
             :class:`~aorc.errors.ObjectExistsError` instead, checked atomically by S3).
         max_unranged: the most bytes accepted from a store that ignores ``Range``.
         engine: the client of reads and listings: ``"aiobotocore"`` or ``"obstore"``.
-        retry: the retry policy of the obstore engine (``max_attempts``,
-            ``retry_base_delay``, ``retry_max_delay``; botocore retries by its own).
+        retry: aorc's retry policy: of the obstore engine (``max_attempts``,
+            ``retry_base_delay``, ``retry_max_delay``); with aiobotocore, which retries each
+            request by its own, of resumed bodies and of writes past botocore's attempts,
+            within ``retry_budget`` seconds.
+        read_rounds: how many times a read request is handed to botocore (each time for
+            its ``max_attempts``) before it fails: :data:`DEFAULT_READ_ROUNDS` unless the
+            retries are configured (``max_attempts``, ``retry_mode``, ``retries``): then 1.
     """
 
     endpoint_url: str | None = None
@@ -219,6 +230,7 @@ class S3Config:
     max_unranged: int = DEFAULT_MAX_UNRANGED
     engine: str = "aiobotocore"
     retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
+    read_rounds: int = DEFAULT_READ_ROUNDS
 
     def __post_init__(self) -> None:
         for name in ("endpoint_url", "region", "access_key_id", "secret_access_key",
@@ -284,19 +296,16 @@ class S3Config:
         options.setdefault("max_concurrency", DEFAULT_S3_CONCURRENCY)
         options.setdefault("max_request_size", DEFAULT_S3_REQUEST_SIZE)
         store = StoreOptions.pop_from(options)
+        configured = any(k in options for k in ("max_attempts", "retry_mode", "retries"))
         attempts = options.get("max_attempts")
         retry = RetryPolicy.pop_from({k: options.pop(k) for k in
-                                      ("retry_base_delay", "retry_max_delay") if k in options}
+                                      ("retry_base_delay", "retry_max_delay", "retry_budget")
+                                      if k in options}
                                      | ({"max_attempts": attempts} if attempts is not None
                                         else {}))
-        fields: dict[str, Any] = {"store": store, "retry": retry}
-        for name in list(options):
-            if name in _ALIASES:
-                field = _ALIASES[name]
-                if field in fields:
-                    raise SchemaError(f"storage option {name} is given twice (under two "
-                                      "names)")
-                fields[field] = options.pop(name)
+        fields: dict[str, Any] = {"store": store, "retry": retry,
+                                  "read_rounds": 1 if configured else DEFAULT_READ_ROUNDS}
+        take_aliases(options, _ALIASES, fields)
         config = _client_config(options)
         if options:
             unknown = ", ".join(sorted(map(str, options)))

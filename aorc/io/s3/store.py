@@ -21,25 +21,43 @@ S3 allows at most 10,000 parts, so the part size doubles after every 1,000 parts
 for the first 8 GB, 16 MiB for the next 16 GB, ...; at most 5 GiB): any file up to S3's
 object size limit fits, while small and medium files keep small parts.
 
-Retries are botocore's (``retry_mode`` "standard" or "adaptive", ``max_attempts``), not a
-loop of ours; the retries made are counted in :class:`~aorc.io.base.IOStats`.
+Retries are botocore's (``retry_mode`` "standard" or "adaptive", ``max_attempts``), with
+two additions of aorc's: a body that breaks off is resumed (a ranged GET for the bytes still
+missing, ``If-Match`` the ETag of the first piece), and a write request (``PutObject``,
+``UploadPart``, ``CompleteMultipartUpload``, ``AbortMultipartUpload``) that botocore gave up on
+after a throttling or transient failure is sent again for as long as ``retry_budget``
+seconds allow (see :mod:`aorc.io.transport`). A ``CompleteMultipartUpload`` whose answer was
+lost and whose repetition hears ``NoSuchUpload`` (the first one did complete) is settled by
+comparing the object's ETag with the one the parts make. Every retry is counted in
+:class:`~aorc.io.base.IOStats`.
 """
 
 from __future__ import annotations
 
+import binascii
+import dataclasses
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from aorc.errors import ObjectExistsError, SchemaError, StoreError
-from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
-from aorc.io.s3_clients import (
+from aorc.errors import ObjectExistsError, RetriesExhaustedError, StoreError
+from aorc.io import transport
+from aorc.io.remote import (
+    Ranged,
+    RemoteStore,
+    UploadOutput,
+    parse_content_range,
+    pop_if_match,
+    refuse_if_match,
+)
+from aorc.io.s3.clients import (
     ClientLease,
     acquire_client,
     map_s3_error,
     retry_attempts,
     s3_failures,
 )
-from aorc.io.s3_config import MAX_PART_SIZE, MAX_PARTS, S3Config, parse_s3_url
+from aorc.io.s3.config import MAX_PART_SIZE, MAX_PARTS, S3Config, parse_s3_url
 
 __all__ = ["PARTS_PER_DOUBLING", "S3Output", "S3Store"]
 
@@ -81,7 +99,7 @@ class S3Store(RemoteStore):
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Store:
         """The store of ``s3://bucket/key`` with ``storage_options`` (see
-        :mod:`aorc.io.s3_config`).
+        :mod:`aorc.io.s3.config`).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
@@ -95,9 +113,7 @@ class S3Store(RemoteStore):
         """
         bucket, key = parse_s3_url(url)
         options = dict(storage_options or {})
-        etag = options.pop("if_match", None)
-        if etag is not None and (not isinstance(etag, str) or not etag):
-            raise SchemaError(f"storage option if_match must be an ETag string, got {etag!r}")
+        etag = pop_if_match(options)
         # every read, the first one too, is then pinned to that version
         return cls(bucket, key, S3Config.from_options(options), version=etag)
 
@@ -113,36 +129,90 @@ class S3Store(RemoteStore):
                    action: str) -> Ranged | None:
         assert self._lease is not None
         byte_range = f"bytes=-{suffix}" if suffix is not None else f"bytes={first}-{last}"
+        received = bytearray()
+        span: tuple[int, int, int | None] | None = None
+        pin = self.etag
+        attempt = 0
+        while True:
+            attempt += 1
+            got = await self._get_rounds(byte_range, pin, action)
+            if got is None:
+                return None
+            response, content_range, piece, cut = got
+            if span is None and content_range is None:  # the whole object came back (an
+                if cut is not None:  # empty one, or a store ignoring Range): not resumable
+                    raise map_s3_error(cut, self.path, action) from cut
+                return Ranged(piece, 0, len(piece), response.get("ETag"), whole=True)
+            if span is None:
+                span, pin = content_range, response.get("ETag")
+            elif content_range is None or response.get("ETag") != pin:
+                raise StoreError(f"{self.path}: a resumed read got another version or range")
+            received += piece
+            if cut is None:
+                return Ranged(bytes(received), span[0], span[2], pin)
+            if attempt >= self.config.retry.max_attempts:
+                raise map_s3_error(cut, self.path, action) from cut
+            self.stats.retries += 1  # resume: ask for the bytes still missing
+            byte_range = f"bytes={span[0] + len(received)}-{span[1]}"
+            await transport.clock.sleep(self.config.retry.backoff(attempt))
+
+    async def _get_rounds(self, byte_range: str, pin: str | None, action: str) -> Any:
+        """:meth:`_get_once`, handed to botocore again after it gave up on a transient
+        failure, ``read_rounds`` times at most."""
+        policy = dataclasses.replace(self.config.retry, max_attempts=self.config.read_rounds,
+                                     budget=0.0)
+        async def once() -> Any:
+            with transport.counting(self.stats):
+                return await self._get_once(byte_range, pin, action)
+
+        return await transport.retry_until(once, retry=policy, stats=self.stats,
+                                           transient=_transient, path=self.path,
+                                           action=action)
+
+    async def _get_once(self, byte_range: str, pin: str | None, action: str
+                        ) -> tuple[dict[str, Any], tuple[int, int, int | None] | None, bytes,
+                                   BaseException | None] | None:
+        """One GetObject (botocore retries the request); the response, its range, the body
+        and why the body broke off (``None``: it is complete). ``None``: an unsatisfiable
+        range."""
+        assert self._lease is not None
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": self.key, "Range": byte_range}
-        if self.etag is not None:
-            kwargs["IfMatch"] = self.etag
+        if pin is not None:
+            kwargs["IfMatch"] = pin
         try:
             response = await self._lease.client.get_object(**kwargs)
-            self.stats.retries += retry_attempts(response)
-            self.stats.requests += 1
-            content_range = parse_content_range(response.get("ContentRange"))
-            if content_range is None and int(response.get("ContentLength") or 0) \
-                    > self.max_unranged:
-                response["Body"].close()
-                raise StoreError(
-                    f"{self.path}: the store ignored the Range header and would send the "
-                    f"whole object ({response.get('ContentLength')} bytes) for a ranged "
-                    f"read; refusing to download more than max_unranged_bytes="
-                    f"{self.max_unranged}")
-            async with response["Body"] as body:
-                data = await body.read()
         except s3_failures() as exc:
             self.stats.retries += retry_attempts(exc)
             if _error_code(exc) == "InvalidRange":
                 self.stats.requests += 1
                 return None
             raise map_s3_error(exc, self.path, action) from exc
+        self.stats.retries += retry_attempts(response)
+        self.stats.requests += 1
+        content_range = parse_content_range(response.get("ContentRange"))
+        if content_range is None and int(response.get("ContentLength") or 0) \
+                > self.max_unranged:
+            response["Body"].close()
+            raise StoreError(
+                f"{self.path}: the store ignored the Range header and would send the "
+                f"whole object ({response.get('ContentLength')} bytes) for a ranged "
+                f"read; refusing to download more than max_unranged_bytes="
+                f"{self.max_unranged}")
+        pieces: list[bytes] = []
+        cut: BaseException | None = None
+        broken: tuple[type[BaseException], ...] = (*s3_failures(), ConnectionError,
+                                                   TimeoutError)
+        try:
+            async with response["Body"] as body:
+                while piece := await body.read(1 << 20):
+                    pieces.append(piece)
+        except broken as exc:
+            cut = exc
+        data = b"".join(pieces)
+        if cut is None and len(data) < int(response.get("ContentLength") or 0):
+            cut = ConnectionError("the body ended early")
         self.stats.bytes += len(data)
-        version = response.get("ETag")
-        if content_range is None:  # the whole object came back (an empty one, or a store
-            return Ranged(data, 0, len(data), version, whole=True)  # ignoring Range)
-        start, _, total = content_range
-        return Ranged(data, start, total, version)
+        return response, content_range, data, cut
 
 
 # =========================================================================== writing
@@ -181,7 +251,7 @@ class S3Output(UploadOutput):
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Output:
         """The output of ``s3://bucket/key`` with ``storage_options`` (see
-        :mod:`aorc.io.s3_config`).
+        :mod:`aorc.io.s3.config`).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
@@ -194,9 +264,7 @@ class S3Output(UploadOutput):
             The output.
         """
         bucket, key = parse_s3_url(url)
-        if storage_options and "if_match" in storage_options:
-            raise SchemaError("storage option if_match pins reads to an object's version; "
-                              "it does not apply to writes")
+        refuse_if_match(storage_options)
         return cls(bucket, key, S3Config.from_options(storage_options))
 
     def part_size(self, number: int) -> int:
@@ -217,6 +285,20 @@ class S3Output(UploadOutput):
 
     async def _call(self, action: str, method: str, params: dict[str, Any], sent: int = 0
                     ) -> dict[str, Any]:
+        """One API call (botocore retries it), sent again after a transient failure within
+        the retry budget; failures become StoreErrors."""
+        policy = dataclasses.replace(self.config.retry, max_attempts=1)  # botocore's count
+        async def once() -> dict[str, Any]:
+            with transport.counting(self.stats):
+                return await self._call_once(action, method, params, sent)
+
+        result: dict[str, Any] = await transport.retry_until(
+            once, retry=policy, stats=self.stats, transient=_transient, path=self.path,
+            action=action)
+        return result
+
+    async def _call_once(self, action: str, method: str, params: dict[str, Any],
+                         sent: int = 0) -> dict[str, Any]:
         """One API call, counted in :attr:`stats`; failures become StoreErrors."""
         lease = await self._ensure_client()
         try:
@@ -241,8 +323,14 @@ class S3Output(UploadOutput):
         return {} if self.config.overwrite else {"IfNoneMatch": "*"}
 
     async def _put_whole(self, data: bytes) -> None:
-        await self._call("write the object", "put_object",
-                         {"Body": data, **self._checksum(), **self._create_only()}, len(data))
+        try:
+            await self._call("write the object", "put_object",
+                             {"Body": data, **self._checksum(), **self._create_only()},
+                             len(data))
+        except ObjectExistsError:  # perhaps our own earlier attempt, whose answer was lost
+            if self.stats.retries == 0 or not await self._has_etag(
+                    f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'):
+                raise
 
     async def _create_upload(self) -> str:
         response = await self._call("start a multipart upload", "create_multipart_upload",
@@ -263,14 +351,48 @@ class S3Output(UploadOutput):
 
     async def _complete_upload(self, upload_id: str, total: int) -> None:
         parts = sorted(self._parts, key=lambda p: int(p["PartNumber"]))
-        await self._call("complete the multipart upload", "complete_multipart_upload",
-                         {"UploadId": upload_id, "MultipartUpload": {"Parts": parts},
-                          **self._create_only()})
+        retries = self.stats.retries
+        try:
+            await self._call("complete the multipart upload", "complete_multipart_upload",
+                             {"UploadId": upload_id, "MultipartUpload": {"Parts": parts},
+                              **self._create_only()})
+        except StoreError as exc:
+            # A repetition after a lost answer hears NoSuchUpload (or, create-only, that the
+            # object exists): the first attempt completed if the object has the parts' ETag.
+            lost = self.stats.retries > retries and (
+                isinstance(exc, ObjectExistsError)
+                or _error_code(exc.__cause__ or exc) == "NoSuchUpload")
+            if not lost or not await self._has_etag(_multipart_etag(parts)):
+                raise
+
+    async def _has_etag(self, etag: str) -> bool:
+        """Whether the object exists with this ETag (one HeadObject)."""
+        try:
+            head = await self._call("look up the object", "head_object", {})
+        except StoreError:
+            return False
+        return str(head.get("ETag", "")) == etag
 
     async def _abort_upload(self, upload_id: str) -> None:
+        """Abort the upload (patiently: parts left behind cost money until the bucket's
+        lifecycle rules remove them)."""
         try:
             await self._call("abort the multipart upload", "abort_multipart_upload",
                              {"UploadId": upload_id})
         except StoreError as exc:
             if _error_code(exc.__cause__ or exc) != "NoSuchUpload":
                 raise
+
+
+def _transient(exc: BaseException) -> bool:
+    """A failure worth more attempts after botocore's: throttling, 5xx, connections."""
+    return isinstance(exc, RetriesExhaustedError)
+
+
+def _multipart_etag(parts: list[dict[str, Any]]) -> str:
+    """The ETag S3 gives the object made of ``parts``: the MD5 of their MD5s, "-" count."""
+    try:
+        digests = b"".join(binascii.unhexlify(str(p["ETag"]).strip('"')) for p in parts)
+    except (ValueError, binascii.Error):  # not MD5s (encrypted with KMS): cannot tell
+        return "?"
+    return f'"{hashlib.md5(digests, usedforsecurity=False).hexdigest()}-{len(parts)}"'

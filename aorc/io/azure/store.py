@@ -16,7 +16,7 @@ keeps uncommitted blocks for at most seven days and never shows them; there is n
 to drop them sooner.
 
 Listing is List Blobs (5,000 names a page, with continuation markers); a file's size comes
-from the listing. Settings and credentials: :mod:`aorc.io.azure_config`.
+from the listing. Settings and credentials: :mod:`aorc.io.azure.config`.
 """
 
 from __future__ import annotations
@@ -27,13 +27,19 @@ from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape
 
-from aorc.errors import ObjectNotFoundError, SchemaError, StoreError
-from aorc.io.azure_config import AzureAuth, AzureConfig, auth_for, parse_azure_url
+from aorc.errors import ObjectNotFoundError, StoreError
+from aorc.io.azure.config import AzureAuth, AzureConfig, auth_for, parse_azure_url
 from aorc.io.base import IOStats
 from aorc.io.listing import FileInfo, Level, ObjectNamespace, folder_prefix, level_of, visible_files
 from aorc.io.pool import ClientLease
-from aorc.io.remote import Ranged, RemoteStore, UploadOutput, parse_content_range
-from aorc.io.transport import Response, acquire_session, quote_path, send
+from aorc.io.remote import (
+    Ranged,
+    RemoteStore,
+    UploadOutput,
+    pop_if_match,
+    refuse_if_match,
+)
+from aorc.io.transport import Response, SessionHolder, acquire_session, quote_path, send
 
 __all__ = ["BLOCKS_PER_DOUBLING", "AzureOutput", "AzureScheme", "AzureStore"]
 
@@ -63,11 +69,12 @@ def _xml(response: Response, path: str) -> ET.Element:
         raise StoreError(f"{path}: an unreadable listing ({exc})") from None
 
 
-class _Blob:
+class _Blob(SessionHolder):
     """The requests of one blob (or container): URLs, signing, ``send``'s arguments."""
 
     def __init__(self, config: AzureConfig, url: str, stats: IOStats, *,
                  folder: bool = False) -> None:
+        super().__init__(config.http)
         location = parse_azure_url(url, folder=folder)
         self.config = config
         self.location = location
@@ -75,7 +82,6 @@ class _Blob:
         self.stats = stats
         self.endpoint, account = config.blob_endpoint(location.account)
         self.auth: AzureAuth = auth_for(config, account)
-        self.lease: ClientLease | None = None
 
     def url(self, params: Mapping[str, str] | None = None, *, container: bool = False) -> str:
         path = f"/{quote_path(self.location.container, safe='')}"
@@ -83,16 +89,6 @@ class _Blob:
             path += f"/{quote_path(self.location.name)}"
         query = urllib_encode(params or {})
         return f"{self.endpoint}{path}" + (f"?{query}" if query else "")
-
-    async def session(self) -> Any:
-        if self.lease is None:
-            self.lease = await acquire_session(self.config.http)
-        return self.lease.client
-
-    def release(self) -> None:
-        if self.lease is not None:
-            self.lease.release()
-            self.lease = None
 
     async def send(self, method: str, url: str, action: str, *, session: Any = None,
                    **kwargs: Any) -> Response:
@@ -131,7 +127,7 @@ class AzureStore(RemoteStore):
     @classmethod
     def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
                  ) -> AzureStore:
-        """The store of an Azure URL (see :mod:`aorc.io.azure_config` for the options).
+        """The store of an Azure URL (see :mod:`aorc.io.azure.config` for the options).
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
@@ -144,9 +140,7 @@ class AzureStore(RemoteStore):
             The store.
         """
         options = dict(storage_options or {})
-        etag = options.pop("if_match", None)
-        if etag is not None and (not isinstance(etag, str) or not etag):
-            raise SchemaError(f"storage option if_match must be an ETag string, got {etag!r}")
+        etag = pop_if_match(options)
         return cls(url, AzureConfig.from_options(options), version=etag)
 
     async def _open(self) -> None:
@@ -171,16 +165,7 @@ class AzureStore(RemoteStore):
             "GET", self._blob.url(), action,
             headers={"x-ms-range": f"bytes={first}-{last}", **self._pinned()},
             accept=(200, 206, 416), max_unranged=self.max_unranged)
-        if response.status == 416:
-            return None
-        version = response.header("etag")
-        if response.status == 200:
-            return Ranged(response.body, 0, len(response.body), version, whole=True)
-        span = parse_content_range(response.header("content-range"))
-        if span is None:
-            raise StoreError(f"{self.path}: a partial response without a valid "
-                             f"Content-Range")
-        return Ranged(response.body, span[0], span[2], version)
+        return self._answer(response, response.header("etag"))
 
 
 # =========================================================================== writing
@@ -220,9 +205,7 @@ class AzureOutput(UploadOutput):
         Returns:
             The output.
         """
-        if storage_options and "if_match" in storage_options:
-            raise SchemaError("storage option if_match pins reads to an object's version; "
-                              "it does not apply to writes")
+        refuse_if_match(storage_options)
         return cls(url, AzureConfig.from_options(storage_options))
 
     def part_size(self, number: int) -> int:
@@ -235,7 +218,7 @@ class AzureOutput(UploadOutput):
         Returns:
             Its size in bytes.
         """
-        from aorc.io.azure_config import MAX_BLOCK_SIZE
+        from aorc.io.azure.config import MAX_BLOCK_SIZE
         return min(MAX_BLOCK_SIZE,
                    self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))
 
@@ -245,7 +228,7 @@ class AzureOutput(UploadOutput):
     async def _send(self, method: str, url: str, action: str, **kwargs: Any) -> Response:
         lease = await self._ensure_client()
         return await self._blob.send(method, url, action, session=lease.client,
-                                     precondition="exists", **kwargs)
+                                     precondition="exists", patient=True, **kwargs)
 
     def _create_only(self) -> dict[str, str]:
         return {} if self.config.overwrite else {"If-None-Match": "*"}

@@ -24,7 +24,8 @@ Connection:
     pays buckets); ``verify``, ``connect_timeout``, ``read_timeout``,
     ``max_pool_connections``; ``max_attempts`` (5: attempts of one request, the first
     included), ``retry_base_delay`` (0.1 s), ``retry_max_delay`` (10 s): transient failures
-    (429, 5xx, broken connections) are retried with exponential backoff and full jitter.
+    (429, 5xx, broken connections) are retried with exponential backoff and full jitter;
+    ``retry_budget`` (20 s): writes are retried past ``max_attempts`` for this long.
 
 Reading:
     ``max_merge_distance``, ``max_gap_ratio``, ``max_request_size`` (8 MiB),
@@ -55,9 +56,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import AccessDeniedError, SchemaError
-from aorc.io.base import StoreOptions
+from aorc.io.base import StoreOptions, check_no_options_left, take_aliases
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import HttpSettings, RetryPolicy, endpoint_problem, redact_url
+from aorc.io.transport import (
+    HttpSettings,
+    RetryPolicy,
+    check_positive,
+    endpoint_problem,
+    pop_rest_options,
+    redact_url,
+    scalar_options_key,
+)
 
 __all__ = [
     "CHUNK_GRANULARITY",
@@ -172,12 +181,7 @@ class GCSConfig:
                 or size % CHUNK_GRANULARITY:
             raise SchemaError(f"storage option part_size must be a positive multiple of "
                               f"{CHUNK_GRANULARITY} (256 KiB) for GCS, got {size!r}")
-        for name in ("memory_budget", "max_unranged"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):
-                raise SchemaError(f"storage option {name} must be a positive integer, "
-                                  f"got {value!r}")
+        check_positive(self, ("memory_budget", "max_unranged"))
 
     @classmethod
     def from_options(cls, storage_options: Mapping[str, Any] | None) -> GCSConfig:
@@ -194,29 +198,18 @@ class GCSConfig:
             The checked settings.
         """
         options = dict(storage_options or {})
-        if all(isinstance(v, (str, int, float, bool, type(None))) for v in options.values()):
-            key = tuple(sorted((k, type(v).__name__, v) for k, v in options.items()))
+        key = scalar_options_key(options)
+        if key is not None:
             return _parse_cached(key, os.environ.get("STORAGE_EMULATOR_HOST"))
         return cls._parse(options)
 
     @classmethod
     def _parse(cls, storage_options: Mapping[str, Any]) -> GCSConfig:
         options = dict(storage_options)
-        options.setdefault("max_concurrency", DEFAULT_GCS_CONCURRENCY)
-        options.setdefault("max_request_size", DEFAULT_GCS_REQUEST_SIZE)
-        fields: dict[str, Any] = {"store": StoreOptions.pop_from(options),
-                                  "retry": RetryPolicy.pop_from(options),
-                                  "http": HttpSettings.pop_from(options)}
-        for name in list(options):
-            if name in _ALIASES:
-                field = _ALIASES[name]
-                if field in fields:
-                    raise SchemaError(f"storage option {name} is given twice (under two "
-                                      "names)")
-                fields[field] = options.pop(name)
-        if options:
-            unknown = ", ".join(sorted(map(str, options)))
-            raise SchemaError(f"unknown storage option(s) for gs: {unknown}")
+        fields = pop_rest_options(options, max_concurrency=DEFAULT_GCS_CONCURRENCY,
+                                  max_request_size=DEFAULT_GCS_REQUEST_SIZE)
+        take_aliases(options, _ALIASES, fields)
+        check_no_options_left(options, "gs")
         if fields.pop("anon", False) is True:
             fields.setdefault("token", "anon")
         emulator = _emulator()

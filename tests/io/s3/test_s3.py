@@ -24,8 +24,8 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io import S3Store, Store, close_clients, open_output, open_store, plan_ranges
-from aorc.io.s3_clients import parse_timestamp
-from aorc.io.s3_config import DEFAULT_PART_SIZE, S3Config, is_s3_url, parse_s3_url
+from aorc.io.s3.clients import parse_timestamp
+from aorc.io.s3.config import DEFAULT_PART_SIZE, S3Config, is_s3_url, parse_s3_url
 
 DATA = bytes((i * 7919) % 251 for i in range(300_000))
 TAIL = 16 * 1024

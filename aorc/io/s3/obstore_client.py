@@ -1,13 +1,13 @@
 """S3 reads and listings through obstore (Rust's object_store) instead of aiobotocore:
 ``storage_options={"engine": "obstore"}`` (``pip install 'aorc[obstore]'``).
 
-The same promises as :class:`aorc.io.s3.S3Store`: one suffix-range GET to open, ranges
+The same promises as :class:`aorc.io.s3.store.S3Store`: one suffix-range GET to open, ranges
 coalesced and concurrent, every request pinned to the ETag first seen (``If-Match``), a store
 that ignores ``Range`` read once. What changes is the cost: obstore sends a request for about
 a quarter of aiobotocore's CPU time (see ``docs/stores.md``), which counts when a dataset
 opens thousands of files or a service serves many point lookups.
 
-Settings come from :class:`aorc.io.s3_config.S3Config` as for aiobotocore: endpoint, region,
+Settings come from :class:`aorc.io.s3.config.S3Config` as for aiobotocore: endpoint, region,
 explicit keys, ``anon``, and otherwise the AWS chain as botocore resolves it (environment,
 profiles, SSO, instance metadata), whose credentials obstore asks for before they expire.
 obstore's own retries are turned off: aorc retries transient failures with exponential
@@ -34,8 +34,8 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io.base import IOStats
-from aorc.io.remote import Ranged, RemoteStore
-from aorc.io.s3_config import S3Config, parse_s3_url
+from aorc.io.remote import Ranged, RemoteStore, pop_if_match
+from aorc.io.s3.config import S3Config, parse_s3_url
 
 __all__ = ["ObstoreS3Store", "level_with_obstore", "list_with_obstore", "obstore_store",
            "size_with_obstore"]
@@ -162,9 +162,7 @@ class ObstoreS3Store(RemoteStore):
         """The store of ``s3://bucket/key`` through obstore."""
         bucket, key = parse_s3_url(url)
         options = dict(storage_options or {})
-        etag = options.pop("if_match", None)
-        if etag is not None and (not isinstance(etag, str) or not etag):
-            raise SchemaError(f"storage option if_match must be an ETag string, got {etag!r}")
+        etag = pop_if_match(options)  # before the rest is parsed
         return cls(bucket, key, S3Config.from_options(options), version=etag)
 
     async def _open(self) -> None:

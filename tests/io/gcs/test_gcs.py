@@ -27,7 +27,7 @@ from helpers.store_fixtures import gcs_get, gcs_put
 import aorc
 from aorc.errors import AccessDeniedError, SchemaError
 from aorc.io import open_output, open_store
-from aorc.io.gcs_config import GCSConfig, parse_gcs_url
+from aorc.io.gcs.config import GCSConfig, parse_gcs_url
 
 TOKEN = "ya29.test-access-token-0123456789"
 TABLE = pa.table({"id": pa.array(range(20_000), pa.int64())})
