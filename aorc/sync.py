@@ -57,7 +57,7 @@ from collections.abc import (
     Sequence,
 )
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, Self, TypeVar, cast
 
 import pyarrow as pa
 
@@ -491,7 +491,30 @@ def record_batch_reader(source: Source | DatasetSource, *,
 
 # =========================================================================== writing
 
-class SyncWriter(_Blocking):
+class _BlockingOutput(_Blocking):
+    """A blocking view of something written (a writer, a sink): :meth:`close` and
+    :meth:`abort` block, and so does the ``with`` block, which closes on a normal exit and
+    aborts on an exception, as the async object's own ``async with`` does."""
+
+    def close(self) -> None:
+        """Blocking ``close()`` of the async object: everything written is completed (the
+        file appears; the sink commits)."""
+        run(self._target.close())
+
+    def abort(self) -> None:
+        """Blocking ``abort()`` of the async object: nothing is left at the destination."""
+        run(self._target.abort())
+
+    def __enter__(self) -> Self:
+        run(self._target.__aenter__())
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        run(self._target.__aexit__(exc_type, exc, tb))
+
+
+class SyncWriter(_BlockingOutput):
     """A blocking view of an :class:`aorc.OrcWriter`; get one from :func:`open_writer` and
     use it as ``with open_writer(...) as writer: writer.write(batch)``. Leaving the block
     normally completes the file; an exception aborts it (nothing is left at the
@@ -513,21 +536,6 @@ class SyncWriter(_Blocking):
         """
         run(self._writer.write(data))
 
-    def close(self) -> None:
-        """Blocking :meth:`aorc.OrcWriter.close`: the file appears."""
-        run(self._writer.close())
-
-    def abort(self) -> None:
-        """Blocking :meth:`aorc.OrcWriter.abort`: nothing is left at the destination."""
-        run(self._writer.abort())
-
-    def __enter__(self) -> SyncWriter:
-        run(self._writer.__aenter__())
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        run(self._writer.__aexit__(exc_type, exc, tb))
 
 
 async def _new_writer(dest: Destination, schema: pa.Schema | str | OrcType,
@@ -556,7 +564,7 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
     return SyncWriter(run(_new_writer(dest, schema, options, storage_options, keywords)))
 
 
-class RollingSink(_Blocking):
+class RollingSink(_BlockingOutput):
     """A blocking :class:`aorc.sink.RollingSink` (same arguments): ``with RollingSink(...) as
     sink: sink.write(batch, topic=..., partition=..., offsets=...)``; leaving the block
     normally commits everything, an exception aborts. ``on_commit`` may be a plain function
@@ -593,21 +601,6 @@ class RollingSink(_Blocking):
         """
         run(self._sink.flush(streams))
 
-    def close(self) -> None:
-        """Blocking :meth:`aorc.sink.RollingSink.close`."""
-        run(self._sink.close())
-
-    def abort(self) -> None:
-        """Blocking :meth:`aorc.sink.RollingSink.abort`."""
-        run(self._sink.abort())
-
-    def __enter__(self) -> RollingSink:
-        run(self._sink.__aenter__())
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        run(self._sink.__aexit__(exc_type, exc, tb))
 
 
 def _as_async(callback: Callable[[SinkCommit], Any] | None

@@ -113,7 +113,6 @@ from aorc.sink.files import (
 from aorc.sink.memory import Spooling, in_flight, oldest, shrink_candidate, stripe_scale
 from aorc.sink.plan import (
     DEFAULT_TIME_PARTITIONING,
-    HIVE_DEFAULT_PARTITION,
     PIECE_OVERHEAD,
     OpenFile,
     Partitioner,
@@ -125,27 +124,17 @@ from aorc.sink.plan import (
     group_order,
     join_uri,
     make_limits,
-    partition_segment,
     positive,
     roll_point,
     take_rows,
     time_bounds,
 )
-from aorc.sink.results import CommitCallback, SinkCommit, SinkFile, SinkStats
+from aorc.sink.results import CommitCallback, SinkStats
 from aorc.sink.target import SinkTarget, resolve_target
 from aorc.threads import WorkerPool
 from aorc.write.inputs import collect_batches
 
-__all__ = [
-    "DEFAULT_TIME_PARTITIONING",
-    "HIVE_DEFAULT_PARTITION",
-    "RollingSink",
-    "SinkCommit",
-    "SinkFile",
-    "SinkStats",
-    "file_name",
-    "partition_segment",
-]
+__all__ = ["DEFAULT_MAX_AGE", "DEFAULT_MAX_BYTES", "SINK_PART_SIZE", "RollingSink"]
 
 #: ``max_bytes`` when not given: the size of a file on the store.
 DEFAULT_MAX_BYTES = 128 << 20
