@@ -223,6 +223,8 @@ async def count(source: str, filters: Sequence[str], out: TextIO,
     scanned = dataset.files_matching(terms)
     out.write(f"rows: {rows}\nfiles: {len(scanned)}\n"
               f"bytes: {sum(f.size for f in scanned)}\n")
+    if dataset.scan_stats.files_skipped:
+        out.write(f"skipped: {dataset.scan_stats.files_skipped}\n")  # each one warned about
 
 
 def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:

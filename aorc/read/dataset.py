@@ -104,6 +104,7 @@ class Dataset(SmallFileReads):
         self._options = options
         self._io = io_stats
         self._scan = ScanStats()
+        self._skipped: set[str] = set()  # invalid files left out (warned about once)
         self._tails = tails if tails is not None else TailCache(options.tail_cache_bytes)
         self._rows: dict[str, int] = {}  # each opened file's row count (tails may be dropped)
         #: the full listing, when the files were listed for a partition filter
@@ -346,7 +347,7 @@ class Dataset(SmallFileReads):
 
         async def one(f: DatasetFile) -> pa.Schema | None:
             async with self._semaphore:
-                tail = await self._unless_invalid(self._tail(f))
+                tail = await self._unless_invalid(f, self._tail(f))
             return None if tail is None else tail.schema
 
         if schema_from == "first":
@@ -376,7 +377,8 @@ class Dataset(SmallFileReads):
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
         async with self._semaphore:
-            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io, f.size))
+            tail = await self._unless_invalid(
+                f, open_tail(f.path, self._options, self._io, f.size))
             if tail is None:
                 return None
             reader = self._file_reader(f, tail)
@@ -397,8 +399,8 @@ class Dataset(SmallFileReads):
     async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
         """A file's schema from its tail alone (``None``: an invalid file left out)."""
         async with self._semaphore:
-            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io,
-                                                        listed=f.size))
+            tail = await self._unless_invalid(
+                f, open_tail(f.path, self._options, self._io, listed=f.size))
         return None if tail is None else (f.path, tail.schema)
 
     # ------------------------------------------------------------------ planning
@@ -471,16 +473,15 @@ class Dataset(SmallFileReads):
 
     async def _valid_reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema] | None:
         """A reader of ``f``; ``None`` for an invalid file when invalid files are excluded."""
-        return await self._unless_invalid(self._reader(f))
+        return await self._unless_invalid(f, self._reader(f))
 
-    async def _unless_invalid(self, opening: Awaitable[_T]) -> _T | None:
+    async def _unless_invalid(self, f: DatasetFile, opening: Awaitable[_T]) -> _T | None:
         """``await opening``; ``None`` instead of a :class:`CorruptFileError` (a file that
-        is not ORC) when invalid files are excluded."""
+        is not ORC) when invalid files are excluded (the file warned about and counted)."""
         try:
             return await opening
-        except CorruptFileError:
-            if not self._options.exclude_invalid_files:
-                raise
+        except CorruptFileError as exc:
+            self._skip_invalid(f.path, exc)
             return None
 
     async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
