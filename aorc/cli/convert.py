@@ -555,10 +555,15 @@ def options_for(path: str, options: Mapping[str, Any] | None,
 
 def arrow_error(exc: pa.ArrowException, name: str, *,
                 suggest_schema: bool = True) -> AorcError:
-    """An :class:`AorcError` for a pyarrow error raised while reading ``name`` (a type
-    error suggests ``--schema`` unless ``suggest_schema`` is false: one was given)."""
+    """An :class:`AorcError` for a pyarrow error raised while reading ``name``: a type
+    error suggests ``--schema`` (when one was given: that a value does not fit it)."""
     text = " ".join(str(exc).split())
-    hint = (" (use --schema to give the column types)"
-            if suggest_schema and ("conversion error" in text.lower()
-                                   or "changed" in text.lower()) else "")
+    lowered = text.lower()
+    hint = ""
+    if "conversion error" in lowered or "changed" in lowered:
+        hint = (" (use --schema to give the column types)" if suggest_schema else
+                " (a value does not have the type --schema gives its column)")
+        if "number to string" in lowered or "string to number" in lowered:
+            hint = hint[:-1] + ("; a JSON number column reads non-finite values written "
+                                "NaN, Infinity and -Infinity, unquoted)")
     return AorcError(f"{name}: {text}{hint}")

@@ -10,7 +10,8 @@ cast per column); values of other types (nested, binary, time, ...) from the cal
 the time went (about 5 us a row for ``json.dumps`` of a dict). Floats are written in Arrow's
 shortest round-trip form, with ``.0`` added to integral values so that they stay floats
 (``1e+16`` may read ``10000000000000000.0``); every other text is the one ``json.dumps``
-gives.
+gives: non-finite floats are ``NaN``, ``Infinity`` and ``-Infinity``, unquoted, as pyarrow's
+JSON reader reads them back.
 """
 
 from __future__ import annotations

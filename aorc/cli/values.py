@@ -1,6 +1,8 @@
 """Values of Arrow columns made JSON-friendly, as the ``aorc`` command prints them: decimals
 and temporal values as their ISO/decimal text, binary as base64, map entries as key/value
-objects, non-finite floats as strings (``json.dumps`` of these is the reference rendering of
+objects, non-finite floats as floats: ``json.dumps`` writes them ``NaN``, ``Infinity`` and
+``-Infinity``, unquoted, which is what pyarrow's JSON reader (and so ``aorc convert``) reads
+back as floats (``json.dumps`` of these is the reference rendering of
 a row, which :mod:`aorc.cli.jsonl` makes column-wise); and columns as pyarrow's CSV writer
 takes them (nested values as JSON text, binary as base64).
 """
@@ -11,7 +13,6 @@ import base64
 import datetime
 import decimal
 import json
-import math
 from typing import Any
 
 import numpy as np
@@ -35,16 +36,13 @@ def json_default(value: Any) -> Any:
 
 
 def plain(value: Any) -> Any:
-    """Values of ``to_pylist`` made JSON-friendly: map entries as key/value objects,
-    non-finite floats as strings."""
+    """Values of ``to_pylist`` made JSON-friendly: map entries as key/value objects."""
     if isinstance(value, list):
         if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
             return [{"key": plain(k), "value": plain(v)} for k, v in value]
         return [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
     return value
 
 
@@ -57,9 +55,6 @@ def column_values(col: pa.Array) -> list[Any]:
     if pa.types.is_timestamp(t) and t.tz in (None, "UTC", "+00:00"):
         return timestamp_texts(col)
     values: list[Any] = col.to_pylist()
-    if pa.types.is_floating(t):
-        finite = pc.all(pc.is_finite(col.fill_null(0.0))).as_py()
-        return values if finite in (True, None) else [plain(v) for v in values]
     if (pa.types.is_temporal(t) or pa.types.is_decimal(t) or pa.types.is_binary(t)
             or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)):
         return [None if v is None else json_default(v) for v in values]
