@@ -35,6 +35,7 @@ from aorc.read.partitioning import normalize_filters
 from aorc.read.reader import OrcReader, open_reader
 
 __all__ = [
+    "FILTER_HELP",
     "NO_DATASET_FLAGS",
     "TIMESTAMP_UNIT_CHOICES",
     "DatasetFlags",
@@ -50,6 +51,11 @@ __all__ = [
     "open_source",
     "print_dataset_meta",
 ]
+
+#: The help of every ``--filter`` that filters rows (``head``, ``cat``, ``count``).
+FILTER_HELP = ("only rows matching, e.g. 'amount >= 10' or \"name in (a, b)\" (ops as "
+               "filters=: == != < <= > >= in, not in, is null, is not null); repeatable: all "
+               "must match")
 
 #: Values of ``--timestamp-unit``.
 TIMESTAMP_UNIT_CHOICES = ("auto", "s", "ms", "us", "ns")
@@ -234,7 +240,7 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
     cmd.add_argument("source", help="an ORC file, a folder, an s3:// prefix or an Iceberg "
                      "table (iceberg://CATALOG/NAMESPACE.TABLE)")
     cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
-                     help="keep rows where this holds (repeat: all must hold)")
+                     help=FILTER_HELP)
     add_timestamp_unit_flag(cmd, default="us")
     add_dataset_flags(cmd)
 
@@ -277,8 +283,9 @@ def add_compact_command(sub: Any, parent: argparse.ArgumentParser,
     cmd.add_argument("--min-size", type=size,
                      help="files this size or larger are left alone (3/4 of --target-size)")
     cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
-                     help="only partition folders where this holds (partition columns; "
-                     "repeat: all must hold)")
+                     help="only partition folders where this holds (partition columns; ops "
+                     "as filters=: == != < <= > >= in, not in, is null, is not null; "
+                     "repeatable: all must hold)")
     return cmd
 
 

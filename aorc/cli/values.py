@@ -19,13 +19,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["column_values", "csv_column", "json_default", "plain", "timestamp_texts"]
+__all__ = ["column_values", "csv_column", "decimal_texts", "json_default", "plain",
+           "timestamp_texts"]
 
 
 def json_default(value: Any) -> Any:
     """A value `json.dumps` cannot take, as the CLI writes it."""
     if isinstance(value, decimal.Decimal):
-        return str(value)
+        return format(value, "f")  # plain notation: 0.000000000, not 0E-9 (as Polars)
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, datetime.timedelta):
@@ -87,10 +88,33 @@ def timestamp_texts(col: pa.Array) -> list[Any]:
     return out
 
 
+def decimal_texts(col: pa.Array) -> pa.Array:
+    """Decimals as text in plain notation with the type's scale (``0.000000000`` for a zero
+    of scale 9, as Polars writes it, where Arrow's cast and ``str(Decimal)`` give ``0E-9``)."""
+    texts = col.cast(pa.string())
+    if not pc.any(pc.match_substring(texts, "E")).as_py():
+        return texts
+    return pa.array([None if v is None else format(v, "f") for v in col.to_pylist()],
+                    pa.string())
+
+
+def _timestamp_column(arr: pa.Array) -> pa.Array:
+    """Timestamps as the text JSON lines hold (``isoformat``'s)."""
+    if arr.type.tz in (None, "UTC", "+00:00"):
+        return pa.array(timestamp_texts(arr), pa.string())
+    return pa.array([None if v is None else v.isoformat() for v in arr.to_pylist()],
+                    pa.string())
+
+
 def csv_column(arr: pa.Array) -> pa.Array:
     """A column as pyarrow's CSV writer can write it: nested values as JSON text, binary as
-    base64 (as ``head`` prints them)."""
+    base64, timestamps and decimals as the texts of JSON lines (``isoformat``'s ISO 8601,
+    plain-notation decimals), so that each has one spelling in every output format."""
     t = arr.type
+    if pa.types.is_timestamp(t):
+        return _timestamp_column(arr)
+    if pa.types.is_decimal(t):
+        return decimal_texts(arr)
     if pa.types.is_nested(t) or pa.types.is_union(t):
         return pa.array([None if v is None else json.dumps(plain(v), default=json_default)
                          for v in arr.to_pylist()], pa.string())

@@ -35,7 +35,12 @@ from typing import TypeVar
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError, Message
 
-from aorc.errors import CorruptFileError, UnsupportedFeatureError, UnsupportedVersionError
+from aorc.errors import (
+    CorruptFileError,
+    FormatError,
+    UnsupportedFeatureError,
+    UnsupportedVersionError,
+)
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import Budget, CompressionKind, decompress_stream
 from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
@@ -406,14 +411,19 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
         return NeedBytes(min(file_length, TAIL_READ_SIZE))
     view = memoryview(tail).cast("B")
     ps_len = view[-1]
-    if ps_len < len(MAGIC) + 1 or ps_len + 1 > file_length:
-        raise CorruptFileError(f"{where}: invalid PostScript length {ps_len}")
-    if ps_len + 1 > len(view):
-        return NeedBytes(ps_len + 1)
-    ps_bytes = view[len(view) - 1 - ps_len:len(view) - 1]
-    _check_magic(ps_bytes, view, file_length, where)
-    ps = parse_message(pb.PostScript, ps_bytes, f"{where}: PostScript")
-    version, kind, block_size = _check_postscript(ps, where)
+    try:
+        if ps_len < len(MAGIC) + 1 or ps_len + 1 > file_length:
+            raise CorruptFileError(f"{where}: invalid PostScript length {ps_len}")
+        if ps_len + 1 > len(view):
+            return NeedBytes(ps_len + 1)
+        ps_bytes = view[len(view) - 1 - ps_len:len(view) - 1]
+        _check_magic(ps_bytes, view, file_length, where)
+        ps = parse_message(pb.PostScript, ps_bytes, f"{where}: PostScript")
+        version, kind, block_size = _check_postscript(ps, where)
+    except (FormatError, UnsupportedFeatureError) as exc:
+        if bytes(view[-1 - len(MAGIC):-1]) == MAGIC:
+            raise  # a PostScript is there (it ends with the magic): it is damaged
+        raise CorruptFileError(_no_tail(view, file_length, where)) from exc
     footer_len, meta_len = ps.footerLength, ps.metadataLength
     needed = 1 + ps_len + footer_len + meta_len
     if needed + ps.stripeStatisticsLength > min(file_length, MAX_TAIL_LENGTH):
@@ -430,6 +440,19 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
     stripes_end = file_length - needed - ps.stripeStatisticsLength
     return _build_tail(ps, footer, file_length, ps_len, version, kind, block_size, metadata,
                        stripes_end, source, where)
+
+
+def _no_tail(view: memoryview, file_length: int, where: str) -> str:
+    """What to say of a file whose last bytes are no ORC PostScript (a format 0.11 file may
+    lack the magic there, but then its PostScript parses): a file that starts with the magic
+    was cut short; one that does not is no ORC file."""
+    if len(view) < file_length:
+        return (f"{where}: not an ORC file, or one cut short: its last bytes are not an ORC "
+                f"tail (was an upload or copy cut short?)")
+    if bytes(view[:len(MAGIC)]) != MAGIC:
+        return f"{where}: not an ORC file (no 'ORC' magic)"
+    return (f"{where}: the file looks truncated: it starts as an ORC file but does not end "
+            f"with an ORC tail (was an upload or copy cut short?)")
 
 
 def _check_magic(ps_bytes: memoryview, view: memoryview, file_length: int, where: str) -> None:

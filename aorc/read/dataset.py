@@ -148,7 +148,9 @@ class Dataset(SmallFileReads):
 
     @property
     def scan_stats(self) -> ScanStats:
-        """What the reads skipped and read, summed over the files."""
+        """What the reads skipped and read, summed over the files; its ``requests`` and
+        ``bytes`` are :attr:`io_stats`' (the listing, the tails and every read so far)."""
+        self._scan.requests, self._scan.bytes = self._io.requests, self._io.bytes
         return self._scan
 
     # ------------------------------------------------------------------ reading
@@ -547,8 +549,6 @@ class Dataset(SmallFileReads):
                      "row_groups_pruned_by_stats", "row_groups_pruned_by_bloom",
                      "row_groups_read", "rows_read", "rows_returned"):
             setattr(self._scan, name, getattr(self._scan, name) + getattr(s, name))
-        self._scan.requests += io.requests
-        self._scan.bytes += io.bytes
 
     # ------------------------------------------------------------------ streaming
     async def _produce(self, f: DatasetFile, clauses: Clauses | None, plan: _Plan,
