@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -153,13 +154,16 @@ class SmallFileReads:
         excluded: warned about and counted in ``scan_stats.files_skipped`` once per dataset;
         else raise ``exc``. Safe on worker threads."""
         if not self._options.exclude_invalid_files:
+            if "exclude_invalid_files" not in str(exc):
+                exc.args = (f"{exc}; to skip the files of a dataset that are not ORC, pass "
+                            f"exclude_invalid_files=True (CLI: --exclude-invalid-files)",)
             raise exc
         with _IO_LOCK:
             if path in self._skipped:
                 return
             self._skipped.add(path)
             self._scan.files_skipped += 1
-        reason = str(exc).removeprefix(f"{path}: ").removeprefix(f"{path} ")
+        reason = re.sub(rf"^{re.escape(path)}( \(\d+ bytes\))?: ", "", str(exc))
         warnings.warn(f"skipped {path} (exclude_invalid_files): {reason}", AorcWarning,
                       stacklevel=2)
 

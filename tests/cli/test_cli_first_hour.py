@@ -89,3 +89,117 @@ def test_convert_an_unknown_extension_still_says_so(tmp_path: Path) -> None:
     result = run("convert", str(src), str(tmp_path / "out.orc"))
     assert result.returncode == 1
     assert "cannot tell the format" in result.stderr and "--from" in result.stderr
+
+
+# ------------------------------------------------------------------ item 3: JSON lines round trip
+
+def _nan_file(tmp_path: Path) -> Path:
+    path = tmp_path / "b.orc"
+    pa_orc.write_table(pa.table({
+        "a": pa.array([float("nan"), 1.5, float("inf"), float("-inf"), None]),
+        "l": pa.array([[float("nan"), 1.0], [], [float("-inf")], None, [2.0]],
+                      pa.list_(pa.float64())),
+    }), str(path))
+    return path
+
+
+def _same_floats(got: list[Any], want: list[Any]) -> bool:
+    def same(x: Any, y: Any) -> bool:
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(same(a, b) for a, b in zip(x, y, strict=True))
+        if isinstance(x, float) and isinstance(y, float) and math.isnan(x):
+            return math.isnan(y)
+        return type(x) is type(y) and x == y
+    return same(got, want)
+
+
+def test_jsonl_non_finite_floats_read_back_by_pyarrow(tmp_path: Path) -> None:
+    src = _nan_file(tmp_path)
+    cat = run("cat", str(src), "--format", "jsonl")
+    assert cat.returncode == 0, cat.stderr
+    assert '"nan"' not in cat.stdout and "NaN" in cat.stdout and "-Infinity" in cat.stdout
+    lines = tmp_path / "b.jsonl"
+    lines.write_text(cat.stdout)
+    peer = pa_json.read_json(str(lines))  # pyarrow's JSON reader is the judge
+    want = pa_orc.read_table(str(src))
+    assert peer.schema.field("a").type == pa.float64()
+    assert _same_floats(peer.column("a").to_pylist(), want.column("a").to_pylist())
+    assert _same_floats(peer.column("l").to_pylist(), want.column("l").to_pylist())
+    back = run("convert", str(lines), str(tmp_path / "x.orc"))
+    assert back.returncode == 0, back.stderr
+    assert _same_floats(pa_orc.read_table(str(tmp_path / "x.orc")).column("a").to_pylist(),
+                        want.column("a").to_pylist())
+
+
+def test_jsonl_type_error_keeps_a_hint_with_schema(tmp_path: Path) -> None:
+    lines = tmp_path / "q.jsonl"
+    lines.write_text('{"a": "nan"}\n{"a": 1.0}\n')
+    bare = run("convert", str(lines), str(tmp_path / "x.orc"))
+    assert bare.returncode == 1 and "--schema" in bare.stderr
+    given = run("convert", str(lines), str(tmp_path / "y.orc"), "--schema", "struct<a:double>")
+    assert given.returncode == 1
+    assert "--schema" in given.stderr and "NaN, Infinity and -Infinity" in given.stderr
+
+
+# ------------------------------------------------------------------ item 8: CLI details
+
+def _mixed(tmp_path: Path) -> Path:
+    import datetime
+    import decimal
+
+    path = tmp_path / "m.orc"
+    when = datetime.datetime(2024, 3, 10, 6, 30, tzinfo=datetime.UTC)
+    pa_orc.write_table(pa.table({
+        "ts": pa.array([when, when + datetime.timedelta(microseconds=5)],
+                       pa.timestamp("ns", "UTC")),
+        "d": pa.array([decimal.Decimal(0), decimal.Decimal("1.5")], pa.decimal128(20, 9)),
+        "d2": pa.array([decimal.Decimal(0), decimal.Decimal("-2.25")], pa.decimal128(10, 2)),
+    }), str(path))
+    return path
+
+
+def test_one_timestamp_and_decimal_spelling_per_format(tmp_path: Path) -> None:
+    src = _mixed(tmp_path)
+    jsonl = run("cat", str(src), "--format", "jsonl")
+    csv = run("cat", str(src), "--format", "csv")
+    assert jsonl.returncode == 0 and csv.returncode == 0, jsonl.stderr + csv.stderr
+    rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    # Polars' write_ndjson spells these the same: isoformat, plain-notation decimals
+    assert [r["ts"] for r in rows] == ["2024-03-10T06:30:00+00:00",
+                                       "2024-03-10T06:30:00.000005+00:00"]
+    assert [r["d"] for r in rows] == ["0.000000000", "1.500000000"]
+    assert [r["d2"] for r in rows] == ["0.00", "-2.25"]
+    body = csv.stdout.splitlines()[1:]
+    assert body == ['"2024-03-10T06:30:00+00:00","0.000000000","0.00"',
+                    '"2024-03-10T06:30:00.000005+00:00","1.500000000","-2.25"']
+    head = run("head", str(src))
+    assert [json.loads(line) for line in head.stdout.splitlines()] == rows
+    assert "0E-9" not in jsonl.stdout + csv.stdout + head.stdout
+
+
+def _options(parser: argparse.ArgumentParser, path: str = "aorc"
+             ) -> list[tuple[str, argparse.Action]]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _options(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction | argparse._VersionAction):
+            found.append((f"{path} {'/'.join(action.option_strings) or action.dest}", action))
+    return found
+
+
+def test_every_cli_option_has_help() -> None:
+    options = _options(_parser())
+    assert len(options) > 40
+    missing = [where for where, action in options
+               if not action.help or action.help == argparse.SUPPRESS]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("command", ["head", "cat", "count"])
+def test_filter_help_lists_the_operators(command: str) -> None:
+    text = run(command, "--help").stdout
+    flat = " ".join(text.split())
+    for op in ("==", "!=", "<=", ">=", "not in", "is null", "is not null"):
+        assert op in flat, (command, op)
