@@ -401,7 +401,6 @@ async def input_format(src: str, storage_options: Mapping[str, Any] | None) -> s
         except ObjectNotFoundError:
             if is_remote(src):
                 return "orc"  # a prefix, or nothing: the dataset's listing says which
-            raise
         except CorruptFileError:
             pass
         raise
