@@ -127,8 +127,8 @@ def _pandas_message(exc: pa.ArrowException, schema: pa.Schema | None) -> str:
                f"{schema.field(found.group(1)).type}")
     else:
         fix = ("pass schema= (a pyarrow.Schema) to the writer to give its Arrow type, e.g. "
-               "pa.map_(pa.string(), pa.int64()) for dicts with varying keys or a "
-               "pa.list_(...) for lists of mixed values, or convert the column first")
+               "pa.map_(pa.string(), pa.int64()) for a map column (lists of (key, value) "
+               "pairs, or dicts) or pa.list_(...) for lists, or convert the column first")
     return f"cannot convert {where} to Arrow: {reason}; {fix}"
 
 
