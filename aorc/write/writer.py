@@ -539,8 +539,8 @@ async def write_table(table: Data | Any, dest: Destination, options: WriteOption
         if rows.schema is None and given is None:
             raise SchemaError("an empty iterable has no schema to write: pass schema=, or a "
                               "RecordBatchReader (which has one)")
-        writer = OrcWriter(dest, schema if schema is not None else rows.schema, options, storage_options=storage_options,
-                           _caller="write_table", **keywords)
+        writer = OrcWriter(dest, schema if schema is not None else rows.schema, options,
+                           storage_options=storage_options, _caller="write_table", **keywords)
         async with writer:
             if rows.is_stream:
                 await writer._write_stream(rows)
