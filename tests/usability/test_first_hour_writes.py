@@ -102,7 +102,7 @@ def test_truncated_file_says_so(tmp_path: Path) -> None:
             aorc.sync.read_table(path)
         text = str(info.value)
         assert "truncated" in text and "cut short" in text, text
-        for jargon in ("proto", "Wire format", "PostScript length"):
+        for jargon in ("proto", "Wire format", "parsing message"):
             assert jargon not in text, text
 
 
