@@ -247,3 +247,26 @@ def test_no_import_circle_among_scripts(folder: str) -> None:
 def test_the_circle_check_sees_a_circle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_code_imports_a_moved_module_path() -> None:
+    """The old paths of moved modules (``aorc._MOVED_MODULES``) are for users, for one
+    release: aorc, its tests, benchmarks, scripts and examples import the new ones (an old
+    path would only warn, and import-linter cannot see through the alias)."""
+    import aorc
+
+    moved = set(aorc._MOVED_MODULES)
+    offenders = []
+    for folder in ("aorc", "tests", "benchmarks", "scripts", "examples"):
+        for path in sorted((PACKAGE.parent / folder).rglob("*.py")):
+            if "_proto" in path.parts or path.name == "test_moved_modules.py":
+                continue
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                names: list[str] = []
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                offenders += [f"{path}:{node.lineno}: {n}" for n in names if n in moved]
+    assert not offenders, "moved module paths imported:\n" + "\n".join(offenders)

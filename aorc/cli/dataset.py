@@ -36,6 +36,7 @@ from aorc.options import WriteOptions
 from aorc.read.reader import OrcReader, open_reader
 
 __all__ = [
+    "FILTER_HELP",
     "NO_DATASET_FLAGS",
     "TIMESTAMP_UNIT_CHOICES",
     "DatasetFlags",
@@ -51,6 +52,11 @@ __all__ = [
     "open_source",
     "print_dataset_meta",
 ]
+
+#: The help of every ``--filter`` that filters rows (``head``, ``cat``, ``count``).
+FILTER_HELP = ("only rows matching, e.g. 'amount >= 10' or \"name in (a, b)\" (ops as "
+               "filters=: == != < <= > >= in, not in, is null, is not null); repeatable: all "
+               "must match")
 
 #: Values of ``--timestamp-unit``.
 TIMESTAMP_UNIT_CHOICES = ("auto", "s", "ms", "us", "ns")
@@ -236,6 +242,8 @@ async def count(source: str, filters: Sequence[str], out: TextIO,
     scanned = dataset.files_matching(terms)
     out.write(f"rows: {rows}\nfiles: {len(scanned)}\n"
               f"bytes: {sum(f.size for f in scanned)}\n")
+    if dataset.scan_stats.files_skipped:
+        out.write(f"skipped: {dataset.scan_stats.files_skipped}\n")  # each one warned about
 
 
 def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -245,7 +253,7 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
     cmd.add_argument("source", help="an ORC file, a folder, an s3:// prefix or an Iceberg "
                      "table (iceberg://CATALOG/NAMESPACE.TABLE)")
     cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
-                     help="keep rows where this holds (repeat: all must hold)")
+                     help=FILTER_HELP)
     add_timestamp_unit_flag(cmd, default="us")
     add_dataset_flags(cmd)
 
@@ -288,8 +296,9 @@ def add_compact_command(sub: Any, parent: argparse.ArgumentParser,
     cmd.add_argument("--min-size", type=size,
                      help="files this size or larger are left alone (3/4 of --target-size)")
     cmd.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
-                     help="only partition folders where this holds (partition columns; "
-                     "repeat: all must hold)")
+                     help="only partition folders where this holds (partition columns; ops "
+                     "as filters=: == != < <= > >= in, not in, is null, is not null; "
+                     "repeatable: all must hold)")
     return cmd
 
 

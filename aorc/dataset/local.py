@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -32,7 +34,7 @@ from aorc.dataset.discovery import (
 )
 from aorc.dataset.partitioning import Clauses
 from aorc.dataset.plan import FilePlan, ReadPlan
-from aorc.errors import CorruptFileError
+from aorc.errors import AorcWarning, CorruptFileError
 from aorc.format.columns import DecodeOptions
 from aorc.format.projection import requested_order, select_columns
 from aorc.format.types import OrcType
@@ -146,6 +148,25 @@ class SmallFileReads:
     _options: DatasetOptions
     _io: IOStats
     _scan: ScanStats
+    _skipped: set[str]
+
+    def _skip_invalid(self, path: str, exc: CorruptFileError) -> None:
+        """Leave out the invalid file ``path`` (``exc`` says why) when invalid files are
+        excluded: warned about and counted in ``scan_stats.files_skipped`` once per dataset;
+        else raise ``exc``. Safe on worker threads."""
+        if not self._options.exclude_invalid_files:
+            if "exclude_invalid_files" not in str(exc):
+                exc.args = (f"{exc}; to skip the files of a dataset that are not ORC, pass "
+                            f"exclude_invalid_files=True (CLI: --exclude-invalid-files)",)
+            raise exc
+        with _IO_LOCK:
+            if path in self._skipped:
+                return
+            self._skipped.add(path)
+            self._scan.files_skipped += 1
+        reason = re.sub(rf"^{re.escape(path)}( \(\d+ bytes\))?: ", "", str(exc))
+        warnings.warn(f"skipped {path} (exclude_invalid_files): {reason}", AorcWarning,
+                      stacklevel=2)
 
     def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
         raise NotImplementedError
@@ -183,9 +204,8 @@ class SmallFileReads:
             cached = open_local_tail(f.path, self._options, mine, f.size)
             if io is None:
                 self._add_io(mine)
-        except CorruptFileError:
-            if not self._options.exclude_invalid_files:
-                raise
+        except CorruptFileError as exc:
+            self._skip_invalid(f.path, exc)
             return None
         if keep:
             self._keep(f, cached)

@@ -106,6 +106,7 @@ class Dataset(SmallFileReads):
         self._options = options
         self._io = io_stats
         self._scan = ScanStats()
+        self._skipped: set[str] = set()  # invalid files left out (warned about once)
         self._tails = tails if tails is not None else TailCache(options.tail_cache_bytes)
         self._rows: dict[str, int] = {}  # each opened file's row count (tails may be dropped)
         #: the full listing, when the files were listed for a partition filter
@@ -149,7 +150,9 @@ class Dataset(SmallFileReads):
 
     @property
     def scan_stats(self) -> ScanStats:
-        """What the reads skipped and read, summed over the files."""
+        """What the reads skipped and read, summed over the files; its ``requests`` and
+        ``bytes`` are :attr:`io_stats`' (the listing, the tails and every read so far)."""
+        self._scan.requests, self._scan.bytes = self._io.requests, self._io.bytes
         return self._scan
 
     # ------------------------------------------------------------------ reading
@@ -348,7 +351,7 @@ class Dataset(SmallFileReads):
 
         async def one(f: DatasetFile) -> pa.Schema | None:
             async with self._semaphore:
-                tail = await self._unless_invalid(self._tail(f))
+                tail = await self._unless_invalid(f, self._tail(f))
             return None if tail is None else tail.schema
 
         if schema_from == "first":
@@ -378,7 +381,8 @@ class Dataset(SmallFileReads):
         """A file's schema and matching rows in its own schema (``None``: an invalid
         file left out)."""
         async with self._semaphore:
-            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io, f.size))
+            tail = await self._unless_invalid(
+                f, open_tail(f.path, self._options, self._io, f.size))
             if tail is None:
                 return None
             reader = self._file_reader(f, tail)
@@ -399,8 +403,8 @@ class Dataset(SmallFileReads):
     async def _schema_only(self, f: DatasetFile) -> tuple[str, pa.Schema] | None:
         """A file's schema from its tail alone (``None``: an invalid file left out)."""
         async with self._semaphore:
-            tail = await self._unless_invalid(open_tail(f.path, self._options, self._io,
-                                                        listed=f.size))
+            tail = await self._unless_invalid(
+                f, open_tail(f.path, self._options, self._io, listed=f.size))
         return None if tail is None else (f.path, tail.schema)
 
     # ------------------------------------------------------------------ planning
@@ -474,16 +478,15 @@ class Dataset(SmallFileReads):
 
     async def _valid_reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema] | None:
         """A reader of ``f``; ``None`` for an invalid file when invalid files are excluded."""
-        return await self._unless_invalid(self._reader(f))
+        return await self._unless_invalid(f, self._reader(f))
 
-    async def _unless_invalid(self, opening: Awaitable[_T]) -> _T | None:
+    async def _unless_invalid(self, f: DatasetFile, opening: Awaitable[_T]) -> _T | None:
         """``await opening``; ``None`` instead of a :class:`CorruptFileError` (a file that
-        is not ORC) when invalid files are excluded."""
+        is not ORC) when invalid files are excluded (the file warned about and counted)."""
         try:
             return await opening
-        except CorruptFileError:
-            if not self._options.exclude_invalid_files:
-                raise
+        except CorruptFileError as exc:
+            self._skip_invalid(f.path, exc)
             return None
 
     async def _read_file(self, f: DatasetFile, clauses: Clauses | None,
@@ -549,8 +552,6 @@ class Dataset(SmallFileReads):
                      "row_groups_pruned_by_stats", "row_groups_pruned_by_bloom",
                      "row_groups_read", "rows_read", "rows_returned"):
             setattr(self._scan, name, getattr(self._scan, name) + getattr(s, name))
-        self._scan.requests += io.requests
-        self._scan.bytes += io.bytes
 
     # ------------------------------------------------------------------ streaming
     async def _produce(self, f: DatasetFile, clauses: Clauses | None, plan: _Plan,

@@ -405,6 +405,7 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
                         max_concurrency: int = 8, max_memory: int = DEFAULT_MAX_MEMORY,
                         options: WriteOptions | None = None,
                         progress: ProgressHook | None = None,
+                        schema: pa.Schema | None = None,
                         **write_options: Any) -> list[str]:
     """Write rows as a dataset of ORC files under ``base_dir`` (a folder or S3 prefix).
 
@@ -438,6 +439,10 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
         progress: a hook told of the rows written, file by file once each file is
             complete (a callable taking an :class:`aorc.ProgressEvent`, or a tqdm-like bar;
             see :mod:`aorc.progress`); the total is the input's row count when known.
+        schema: the rows' schema, partition columns included: the data must have it, and
+            pandas DataFrames are converted to it (as ``pyarrow.Table.from_pandas(df,
+            schema=...)``: what a column of dicts, or of mixed values, needs). Default: the
+            data's own.
         **write_options: writer options as keywords (as :func:`aorc.open_writer` takes them),
             overriding the fields of ``options``.
 
@@ -446,13 +451,17 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
 
     Raises:
         InputTypeError: ``data`` is of no accepted kind.
-        SchemaError: bad arguments or options (before anything is written), or a batch
-            whose schema differs from the first one's.
+        SchemaError: bad arguments or options (before anything is written), a batch
+            whose schema differs from the first one's (or from ``schema``), or a pandas
+            column pyarrow cannot convert (named, with the fix).
         StoreError: a non-empty target with ``"error"``, or a failed write (then no file
             of this call is left; a note names any that could not be deleted).
     """
-    stream = await batch_stream(data)
+    stream = await batch_stream(data, schema)
     try:
+        if schema is not None and not stream.schema.equals(schema):
+            raise SchemaError(f"the data's schema differs from schema=: {stream.schema} "
+                              f"given {schema}")
         return await _write_stream(stream, os.fspath(base_dir), list(partition_cols or []),
                                    basename_template, existing_data_behavior,
                                    max_rows_per_file, storage_options, max_concurrency,

@@ -38,6 +38,7 @@ from google.protobuf.message import DecodeError, Message
 
 from aorc.errors import (
     CorruptFileError,
+    FormatError,
     ResourceLimitError,
     UnsupportedFeatureError,
     UnsupportedVersionError,
@@ -415,20 +416,32 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
         return NeedBytes(min(file_length, TAIL_READ_SIZE))
     view = memoryview(tail).cast("B")
     ps_len = view[-1]
+    # No magic at the end of the PostScript: a format 0.11 file, or the bytes are no tail
+    # (a file cut short, or no ORC file); failures then say that, not the parser's words.
+    cut = len(view) > len(MAGIC) and bytes(view[-1 - len(MAGIC):-1]) != MAGIC
     if ps_len < len(MAGIC) + 1 or ps_len + 1 > file_length:
-        raise CorruptFileError(f"{where}: invalid PostScript length {ps_len}")
+        raise CorruptFileError(f"{where}: " + (f"{_no_tail(view, file_length)} (invalid "
+                               f"PostScript length {ps_len})" if cut else
+                               f"invalid PostScript length {ps_len}"))
     if ps_len + 1 > len(view):
         return NeedBytes(ps_len + 1)
     ps_bytes = view[len(view) - 1 - ps_len:len(view) - 1]
     _check_magic(ps_bytes, view, file_length, where)
-    ps = parse_message(pb.PostScript, ps_bytes, f"{where}: PostScript")
-    version, kind, block_size = _check_postscript(ps, where)
-    footer_len, meta_len = ps.footerLength, ps.metadataLength
-    needed = 1 + ps_len + footer_len + meta_len
-    if needed + ps.stripeStatisticsLength > min(file_length, MAX_TAIL_LENGTH):
-        raise CorruptFileError(
-            f"{where}: tail lengths exceed the file: PostScript {ps_len}, footer {footer_len}, "
-            f"metadata {meta_len}, stripe statistics {ps.stripeStatisticsLength}")
+    try:
+        ps = parse_message(pb.PostScript, ps_bytes, f"{where}: PostScript")
+        cut = cut and not ps.HasField("magic")
+        version, kind, block_size = _check_postscript(ps, where)
+        footer_len, meta_len = ps.footerLength, ps.metadataLength
+        needed = 1 + ps_len + footer_len + meta_len
+        if needed + ps.stripeStatisticsLength > min(file_length, MAX_TAIL_LENGTH):
+            raise CorruptFileError(
+                f"{where}: tail lengths exceed the file: PostScript {ps_len}, footer "
+                f"{footer_len}, metadata {meta_len}, stripe statistics "
+                f"{ps.stripeStatisticsLength}")
+    except (FormatError, UnsupportedFeatureError) as exc:
+        if not cut:
+            raise
+        raise CorruptFileError(f"{where}: {_no_tail(view, file_length)}") from exc
     if needed > len(view):
         return NeedBytes(needed)
     footer_end = len(view) - 1 - ps_len
@@ -478,6 +491,17 @@ def _check_width(columns: int, where: str) -> None:
             f"{where}: the footer declares {columns} columns (type ids, nested ones included), "
             f"more than the {limit} aorc reads; set the environment variable "
             f"{MAX_COLUMNS_ENV} to read it (about 1.2 KiB of memory per column)")
+def _no_tail(view: memoryview, file_length: int) -> str:
+    """What to say of a file whose last bytes are no ORC PostScript (a format 0.11 file may
+    lack the magic there, but then its PostScript parses): a file that starts with the magic
+    was cut short; one that does not is no ORC file."""
+    if len(view) < file_length:
+        return ("not an ORC file, or one cut short: its last bytes are not an ORC tail (was "
+                "an upload or copy cut short?)")
+    if bytes(view[:len(MAGIC)]) != MAGIC:
+        return "not an ORC file (no 'ORC' magic)"
+    return ("the file looks truncated: it starts as an ORC file but does not end with an ORC "
+            "tail (was an upload or copy cut short?)")
 
 
 def _check_magic(ps_bytes: memoryview, view: memoryview, file_length: int, where: str) -> None:

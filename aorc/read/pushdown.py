@@ -83,6 +83,9 @@ class ScanStats:
         rows_returned: rows that matched the filter.
         requests: requests the reader's store has made (all reads, the tail included).
         bytes: bytes the reader's store has received.
+        files_skipped: files a dataset left out as not ORC, damaged or empty (with
+            ``exclude_invalid_files``; each also warned about with an
+            :class:`~aorc.errors.AorcWarning`); always 0 for one file's reader.
     """
 
     stripes_total: int = 0
@@ -95,6 +98,7 @@ class ScanStats:
     rows_returned: int = 0
     requests: int = 0
     bytes: int = 0
+    files_skipped: int = 0
 
     def __add__(self, other: ScanStats) -> ScanStats:
         if not isinstance(other, ScanStats):

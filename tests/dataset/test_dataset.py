@@ -132,7 +132,8 @@ async def test_bad_inputs(tmp_path: Path) -> None:
     (tmp_path / ".hidden.crc").write_bytes(b"xx")
     with pytest.raises(aorc.CorruptFileError, match="junk.orc"):
         await aorc.read_dataset(tmp_path)
-    table = await aorc.read_dataset(tmp_path, exclude_invalid_files=True)
+    with pytest.warns(aorc.AorcWarning, match="junk.orc.*not an ORC file"):
+        table = await aorc.read_dataset(tmp_path, exclude_invalid_files=True)
     assert table.column("x").to_pylist() == [1, 2]
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -142,7 +143,7 @@ async def test_bad_inputs(tmp_path: Path) -> None:
     assert (await aorc.read_dataset(empty, schema=schema)).schema == schema
     with pytest.raises(aorc.ObjectNotFoundError):
         await aorc.read_dataset(tmp_path / "missing")
-    with pytest.raises(aorc.SchemaError, match="no column"):
+    with pytest.raises(aorc.SchemaError, match="no column"), pytest.warns(aorc.AorcWarning):
         await aorc.read_dataset(tmp_path, exclude_invalid_files=True, columns=["nope"])
     put(tmp_path / "deep" / "k=1" / "f.orc", pa.table({"x": [1]}))
     put(tmp_path / "deep" / "f.orc", pa.table({"x": [1]}))
@@ -301,7 +302,9 @@ async def test_iter_batches_skips_invalid_files_when_asked(tmp_path: Path) -> No
     (tmp_path / "b.orc").write_bytes(b"not orc" * 40)
     schema = pa.schema([("x", pa.int64())])
     ds = await aorc.open_dataset(tmp_path, schema=schema, exclude_invalid_files=True)
-    assert sum(b.num_rows for b in [b async for b in ds.iter_batches()]) == 2
+    with pytest.warns(aorc.AorcWarning, match="b.orc"):
+        assert sum(b.num_rows for b in [b async for b in ds.iter_batches()]) == 2
+    assert ds.scan_stats.files_skipped == 1
     strict = await aorc.open_dataset(tmp_path, schema=schema)
     with pytest.raises(aorc.CorruptFileError, match="b.orc"):
         [b async for b in strict.iter_batches()]

@@ -88,8 +88,10 @@ async def test_invalid_files_skipped_or_raised(tmp_path: Path) -> None:
     for i in range(6):
         pa_orc.write_table(pa.table({"id": [i]}), str(tmp_path / f"f{i}.orc"))
     (tmp_path / "f3.orc").write_bytes(b"not an orc file at all")
-    ds = await aorc.open_dataset(str(tmp_path), exclude_invalid_files=True)
+    with pytest.warns(aorc.AorcWarning, match="f3.orc"):
+        ds = await aorc.open_dataset(str(tmp_path), exclude_invalid_files=True)
     assert sorted((await ds.read()).column("id").to_pylist()) == [0, 1, 2, 4, 5]
+    assert ds.scan_stats.files_skipped == 1
     with pytest.raises(aorc.CorruptFileError, match="f3.orc"):
         await aorc.open_dataset(str(tmp_path))
 
