@@ -1,0 +1,1 @@
+"""Many ORC files read and written as one table: datasets and Hive ACID tables."""

@@ -1,0 +1,200 @@
+"""Turning the rows of a Hive ACID file into the table's rows (no I/O).
+
+A full-ACID file's rows are events ``struct<operation, originalTransaction, bucket, rowId,
+currentTransaction, row: struct<...>>``. The table's rows are the ``row`` structs of the
+insert events whose key ``(originalTransaction, bucket, rowId)`` no visible delete event
+names, written by a visible write id. Original files (written before the table became
+transactional) have no such columns: their rows get synthetic keys, as Hive 3 gives them
+(write id 0, the bucket id of the file name, row ids numbered across the bucket's original
+files in name order).
+
+A :class:`DeleteSet` holds the keys of a partition's delete events, packed as 24-byte
+fixed-size binary values so that membership is one Arrow hash lookup per batch and rows
+keep their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from aorc.dataset.acid.layout import WriteIdList, bucket_key
+from aorc.errors import UnsupportedFeatureError
+
+__all__ = [
+    "ACID_FIELDS",
+    "ROW_ID",
+    "ROW_ID_TYPE",
+    "DeleteSet",
+    "event_keys",
+    "is_acid_schema",
+    "packed_keys",
+]
+
+#: The fields of a full-ACID event, in file order.
+ACID_FIELDS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction",
+               "row")
+#: The name of the column that carries each row's ACID identity, when asked for (Hive's own
+#: virtual column name).
+ROW_ID = "ROW__ID"
+#: Its type: Hive 3's ``ROW__ID`` fields (the bucket is the stored property: Hive 3's
+#: encoded ``BucketCodec`` value, Hive 2's bucket id), plus the write id of the event.
+ROW_ID_TYPE = pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()),
+                         ("rowid", pa.int64()), ("currentwriteid", pa.int64())])
+
+
+def is_acid_schema(schema: pa.Schema) -> bool:
+    """Whether a file's schema is that of full-ACID events."""
+    return tuple(schema.names) == ACID_FIELDS
+
+
+def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return np.asarray(arr.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def packed_keys(original: np.ndarray, bucket: np.ndarray, row_id: np.ndarray) -> pa.Array:
+    """The keys ``(originalTransaction, bucket_key(bucket), rowId)`` as 24-byte values
+    (``bucket`` is already mapped by :func:`bucket_key`)."""
+    n = len(original)
+    packed = np.empty((n, 3), dtype=np.int64)
+    packed[:, 0], packed[:, 1], packed[:, 2] = original, bucket, row_id
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(24), n,
+                                                [None, pa.py_buffer(packed.tobytes())])
+
+
+_bucket_keys = np.vectorize(bucket_key, otypes=[np.int64])
+
+
+def _keys_of_buckets(bucket: np.ndarray) -> np.ndarray:
+    if not len(bucket):
+        return bucket.astype(np.int64)
+    v1 = ((bucket >> 29) & 0x7) == 1
+    out = bucket.astype(np.int64) * 4096
+    out[v1] = ((bucket[v1] >> 16) & 0xFFF) * 4096 + (bucket[v1] & 0xFFF)
+    return out
+
+
+def event_keys(table: pa.Table) -> pa.Array:
+    """The packed keys of a table of events (its ``originalTransaction``, ``bucket`` and
+    ``rowId`` columns)."""
+    return packed_keys(_int64(table.column("originalTransaction")),
+                       _keys_of_buckets(_int64(table.column("bucket"))),
+                       _int64(table.column("rowId")))
+
+
+def synthetic_keys(bucket: int, first_row: int, n: int) -> pa.Array:
+    """The packed keys of ``n`` rows of an original file of bucket ``bucket`` whose first
+    row is the bucket's ``first_row``-th."""
+    return packed_keys(np.zeros(n, np.int64), np.full(n, bucket * 4096, np.int64),
+                       np.arange(first_row, first_row + n, dtype=np.int64))
+
+
+class DeleteSet:
+    """The delete events of one partition that a reader sees."""
+
+    def __init__(self, keys: Sequence[pa.Array] = ()) -> None:
+        arrays = [k for k in keys if len(k)]
+        self.keys: pa.Array | None = (pc.unique(pa.concat_arrays(arrays)) if arrays
+                                      else None)
+
+    def __len__(self) -> int:
+        return 0 if self.keys is None else len(self.keys)
+
+    @staticmethod
+    def events(table: pa.Table, ids: WriteIdList | None, where: str) -> pa.Array:
+        """The keys of the visible delete events of a delete delta file's ``table``."""
+        ops = table.column("operation")
+        if pc.any(pc.not_equal(ops, 2)).as_py():
+            raise UnsupportedFeatureError(f"{where}: a delete delta holds events other than "
+                                          f"deletes")
+        if ids is not None and ids.invalid_ids():
+            table = table.filter(_visible(table, ids))
+        return event_keys(table)
+
+    def kept(self, keys: pa.Array) -> pa.Array | None:
+        """The mask of the rows (by their packed keys) no delete event names, ``None``
+        when every row is kept."""
+        if self.keys is None or not len(keys):
+            return None
+        return pc.invert(pc.is_in(keys, value_set=self.keys))
+
+
+def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
+    """The mask of the events whose ``currentTransaction`` is visible."""
+    current = table.column("currentTransaction")
+    hidden = pa.array(ids.invalid_ids(), pa.int64())
+    mask = pc.invert(pc.is_in(current, value_set=hidden))
+    if ids.high_watermark < (1 << 63) - 1:
+        mask = pc.and_(mask, pc.less_equal(current, ids.high_watermark))
+    return mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
+
+
+def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet,
+                where: str) -> pa.Table:
+    """The visible, undeleted insert events of a full-ACID file's ``table`` (its event
+    columns and its ``row`` struct, possibly pruned to some fields).
+
+    Raises:
+        UnsupportedFeatureError: the file holds update or delete events (tables written
+            before Hive 2.2's split update), which aorc does not merge.
+    """
+    ops = table.column("operation")
+    if table.num_rows and pc.any(pc.not_equal(ops, 0)).as_py():
+        raise UnsupportedFeatureError(
+            f"{where}: update or delete events in an insert delta (a table written before "
+            f"Hive 2.2's split update, 'transactional_properties'='legacy'): run a major "
+            f"compaction in Hive first")
+    masks = []
+    if ids is not None and ids.invalid_ids():
+        masks.append(_visible(table, ids))
+    kept = deletes.kept(event_keys(table)) if len(deletes) else None
+    if kept is not None:
+        masks.append(kept)
+    if not masks:
+        return table
+    mask = masks[0]
+    for m in masks[1:]:
+        mask = pc.and_(mask, m)
+    return table.filter(mask)
+
+
+def flatten_events(table: pa.Table, names: Sequence[str], row_id: bool) -> pa.Table:
+    """The ``row`` struct's fields ``names`` as columns (``ROW__ID`` first when asked)."""
+    row = table.column("row").combine_chunks() if table.num_rows else None
+    columns: list[pa.Array] = []
+    fields: list[pa.Field] = []
+    if row_id:
+        columns.append(_row_id_array(table))
+        fields.append(pa.field(ROW_ID, ROW_ID_TYPE))
+    struct_type = table.schema.field("row").type
+    for name in names:
+        idx = struct_type.get_field_index(name)
+        t = struct_type.field(idx).type
+        col = row.field(idx) if row is not None else pa.array([], t)
+        columns.append(col)
+        fields.append(pa.field(name, t))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _row_id_array(table: pa.Table) -> pa.Array:
+    def col(name: str, t: pa.DataType) -> pa.Array:
+        return table.column(name).combine_chunks().cast(t)
+
+    return pa.StructArray.from_arrays(
+        [col("originalTransaction", pa.int64()), col("bucket", pa.int32()),
+         col("rowId", pa.int64()), col("currentTransaction", pa.int64())],
+        fields=list(ROW_ID_TYPE))
+
+
+def synthetic_row_ids(bucket: int, first_row: int, n: int, stored_bucket: int) -> pa.Array:
+    """The ``ROW__ID`` of ``n`` rows of an original file (write id 0, ``stored_bucket``
+    as the bucket property Hive gives them, row ids from ``first_row``)."""
+    zeros = pa.array(np.zeros(n, np.int64))
+    return pa.StructArray.from_arrays(
+        [zeros, pa.array(np.full(n, stored_bucket, np.int32)),
+         pa.array(np.arange(first_row, first_row + n, dtype=np.int64)), zeros],
+        fields=list(ROW_ID_TYPE))
