@@ -40,6 +40,7 @@ from aorc.errors import (
     UnsupportedVersionError,
 )
 from aorc.compaction import CompactResult, compact
+from aorc.dataset.acid import AcidTable, open_acid_table, read_acid_table
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
 from aorc.options import WriteOptions
@@ -64,6 +65,7 @@ from aorc.write.writer import OrcWriter, open_writer, write_table
 
 __all__ = [
     "AccessDeniedError",
+    "AcidTable",
     "AorcError",
     "AorcWarning",
     "ColumnEncodingInfo",
@@ -99,10 +101,12 @@ __all__ = [
     "WriteOptions",
     "WriterInfo",
     "compact",
+    "open_acid_table",
     "open_dataset",
     "open_reader",
     "open_store",
     "open_writer",
+    "read_acid_table",
     "read_dataset",
     "read_table",
     "write_dataset",

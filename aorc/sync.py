@@ -61,6 +61,9 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 import pyarrow as pa
 
+from aorc.dataset.acid import AcidTable
+from aorc.dataset.acid import open_acid_table as _open_acid_table
+from aorc.dataset.acid import read_acid_table as _read_acid_table
 from aorc.errors import AorcError
 from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
@@ -167,6 +170,7 @@ read_table = _blocking(_read_table)
 write_table = _blocking(_write_table)
 read_dataset = _blocking(_read_dataset)
 write_dataset = _blocking(_write_dataset)
+read_acid_table = _blocking(_read_acid_table)
 
 
 class _Blocking:
@@ -317,6 +321,51 @@ class SyncDataset(_Blocking):
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Every row as an Arrow C stream (see :meth:`aorc.Dataset.__arrow_c_stream__`)."""
         return self._dataset.__arrow_c_stream__(requested_schema)
+
+
+class SyncAcidTable(_Blocking):
+    """A blocking view of an :class:`aorc.AcidTable`; get one from :func:`open_acid_table`.
+
+    ``schema``, ``partitions``, ``partition_schema``, ``files`` and ``io_stats`` are the
+    table's; :meth:`read` (``to_table``) and :meth:`count_rows` block;
+    :meth:`iter_batches` (``to_batches``) is a plain iterator.
+    """
+
+    def __init__(self, table: AcidTable) -> None:
+        self._target = self._table = table
+
+    @property
+    def table(self) -> AcidTable:
+        """The async table (its coroutines run on aorc's private loop)."""
+        return self._table
+
+    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
+                     batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.AcidTable.iter_batches` (same arguments)."""
+        return _iterate(self._table.iter_batches(columns, filters, batch_size=batch_size))
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.AcidTable.to_batches` (pyarrow.dataset's name)."""
+        return _iterate(self._table.to_batches(columns, filter, batch_size=batch_size))
+
+    def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
+                  batch_size: int = 65536) -> pa.RecordBatchReader:
+        """The matching rows as a ``pyarrow.RecordBatchReader`` read as it is pulled."""
+        return self._table.iter_batches(columns, filters, batch_size=batch_size).to_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (see :meth:`aorc.AcidTable.__arrow_c_stream__`)."""
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
+async def _open_acid(source: str | os.PathLike[str], kwargs: dict[str, Any]) -> AcidTable:
+    return await _open_acid_table(source, **kwargs)
+
+
+def open_acid_table(uri: str | os.PathLike[str], **kwargs: Any) -> SyncAcidTable:
+    """Blocking :func:`aorc.open_acid_table` (same arguments): a :class:`SyncAcidTable`."""
+    return SyncAcidTable(run(_open_acid(uri, kwargs)))
 
 
 async def _open_ds(source: DatasetSource, kwargs: dict[str, Any]) -> Dataset:
@@ -511,12 +560,15 @@ async def _new_sink(prefix: str | os.PathLike[str], schema: pa.Schema,
 
 __all__ = [
     "RollingSink",
+    "SyncAcidTable",
     "SyncDataset",
     "SyncReader",
     "SyncWriter",
+    "open_acid_table",
     "open_dataset",
     "open_reader",
     "open_writer",
+    "read_acid_table",
     "read_dataset",
     "read_table",
     "record_batch_reader",
