@@ -163,5 +163,7 @@ class HiveAcid:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
         self._log.close()
         os.unlink(self._log.name)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from aorc.errors import SchemaError
 
 __all__ = [
+    "FLUSH_SUFFIX",
     "AcidDir",
     "AcidFile",
     "Snapshot",

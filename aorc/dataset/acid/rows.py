@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc.dataset.acid.layout import WriteIdList, bucket_key
+from aorc.dataset.acid.layout import WriteIdList
 from aorc.errors import UnsupportedFeatureError
 
 __all__ = [
@@ -30,8 +30,12 @@ __all__ = [
     "ROW_ID_TYPE",
     "DeleteSet",
     "event_keys",
+    "flatten_events",
+    "insert_rows",
     "is_acid_schema",
     "packed_keys",
+    "synthetic_keys",
+    "synthetic_row_ids",
 ]
 
 #: The fields of a full-ACID event, in file order.
@@ -66,10 +70,8 @@ def packed_keys(original: np.ndarray, bucket: np.ndarray, row_id: np.ndarray) ->
                                                 [None, pa.py_buffer(packed.tobytes())])
 
 
-_bucket_keys = np.vectorize(bucket_key, otypes=[np.int64])
-
-
 def _keys_of_buckets(bucket: np.ndarray) -> np.ndarray:
+    """:func:`~aorc.dataset.acid.layout.bucket_key` of every value."""
     if not len(bucket):
         return bucket.astype(np.int64)
     v1 = ((bucket >> 29) & 0x7) == 1

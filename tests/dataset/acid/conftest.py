@@ -7,7 +7,6 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-
 from helpers.hive_acid import HiveAcid, compile_helper, hive_jars
 
 

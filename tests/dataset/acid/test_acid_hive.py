@@ -16,12 +16,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from helpers.hive_acid import HiveAcid, HiveError
 
 import aorc
 from aorc.dataset.acid import read_acid_table
-from helpers.hive_acid import HiveAcid, HiveError
-
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
 def aorc_rows(path: Path | str, **kwargs: Any) -> list[tuple[Any, ...]]:
