@@ -99,6 +99,30 @@ class AcidTable:
         return pa.schema([*extra, *self._data_schema, *self.partition_schema])
 
     @property
+    def data_schema(self) -> pa.Schema:
+        """The table's own columns (no ``ROW__ID``, no partition columns)."""
+        return self._data_schema
+
+    @property
+    def row_id(self) -> bool:
+        """Whether reads add the ``ROW__ID`` column."""
+        return self._row_id
+
+    @property
+    def bucket_v1(self) -> bool:
+        """Whether the table's events carry Hive 3's ``BucketCodec`` V1 bucket properties
+        (original files' rows are then given such a property too)."""
+        return self._bucket_v1
+
+    def check(self, columns: Sequence[str] | None, filters: Any) -> None:
+        """Check columns and filters as a read would, without reading.
+
+        Raises:
+            SchemaError: unknown columns or malformed filters.
+        """
+        self._plan(columns, filters)
+
+    @property
     def files(self) -> list[str]:
         """The data and delete delta files a read takes, partition by partition."""
         return [f.path for p in self.partitions for f in [*p.data, *p.deletes]]
