@@ -102,9 +102,33 @@ class DeleteSet:
         arrays = [k for k in keys if len(k)]
         self.keys: pa.Array | None = (pc.unique(pa.concat_arrays(arrays)) if arrays
                                       else None)
+        packed = (np.frombuffer(self.keys.buffers()[1], np.int64,
+                                count=3 * len(self.keys)).reshape(-1, 3)
+                  if self.keys is not None else np.empty((0, 3), np.int64))
+        packed = packed[np.lexsort((packed[:, 2], packed[:, 1], packed[:, 0]))]
+        #: the sorted row ids deleted from each (write id, bucket key)
+        self._rows: dict[tuple[int, int], np.ndarray] = {}
+        if len(packed):
+            change = np.flatnonzero((np.diff(packed[:, 0]) != 0) | (np.diff(packed[:, 1]) != 0))
+            starts = np.concatenate([[0], change + 1])
+            ends = np.concatenate([change + 1, [len(packed)]])
+            for a, b in zip(starts, ends, strict=True):
+                self._rows[(int(packed[a, 0]), int(packed[a, 1]))] = packed[a:b, 2].copy()
+        self._sources = (np.array(list(self._rows), np.int64) if self._rows
+                         else np.empty((0, 2), np.int64))
 
     def __len__(self) -> int:
         return 0 if self.keys is None else len(self.keys)
+
+    def touches(self, write_ids: tuple[int, int], buckets: tuple[int, int]) -> bool:
+        """Whether some event may name a row of a file whose ``originalTransaction`` and
+        bucket keys lie in these (inclusive) ranges."""
+        s = self._sources
+        if not len(s):
+            return False
+        hit = ((s[:, 0] >= write_ids[0]) & (s[:, 0] <= write_ids[1])
+               & (s[:, 1] >= buckets[0]) & (s[:, 1] <= buckets[1]))
+        return bool(hit.any())
 
     @staticmethod
     def events(table: pa.Table, ids: WriteIdList | None, where: str) -> pa.Array:
@@ -116,6 +140,29 @@ class DeleteSet:
         if ids is not None and ids.invalid_ids():
             table = table.filter(_visible(table, ids))
         return event_keys(table)
+
+    def row_ids(self, write_id: int, bucket: int) -> np.ndarray:
+        """The sorted row ids deleted from the rows of ``write_id`` in bucket key
+        ``bucket``."""
+        return self._rows.get((write_id, bucket), np.empty(0, np.int64))
+
+    def kept_rows(self, write_id: int, bucket: int, row_ids: pa.ChunkedArray | pa.Array
+                  ) -> pa.Array | None:
+        """The mask of the rows (of one write id and bucket key) no event deletes, by a
+        binary search of their row ids; ``None`` when every row is kept."""
+        gone = self.row_ids(write_id, bucket)
+        if not len(gone):
+            return None
+        ids = _int64(row_ids)
+        n = len(ids)
+        if n and ids[-1] - ids[0] == n - 1 and bool((np.diff(ids) == 1).all()):
+            keep = np.ones(n, dtype=bool)  # consecutive row ids, as Hive writes them
+            inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
+            keep[inside - ids[0]] = False
+            return pa.array(keep)
+        at = np.searchsorted(gone, ids)
+        hit = gone[np.minimum(at, len(gone) - 1)] == ids
+        return pa.array(~hit)
 
     def kept(self, keys: pa.Array) -> pa.Array | None:
         """The mask of the rows (by their packed keys) no delete event names, ``None``
@@ -135,7 +182,7 @@ def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
     return mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
 
 
-def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet,
+def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
                 where: str) -> pa.Table:
     """The visible, undeleted insert events of a full-ACID file's ``table`` (its event
     columns and its ``row`` struct, possibly pruned to some fields).
@@ -144,8 +191,8 @@ def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet,
         UnsupportedFeatureError: the file holds update or delete events (tables written
             before Hive 2.2's split update), which aorc does not merge.
     """
-    ops = table.column("operation")
-    if table.num_rows and pc.any(pc.not_equal(ops, 0)).as_py():
+    ops = table.column("operation") if "operation" in table.column_names else None
+    if ops is not None and table.num_rows and pc.any(pc.not_equal(ops, 0)).as_py():
         raise UnsupportedFeatureError(
             f"{where}: update or delete events in an insert delta (a table written before "
             f"Hive 2.2's split update, 'transactional_properties'='legacy'): run a major "
@@ -153,7 +200,7 @@ def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet,
     masks = []
     if ids is not None and ids.invalid_ids():
         masks.append(_visible(table, ids))
-    kept = deletes.kept(event_keys(table)) if len(deletes) else None
+    kept = deletes.kept(event_keys(table)) if deletes is not None and len(deletes) else None
     if kept is not None:
         masks.append(kept)
     if not masks:
@@ -165,14 +212,17 @@ def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet,
 
 
 def flatten_events(table: pa.Table, names: Sequence[str], row_id: bool) -> pa.Table:
-    """The ``row`` struct's fields ``names`` as columns (``ROW__ID`` first when asked)."""
-    row = table.column("row").combine_chunks() if table.num_rows else None
+    """The ``row`` struct's fields ``names`` as columns (``ROW__ID`` first when asked; a
+    placeholder column of nulls when neither, to keep the number of rows)."""
+    if not names and not row_id:
+        return pa.table({"__aorc_rows": pa.nulls(table.num_rows)})
+    row = table.column("row").combine_chunks() if table.num_rows and names else None
     columns: list[pa.Array] = []
     fields: list[pa.Field] = []
     if row_id:
         columns.append(_row_id_array(table))
         fields.append(pa.field(ROW_ID, ROW_ID_TYPE))
-    struct_type = table.schema.field("row").type
+    struct_type = table.schema.field("row").type if names else pa.struct([])
     for name in names:
         idx = struct_type.get_field_index(name)
         t = struct_type.field(idx).type

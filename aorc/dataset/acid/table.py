@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.dataset.acid.files import open_data_store
-from aorc.dataset.acid.layout import AcidFile, WriteIdList
+from aorc.dataset.acid.layout import AcidFile, WriteIdList, bucket_key
 from aorc.dataset.acid.listing import Partition, list_table
 from aorc.dataset.acid.rows import (
     ROW_ID,
@@ -339,10 +339,21 @@ class AcidTable:
                 return out.empty_table()
             if is_acid_schema(reader.schema):
                 present = [n for n in wanted if n in reader.schema.field("row").type.names]
+                needed = self._event_columns(reader, deletes, ROW_ID in names)
+                if not needed and not present:
+                    needed = ["operation"]  # a column to count the rows by
                 table = await reader.read(
-                    [*_EVENT_COLUMNS, *(f"row.{n}" for n in present)],
+                    [*needed, *(f"row.{n}" for n in present)],
                     filters=self._pushdown(where, "row."))
-                table = insert_rows(table, self.valid_write_ids, deletes, f.path)
+                source = self._single_source(reader)
+                if "rowId" in needed and source is not None and ROW_ID not in names:
+                    table = insert_rows(table, self.valid_write_ids, None, f.path)
+                    keep = deletes.kept_rows(*source, table.column("rowId"))
+                    if keep is not None:
+                        table = table.filter(keep)
+                else:
+                    table = insert_rows(table, self.valid_write_ids,
+                                        deletes if "rowId" in needed else None, f.path)
                 rows = flatten_events(table, present, ROW_ID in names)
             else:
                 rows = await self._read_plain(reader, f, wanted, where, deletes, names,
@@ -353,6 +364,43 @@ class AcidTable:
         if expr is not None and rows.num_rows:
             rows = rows.filter(expr)
         return rows.select(names)
+
+    @staticmethod
+    def _single_source(reader: OrcReader) -> tuple[int, int] | None:
+        """``(write id, bucket key)`` when every row of the file has the same ones (a
+        delta's file, by its statistics), else ``None``."""
+        stats = reader.statistics
+        w, b = stats["originalTransaction"], stats["bucket"]
+        lo, hi = getattr(w, "minimum", None), getattr(w, "maximum", None)
+        blo, bhi = getattr(b, "minimum", None), getattr(b, "maximum", None)
+        if isinstance(lo, int) and lo == hi and isinstance(blo, int) and blo == bhi:
+            return lo, bucket_key(blo)
+        return None
+
+    def _event_columns(self, reader: OrcReader, deletes: DeleteSet, row_id: bool
+                       ) -> list[str]:
+        """The event columns a file's read needs, by its statistics: the key only when
+        some delete event may name one of its rows, ``operation`` unless the file holds
+        only inserts, ``currentTransaction`` for the ROW__ID or a write-id list."""
+        stats = reader.statistics
+
+        def bounds(name: str) -> tuple[int, int] | None:
+            s = stats[name]
+            lo, hi = getattr(s, "minimum", None), getattr(s, "maximum", None)
+            return (int(lo), int(hi)) if isinstance(lo, int) and isinstance(hi, int) else None
+
+        needed = []
+        if row_id or bounds("operation") != (0, 0):
+            needed.append("operation")
+        wids, buckets = bounds("originalTransaction"), bounds("bucket")
+        if row_id or (len(deletes) and (wids is None or buckets is None or deletes.touches(
+                wids, (bucket_key(buckets[0]) if buckets[0] == buckets[1] else 0,
+                       bucket_key(buckets[1]) if buckets[0] == buckets[1] else 1 << 62)))):
+            needed += ["originalTransaction", "bucket", "rowId"]
+        ids = self.valid_write_ids
+        if row_id or (ids is not None and ids.invalid_ids()):
+            needed.append("currentTransaction")
+        return needed
 
     async def _read_plain(self, reader: OrcReader, f: AcidFile, wanted: list[str],
                           where: DatasetFilter, deletes: DeleteSet, names: list[str],
@@ -368,8 +416,12 @@ class AcidTable:
         original = f.folder is None
         synthetic = original and (len(deletes) > 0 or ROW_ID in names)
         filters = (None if synthetic or positional else self._pushdown(where, ""))
-        table = await reader.read([mapping[n] for n in present], filters=filters)
-        table = table.rename_columns(present)
+        if present:
+            table = (await reader.read([mapping[n] for n in present], filters=filters)
+                     ).rename_columns(present)
+        else:  # a column to count the rows by
+            counted = await reader.read(file_names[:1], filters=filters)
+            table = pa.table({"__aorc_rows": pa.nulls(counted.num_rows)})
         bucket = f.bucket or 0
         if synthetic:
             first = first_rows.get(f.path, 0)
