@@ -49,6 +49,8 @@ from aorc.read.reader import OrcReader, open_reader
 
 __all__ = ["AcidTable", "open_acid_table", "read_acid_table"]
 
+#: Rows per batch decoded by :meth:`AcidTable.read` (each file's batches are concatenated).
+_READ_BATCH_ROWS = 1 << 20
 _EVENT_COLUMNS = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
 
 
@@ -287,11 +289,11 @@ class AcidTable:
             deletes = await self._deletes(part)
             first_rows = await self._original_offsets(part, deletes)
             for f in part.data:
-                table = await self._read_file(i, part, f, names, where, out, deletes,
-                                              first_rows)
-                for batch in table.to_batches(max_chunksize=batch_size):
-                    if batch.num_rows:
-                        yield batch
+                async for table in self._file_chunks(i, part, f, names, where, deletes,
+                                                     first_rows, batch_size):
+                    for batch in table.to_batches(max_chunksize=batch_size):
+                        if batch.num_rows:
+                            yield batch
 
     async def _original_offsets(self, part: Partition, deletes: DeleteSet) -> dict[str, int]:
         """The first synthetic row id of each original file: the rows of the bucket's
@@ -331,39 +333,60 @@ class AcidTable:
     async def _read_file(self, index: int, part: Partition, f: AcidFile, names: list[str],
                          where: DatasetFilter, out: pa.Schema, deletes: DeleteSet,
                          first_rows: dict[str, int]) -> pa.Table:
+        """All the rows a file gives (see :meth:`_file_chunks`)."""
+        chunks = [c async for c in self._file_chunks(index, part, f, names, where, deletes,
+                                                     first_rows, _READ_BATCH_ROWS)]
+        return pa.concat_tables(chunks) if chunks else out.empty_table()
+
+    async def _file_chunks(self, index: int, part: Partition, f: AcidFile, names: list[str],
+                           where: DatasetFilter, deletes: DeleteSet,
+                           first_rows: dict[str, int], batch_size: int
+                           ) -> AsyncGenerator[pa.Table, None]:
+        """The rows of one file, batch by batch as its reader decodes them: deleted and
+        invisible rows dropped, in the table's schema, filtered exactly."""
         schema = self.schema
-        wanted = [n for n in self._data_schema.names
-                  if n in names or n in where.names]
+        wanted = [n for n in self._data_schema.names if n in names or n in where.names]
+        keep = [n for n in schema.names if n in names or n in where.names]
+        expr = self._row_filter(where, schema)
         async with self._open(part, f) as reader:
             if reader is None:
-                return out.empty_table()
+                return
             if is_acid_schema(reader.schema):
-                present = [n for n in wanted if n in reader.schema.field("row").type.names]
-                needed = self._event_columns(reader, deletes, ROW_ID in names)
-                if not needed and not present:
-                    needed = ["operation"]  # a column to count the rows by
-                table = await reader.read(
-                    [*needed, *(f"row.{n}" for n in present)],
-                    filters=self._pushdown(where, "row."))
-                source = self._single_source(reader)
-                if "rowId" in needed and source is not None and ROW_ID not in names:
-                    table = insert_rows(table, self.valid_write_ids, None, f.path)
-                    keep = deletes.kept_rows(*source, table.column("rowId"))
-                    if keep is not None:
-                        table = table.filter(keep)
-                else:
-                    table = insert_rows(table, self.valid_write_ids,
-                                        deletes if "rowId" in needed else None, f.path)
-                rows = flatten_events(table, present, ROW_ID in names)
+                chunks = self._event_chunks(reader, f, wanted, where, deletes, names,
+                                            batch_size)
             else:
-                rows = await self._read_plain(reader, f, wanted, where, deletes, names,
-                                              first_rows)
-        rows = self._conform(rows, index, [n for n in schema.names
-                                           if n in names or n in where.names])
-        expr = self._row_filter(where, schema)
-        if expr is not None and rows.num_rows:
-            rows = rows.filter(expr)
-        return rows.select(names)
+                chunks = self._plain_chunks(reader, f, wanted, where, deletes, names,
+                                            first_rows, batch_size)
+            async for rows in chunks:
+                rows = self._conform(rows, index, keep)
+                if expr is not None and rows.num_rows:
+                    rows = rows.filter(expr)
+                yield rows.select(names)
+
+    async def _event_chunks(self, reader: OrcReader, f: AcidFile, wanted: list[str],
+                            where: DatasetFilter, deletes: DeleteSet, names: list[str],
+                            batch_size: int) -> AsyncGenerator[pa.Table, None]:
+        """The table's rows of a full-ACID file's insert events."""
+        present = [n for n in wanted if n in reader.schema.field("row").type.names]
+        needed = self._event_columns(reader, deletes, ROW_ID in names)
+        if not needed and not present:
+            needed = ["operation"]  # a column to count the rows by
+        source = self._single_source(reader)
+        by_row_id = "rowId" in needed and source is not None and ROW_ID not in names
+        async for batch in reader.iter_batches([*needed, *(f"row.{n}" for n in present)],
+                                               batch_size,
+                                               filters=self._pushdown(where, "row.")):
+            table = pa.Table.from_batches([batch])
+            if by_row_id:
+                assert source is not None
+                table = insert_rows(table, self.valid_write_ids, None, f.path)
+                kept = deletes.kept_rows(*source, table.column("rowId"))
+                if kept is not None:
+                    table = table.filter(kept)
+            else:
+                table = insert_rows(table, self.valid_write_ids,
+                                    deletes if "rowId" in needed else None, f.path)
+            yield flatten_events(table, present, ROW_ID in names)
 
     @staticmethod
     def _single_source(reader: OrcReader) -> tuple[int, int] | None:
@@ -402,9 +425,10 @@ class AcidTable:
             needed.append("currentTransaction")
         return needed
 
-    async def _read_plain(self, reader: OrcReader, f: AcidFile, wanted: list[str],
-                          where: DatasetFilter, deletes: DeleteSet, names: list[str],
-                          first_rows: dict[str, int]) -> pa.Table:
+    async def _plain_chunks(self, reader: OrcReader, f: AcidFile, wanted: list[str],
+                            where: DatasetFilter, deletes: DeleteSet, names: list[str],
+                            first_rows: dict[str, int], batch_size: int
+                            ) -> AsyncGenerator[pa.Table, None]:
         """The rows of an original file or of an insert-only table's file (matched to the
         table's columns by name, or by position for Hive 1's ``_col0, _col1, ...``)."""
         file_names = reader.schema.names
@@ -413,28 +437,28 @@ class AcidTable:
         mapping = ({t: s for t, s in zip(self._data_schema.names, file_names, strict=False)}
                    if positional else {n: n for n in file_names})
         present = [n for n in wanted if n in mapping]
-        original = f.folder is None
-        synthetic = original and (len(deletes) > 0 or ROW_ID in names)
-        filters = (None if synthetic or positional else self._pushdown(where, ""))
-        if present:
-            table = (await reader.read([mapping[n] for n in present], filters=filters)
-                     ).rename_columns(present)
-        else:  # a column to count the rows by
-            counted = await reader.read(file_names[:1], filters=filters)
-            table = pa.table({"__aorc_rows": pa.nulls(counted.num_rows)})
+        synthetic = f.folder is None and (len(deletes) > 0 or ROW_ID in names)
+        filters = None if synthetic or positional else self._pushdown(where, "")
         bucket = f.bucket or 0
-        if synthetic:
-            first = first_rows.get(f.path, 0)
-            keep = deletes.kept(synthetic_keys(bucket, first, table.num_rows))
-            if ROW_ID in names:
-                table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE), synthetic_row_ids(
-                    bucket, first, table.num_rows, self._stored_bucket(bucket)))
-            if keep is not None:
-                table = table.filter(keep)
-        elif ROW_ID in names:
-            table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
-                                     pa.nulls(table.num_rows, ROW_ID_TYPE))
-        return table
+        first = first_rows.get(f.path, 0)
+        columns = [mapping[n] for n in present] or file_names[:1]
+        async for batch in reader.iter_batches(columns, batch_size, filters=filters):
+            n = batch.num_rows
+            table = (pa.Table.from_batches([batch]).rename_columns(present) if present
+                     else pa.table({"__aorc_rows": pa.nulls(n)}))  # counts the rows
+            if synthetic:
+                kept = deletes.kept(synthetic_keys(bucket, first, n))
+                if ROW_ID in names:
+                    table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
+                                             synthetic_row_ids(bucket, first, n,
+                                                               self._stored_bucket(bucket)))
+                if kept is not None:
+                    table = table.filter(kept)
+                first += n
+            elif ROW_ID in names:
+                table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
+                                         pa.nulls(n, ROW_ID_TYPE))
+            yield table
 
     def _stored_bucket(self, bucket: int) -> int:
         """The bucket property Hive gives an original file's rows: Hive 3's BucketCodec V1

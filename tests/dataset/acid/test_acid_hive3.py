@@ -157,3 +157,27 @@ def test_legacy_update_events_refused(tmp_path: Path) -> None:
            [(1, 1, 0, 0, 1, {"id": 1, "name": "updated"})])
     with pytest.raises(aorc.UnsupportedFeatureError, match="split update"):
         read(t)
+
+
+def test_streamed_batches_match_the_whole_read(tmp_path: Path) -> None:
+    # small batches: the synthetic row ids of original files and the deletes keyed by them
+    # continue across batches, and the base's deletes across its batches
+    t = tmp_path / "t"
+    t.mkdir()
+    plain = pa.table({"id": pa.array(range(7), pa.int32()), "name": list("abcdefg")})
+    aorc.sync.write_table(plain, t / "000000_0")
+    deletes(t / "delete_delta_0000001_0000001_0000" / "bucket_00000", 1,
+            [(0, v1(0), 1), (0, v1(0), 4), (0, v1(0), 6)])
+    inserts(t / "delta_0000002_0000002_0000" / "bucket_00000", 2, v1(0),
+            [{"id": 10 + i, "name": str(i)} for i in range(9)])
+    deletes(t / "delete_delta_0000003_0000003_0000" / "bucket_00000", 3,
+            [(2, v1(0), 0), (2, v1(0), 5)])
+    opened = aorc.sync.open_acid_table(t, row_id=True)
+    whole = opened.read().sort_by("id")
+    assert whole.column("id").to_pylist() == [0, 2, 3, 5, 11, 12, 13, 14, 16, 17, 18]
+    batches = list(opened.iter_batches(batch_size=2))
+    assert max(b.num_rows for b in batches) <= 2
+    streamed = pa.Table.from_batches(batches).sort_by("id")
+    assert streamed.equals(whole)
+    assert opened.count_rows() == 11
+    assert opened.count_rows([("id", ">=", 12)]) == 6
