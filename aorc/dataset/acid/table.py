@@ -234,15 +234,26 @@ class AcidTable:
             keep |= surviving_rows(self._part_rows, terms) if terms else set(range(len(parts)))
         return [(i, p) for i, p in parts if i in keep]
 
-    def _pushdown(self, where: DatasetFilter, prefix: str) -> Any:
+    def _row_mapping(self, file_names: Sequence[str]) -> dict[str, str]:
+        """The table's column names to a file's (or its ``row`` struct's): by name, or by
+        position for files of Hive 1 and 2 whose columns are ``_col0, _col1, ...`` (as ORC
+        Java's schema evolution maps them)."""
+        positional = (bool(file_names)
+                      and all(n == f"_col{i}" for i, n in enumerate(file_names))
+                      and not set(file_names) & set(self._data_schema.names))
+        if positional:
+            return dict(zip(self._data_schema.names, file_names, strict=False))
+        return {n: n for n in file_names}
+
+    def _pushdown(self, where: DatasetFilter, prefix: str, mapping: Mapping[str, str]) -> Any:
         """The filters' terms on data columns, for a file whose columns sit under
-        ``prefix`` (``None`` when some conjunction has no data term)."""
+        ``prefix`` and are named by ``mapping`` (``None`` when some conjunction has no
+        term on a column of the file)."""
         if where.clauses is None:
             return None
-        data = set(self._data_schema.names)
         out = []
         for conj in where.clauses:
-            terms = [(prefix + c, op, v) for c, op, v in conj if c in data]
+            terms = [(prefix + mapping[c], op, v) for c, op, v in conj if c in mapping]
             if not terms:
                 return None
             out.append(terms)
@@ -367,15 +378,18 @@ class AcidTable:
                             where: DatasetFilter, deletes: DeleteSet, names: list[str],
                             batch_size: int) -> AsyncGenerator[pa.Table, None]:
         """The table's rows of a full-ACID file's insert events."""
-        present = [n for n in wanted if n in reader.schema.field("row").type.names]
+        mapping = self._row_mapping(reader.schema.field("row").type.names)
+        present = [n for n in wanted if n in mapping]
         needed = self._event_columns(reader, deletes, ROW_ID in names)
         if not needed and not present:
             needed = ["operation"]  # a column to count the rows by
         source = self._single_source(reader)
         by_row_id = "rowId" in needed and source is not None and ROW_ID not in names
-        async for batch in reader.iter_batches([*needed, *(f"row.{n}" for n in present)],
+        async for batch in reader.iter_batches([*needed,
+                                                *(f"row.{mapping[n]}" for n in present)],
                                                batch_size,
-                                               filters=self._pushdown(where, "row.")):
+                                               filters=self._pushdown(where, "row.",
+                                                                      mapping)):
             table = pa.Table.from_batches([batch])
             if by_row_id:
                 assert source is not None
@@ -386,7 +400,9 @@ class AcidTable:
             else:
                 table = insert_rows(table, self.valid_write_ids,
                                     deletes if "rowId" in needed else None, f.path)
-            yield flatten_events(table, present, ROW_ID in names)
+            yield flatten_events(table, [mapping[n] for n in present], ROW_ID in names
+                                 ).rename_columns([*([ROW_ID] if ROW_ID in names else []),
+                                                   *present])
 
     @staticmethod
     def _single_source(reader: OrcReader) -> tuple[int, int] | None:
@@ -432,13 +448,10 @@ class AcidTable:
         """The rows of an original file or of an insert-only table's file (matched to the
         table's columns by name, or by position for Hive 1's ``_col0, _col1, ...``)."""
         file_names = reader.schema.names
-        positional = (all(n == f"_col{i}" for i, n in enumerate(file_names))
-                      and not set(file_names) & set(self._data_schema.names))
-        mapping = ({t: s for t, s in zip(self._data_schema.names, file_names, strict=False)}
-                   if positional else {n: n for n in file_names})
+        mapping = self._row_mapping(file_names)
         present = [n for n in wanted if n in mapping]
         synthetic = f.folder is None and (len(deletes) > 0 or ROW_ID in names)
-        filters = None if synthetic or positional else self._pushdown(where, "")
+        filters = None if synthetic else self._pushdown(where, "", mapping)
         bucket = f.bucket or 0
         first = first_rows.get(f.path, 0)
         columns = [mapping[n] for n in present] or file_names[:1]

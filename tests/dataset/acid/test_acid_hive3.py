@@ -181,3 +181,27 @@ def test_streamed_batches_match_the_whole_read(tmp_path: Path) -> None:
     assert streamed.equals(whole)
     assert opened.count_rows() == 11
     assert opened.count_rows([("id", ">=", 12)]) == 6
+
+
+def test_hive_internal_column_names_map_by_position(tmp_path: Path) -> None:
+    # Hive 1 and 2 often wrote the row struct (and original files) with its internal names
+    # _col0, _col1, ...: matched to the table's columns by position, as ORC Java does
+    t = tmp_path / "t"
+    t.mkdir()
+    aorc.sync.write_table(pa.table({"_col0": pa.array([1, 2], pa.int32()),
+                                    "_col1": ["o1", "o2"]}), t / "000000_0")
+    row = pa.struct([("_col0", pa.int32()), ("_col1", pa.string())])
+    schema = pa.schema([*EVENT][:5] + [pa.field("row", row)])
+    aorc.sync.write_table(pa.Table.from_arrays(
+        [pa.array([0, 0], pa.int32()), pa.array([5, 5]), pa.array([0, 0], pa.int32()),
+         pa.array([0, 1]), pa.array([5, 5]),
+         pa.array([{"_col0": 3, "_col1": "d1"}, {"_col0": 4, "_col1": "d2"}], row)],
+        schema=schema), t / "delta_0000005_0000005" / "bucket_00000")
+    deletes(t / "delete_delta_0000006_0000006" / "bucket_00000", 6,
+            [(0, 0, 0), (5, 0, 1)])
+    table_schema = pa.schema([("id", pa.int32()), ("name", pa.string())])
+    got = read(t, schema=table_schema)
+    assert got == [{"id": 2, "name": "o2"}, {"id": 3, "name": "d1"}]
+    assert read(t, schema=table_schema, filters=[("id", ">", 2)]) == [{"id": 3, "name": "d1"}]
+    # without a schema the file's own names are the columns
+    assert [r["_col0"] for r in read(t)] == [2, 3]
