@@ -377,13 +377,15 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  storage_options: Mapping[str, Any] | None = None, max_open_files: int = 16,
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
-                 tail_cache_bytes: int = TAIL_CACHE_BYTES) -> SyncDataset:
+                 tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                 schema_mapping: str = "name") -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`."""
     kwargs = {"partitioning": partitioning, "schema": schema,
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
-              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes}
+              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
+              "schema_mapping": schema_mapping}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 

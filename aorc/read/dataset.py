@@ -58,7 +58,12 @@ from aorc.read.discovery import (
     list_dataset,
     open_tail,
 )
-from aorc.read.evolution import conform, merge_schemas, positional_names
+from aorc.read.evolution import (
+    check_schema_mapping,
+    conform,
+    merge_schemas,
+    positional_names,
+)
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
@@ -445,7 +450,9 @@ class Dataset(SmallFileReads):
         """The file's columns to read, its filter (in its own names), whether any row can
         match, and the renaming from the file's names to the dataset's."""
         given = self._options.given_schema
-        renamed = positional_names(file_schema, given) if given is not None else file_schema
+        renamed = (positional_names(file_schema, given,
+                                    self._options.schema_mapping == "position")
+                   if given is not None else file_schema)
         to_file = dict(zip(renamed.names, file_schema.names, strict=True))
         cols = [to_file[n] for n in plan.data_schema.names if n in to_file]
         if clauses is None:
@@ -635,9 +642,11 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 path_glob_filter: str | None = None,
                 read_dictionary: Sequence[str] | None = None,
                 eager: bool = False, schema_from: str = "all",
-                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None) -> Dataset:
+                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None,
+                schema_mapping: str = "name") -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
+    check_schema_mapping(schema_mapping, schema)
     check_read_dictionary(read_dictionary)
     if isinstance(tail_cache_bytes, bool) or not isinstance(tail_cache_bytes, int) \
             or tail_cache_bytes < 0:
@@ -648,7 +657,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
-                             tail_cache_bytes)
+                             tail_cache_bytes, schema_mapping)
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
@@ -678,7 +687,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
                        schema_from: str = "all",
-                       tail_cache_bytes: int = TAIL_CACHE_BYTES) -> Dataset:
+                       tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                       schema_mapping: str = "name") -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
@@ -721,6 +731,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             (default 64 MiB; each tail counts what it holds in memory: the bytes read
             from its file's end, the whole file when it is small, plus its parsed footer,
             about 4.5 KiB for a small file; see :meth:`TailCache.cost`); ``0`` keeps none.
+        schema_mapping: ``"name"`` (files' columns meet ``schema``'s by name, or by position
+            when all are ``_col0, _col1, ...`` as Hive 1 wrote them, as ORC Java does) or
+            ``"position"`` (always by position: ORC's ``orc.force.positional.evolution``).
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -735,7 +748,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        max_open_files=max_open_files,
                        exclude_invalid_files=exclude_invalid_files,
                        path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes)
+                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes,
+                       schema_mapping=schema_mapping)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -747,7 +761,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        schema_from: str = "read",
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
-                       progress: ProgressHook | None = None) -> pa.Table:
+                       progress: ProgressHook | None = None,
+                       schema_mapping: str = "name") -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
     :meth:`Dataset.read` (``progress=`` counts the files read). The data of files in
     partitions that ``filters`` exclude is never read.
@@ -765,6 +780,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             files; never its data) -- with a selective filter, several times the requests
             of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
             With ``schema=`` no file is opened for its schema.
+        schema_mapping: as :func:`open_dataset`.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
@@ -777,7 +793,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files,
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                          eager=True, filters=filters if schema_from == "read" else None)
+                          eager=True, filters=filters if schema_from == "read" else None,
+                          schema_mapping=schema_mapping)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

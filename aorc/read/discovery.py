@@ -155,6 +155,9 @@ class DatasetOptions:
         read_dictionary: columns read as Arrow dictionaries (see :func:`aorc.open_reader`).
         tail_cache_bytes: the budget of the file tails kept for later reads
             (:class:`TailCache`).
+        schema_mapping: ``"name"`` (files' columns matched to ``given_schema`` by name,
+            by position only for Hive's ``_col0, _col1, ...``) or ``"position"`` (always by
+            position, ORC Java's ``orc.force.positional.evolution``).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -165,6 +168,7 @@ class DatasetOptions:
     path_glob_filter: str | None = None
     read_dictionary: Sequence[str] | None = None
     tail_cache_bytes: int = TAIL_CACHE_BYTES
+    schema_mapping: str = "name"
 
 
 @dataclass(frozen=True)
