@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,8 @@ from aorc.read.reader import OrcReader, open_reader
 
 __all__ = ["AcidTable", "open_acid_table", "read_acid_table"]
 
+#: Hive's internal column names, which ORC Java's SchemaEvolution maps by position.
+_INTERNAL_NAME = re.compile(r"_col\d+")
 #: Rows per batch decoded by :meth:`AcidTable.read` (each file's batches are concatenated).
 _READ_BATCH_ROWS = 1 << 20
 _EVENT_COLUMNS = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
@@ -239,7 +242,7 @@ class AcidTable:
         position for files of Hive 1 and 2 whose columns are ``_col0, _col1, ...`` (as ORC
         Java's schema evolution maps them)."""
         positional = (bool(file_names)
-                      and all(n == f"_col{i}" for i, n in enumerate(file_names))
+                      and all(_INTERNAL_NAME.fullmatch(n) for n in file_names)
                       and not set(file_names) & set(self._data_schema.names))
         if positional:
             return dict(zip(self._data_schema.names, file_names, strict=False))
