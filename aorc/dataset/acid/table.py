@@ -12,6 +12,7 @@ each file's rows into the table's schema.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -91,6 +92,8 @@ class AcidTable:
         self._max_open = max_open_files
         self._io = io
         self._loop = home_loop()
+        #: at most ``max_open_files`` files open at once, over every partition
+        self._slots = asyncio.Semaphore(max_open_files)
         paths = [p.path for p in partitions]
         self._part_rows = (partition_table([p.values for p in partitions], partition_schema,
                                            paths) if len(partition_schema) else None)
@@ -331,18 +334,19 @@ class AcidTable:
     # ------------------------------------------------------------------ files
     @contextlib.asynccontextmanager
     async def _open(self, part: Partition, f: AcidFile) -> AsyncGenerator[OrcReader | None]:
-        store = await open_data_store(f, part.flush_lengths.get(f.path),
-                                      self._storage_options, self._io)
-        if store is None:
-            yield None
-            return
-        try:
-            async with open_reader(store, timestamp_unit=self._timestamp_unit) as reader:
-                yield reader
-        finally:
-            self._io.requests += store.stats.requests
-            self._io.bytes += store.stats.bytes
-            await store.close()
+        async with self._slots:
+            store = await open_data_store(f, part.flush_lengths.get(f.path),
+                                          self._storage_options, self._io)
+            if store is None:
+                yield None
+                return
+            try:
+                async with open_reader(store, timestamp_unit=self._timestamp_unit) as reader:
+                    yield reader
+            finally:
+                self._io.requests += store.stats.requests
+                self._io.bytes += store.stats.bytes
+                await store.close()
 
     async def _read_file(self, index: int, part: Partition, f: AcidFile, names: list[str],
                          where: DatasetFilter, out: pa.Schema, deletes: DeleteSet,
