@@ -137,7 +137,7 @@ class DeleteSet:
         if pc.any(pc.not_equal(ops, 2)).as_py():
             raise UnsupportedFeatureError(f"{where}: a delete delta holds events other than "
                                           f"deletes")
-        if ids is not None and ids.invalid_ids():
+        if ids is not None:
             table = table.filter(_visible(table, ids))
         return event_keys(table)
 
@@ -185,7 +185,8 @@ def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
 def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
                 where: str) -> pa.Table:
     """The visible, undeleted insert events of a full-ACID file's ``table`` (its event
-    columns and its ``row`` struct, possibly pruned to some fields).
+    columns and its ``row`` struct, possibly pruned to some fields); rows are checked
+    against ``ids`` when the table has their ``currentTransaction``.
 
     Raises:
         UnsupportedFeatureError: the file holds update or delete events (tables written
@@ -198,7 +199,7 @@ def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | N
             f"Hive 2.2's split update, 'transactional_properties'='legacy'): run a major "
             f"compaction in Hive first")
     masks = []
-    if ids is not None and ids.invalid_ids():
+    if ids is not None and "currentTransaction" in table.column_names:
         masks.append(_visible(table, ids))
     kept = deletes.kept(event_keys(table)) if deletes is not None and len(deletes) else None
     if kept is not None:

@@ -443,9 +443,11 @@ class AcidTable:
                 wids, (bucket_key(buckets[0]) if buckets[0] == buckets[1] else 0,
                        bucket_key(buckets[1]) if buckets[0] == buckets[1] else 1 << 62)))):
             needed += ["originalTransaction", "bucket", "rowId"]
-        ids = self.valid_write_ids
-        if row_id or (ids is not None and ids.invalid_ids()):
-            needed.append("currentTransaction")
+        ids, current = self.valid_write_ids, bounds("currentTransaction")
+        if row_id or (ids is not None and (
+                current is None or current[1] > ids.high_watermark
+                or any(current[0] <= i <= current[1] for i in ids.invalid_ids()))):
+            needed.append("currentTransaction")  # some rows may be invisible
         return needed
 
     async def _plain_chunks(self, reader: OrcReader, f: AcidFile, wanted: list[str],

@@ -205,3 +205,15 @@ def test_hive_internal_column_names_map_by_position(tmp_path: Path) -> None:
     assert read(t, schema=table_schema, filters=[("id", ">", 2)]) == [{"id": 3, "name": "d1"}]
     # without a schema the file's own names are the columns
     assert [r["_col0"] for r in read(t)] == [2, 3]
+
+
+def test_writes_above_the_high_watermark_inside_a_delta(tmp_path: Path) -> None:
+    # delta_3_6 (streaming ingest) read with a high watermark of 4 and nothing open: the
+    # folder is partly visible, its rows of writes 5 and 6 are not; nor is a delete of 7
+    t = tmp_path / "t"
+    events(t / "delta_0000003_0000006" / "bucket_00000",
+           [(0, w, v1(0), 0, w, {"id": w, "name": str(w)}) for w in (3, 4, 5, 6)])
+    deletes(t / "delete_delta_0000007_0000007" / "bucket_00000", 7, [(3, v1(0), 0)])
+    assert [r["id"] for r in read(t)] == [4, 5, 6]
+    hwm = "db.s:4:9223372036854775807::"
+    assert [r["id"] for r in read(t, valid_write_ids=hwm)] == [3, 4]
