@@ -392,12 +392,8 @@ class AcidTable:
             needed = ["operation"]  # a column to count the rows by
         source = self._single_source(reader)
         by_row_id = "rowId" in needed and source is not None and ROW_ID not in names
-        async for batch in reader.iter_batches([*needed,
-                                                *(f"row.{mapping[n]}" for n in present)],
-                                               batch_size,
-                                               filters=self._pushdown(where, "row.",
-                                                                      mapping)):
-            table = pa.Table.from_batches([batch])
+        async for table in _chunks(reader, [*needed, *(f"row.{mapping[n]}" for n in present)],
+                                   batch_size, self._pushdown(where, "row.", mapping)):
             if by_row_id:
                 assert source is not None
                 table = insert_rows(table, self.valid_write_ids, None, f.path)
@@ -464,9 +460,9 @@ class AcidTable:
         bucket = f.bucket or 0
         first = first_rows.get(f.path, 0)
         columns = [mapping[n] for n in present] or file_names[:1]
-        async for batch in reader.iter_batches(columns, batch_size, filters=filters):
-            n = batch.num_rows
-            table = (pa.Table.from_batches([batch]).rename_columns(present) if present
+        async for chunk in _chunks(reader, columns, batch_size, filters):
+            n = chunk.num_rows
+            table = (chunk.rename_columns(present) if present
                      else pa.table({"__aorc_rows": pa.nulls(n)}))  # counts the rows
             if synthetic:
                 kept = deletes.kept(synthetic_keys(bucket, first, n))
@@ -505,6 +501,17 @@ class AcidTable:
                 columns.append(pa.chunked_array([pa.nulls(rows.num_rows, field.type)]))
         return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n)
                                                                for n in names]))
+
+
+async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any
+                  ) -> AsyncGenerator[pa.Table, None]:
+    """A file's rows as tables of at most ``batch_size`` rows; a whole read (the batch size
+    of :meth:`AcidTable.read`) decodes the file's stripes in parallel in one table."""
+    if batch_size >= _READ_BATCH_ROWS:
+        yield await reader.read(columns, filters=filters)
+        return
+    async for batch in reader.iter_batches(columns, batch_size, filters=filters):
+        yield pa.Table.from_batches([batch])
 
 
 async def _table_schema(partitions: list[Partition], storage_options: Mapping[str, Any] | None,
