@@ -217,8 +217,8 @@ def flatten_events(table: pa.Table, names: Sequence[str], row_id: bool) -> pa.Ta
     placeholder column of nulls when neither, to keep the number of rows)."""
     if not names and not row_id:
         return pa.table({"__aorc_rows": pa.nulls(table.num_rows)})
-    row = table.column("row").combine_chunks() if table.num_rows and names else None
-    columns: list[pa.Array] = []
+    chunks = table.column("row").chunks if names else []
+    columns: list[pa.Array | pa.ChunkedArray] = []
     fields: list[pa.Field] = []
     if row_id:
         columns.append(_row_id_array(table))
@@ -227,8 +227,8 @@ def flatten_events(table: pa.Table, names: Sequence[str], row_id: bool) -> pa.Ta
     for name in names:
         idx = struct_type.get_field_index(name)
         t = struct_type.field(idx).type
-        col = row.field(idx) if row is not None else pa.array([], t)
-        columns.append(col)
+        # each chunk's child as it is (no copy); insert events never have a null row
+        columns.append(pa.chunked_array([c.field(idx) for c in chunks], t))
         fields.append(pa.field(name, t))
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
