@@ -61,7 +61,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 import pyarrow as pa
 
-from aorc.dataset.acid import AcidTable
+from aorc.dataset.acid import AcidTable, WriteIdList
 from aorc.dataset.acid import open_acid_table as _open_acid_table
 from aorc.dataset.acid import read_acid_table as _read_acid_table
 from aorc.errors import AorcError
@@ -363,8 +363,18 @@ async def _open_acid(source: str | os.PathLike[str], kwargs: dict[str, Any]) -> 
     return await _open_acid_table(source, **kwargs)
 
 
-def open_acid_table(uri: str | os.PathLike[str], **kwargs: Any) -> SyncAcidTable:
+def open_acid_table(uri: str | os.PathLike[str], *,
+                    valid_write_ids: str | WriteIdList | None = None,
+                    columns: Sequence[str] | None = None, filters: Any = None,
+                    schema: pa.Schema | None = None, row_id: bool = False,
+                    partitioning: pa.Schema | None = None, timestamp_unit: str = "ns",
+                    storage_options: Mapping[str, Any] | None = None,
+                    max_open_files: int = 16) -> SyncAcidTable:
     """Blocking :func:`aorc.open_acid_table` (same arguments): a :class:`SyncAcidTable`."""
+    kwargs = {"valid_write_ids": valid_write_ids, "columns": columns, "filters": filters,
+              "schema": schema, "row_id": row_id, "partitioning": partitioning,
+              "timestamp_unit": timestamp_unit, "storage_options": storage_options,
+              "max_open_files": max_open_files}
     return SyncAcidTable(run(_open_acid(uri, kwargs)))
 
 
