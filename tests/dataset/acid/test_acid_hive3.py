@@ -217,3 +217,14 @@ def test_writes_above_the_high_watermark_inside_a_delta(tmp_path: Path) -> None:
     assert [r["id"] for r in read(t)] == [4, 5, 6]
     hwm = "db.s:4:9223372036854775807::"
     assert [r["id"] for r in read(t, valid_write_ids=hwm)] == [3, 4]
+
+
+def test_default_partition_is_null(tmp_path: Path) -> None:
+    t = tmp_path / "t"
+    inserts(t / "day=1" / "delta_0000001_0000001_0000" / "bucket_00000", 1, v1(0),
+            [{"id": 1, "name": "a"}])
+    inserts(t / "day=__HIVE_DEFAULT_PARTITION__" / "delta_0000002_0000002_0000" /
+            "bucket_00000", 2, v1(0), [{"id": 2, "name": "b"}])
+    got = read(t)
+    assert got == [{"id": 1, "name": "a", "day": 1}, {"id": 2, "name": "b", "day": None}]
+    assert read(t, filters=[("day", "is null")]) == [{"id": 2, "name": "b", "day": None}]
