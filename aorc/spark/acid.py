@@ -88,8 +88,8 @@ async def _spark_batches(table: AcidTable, columns: list[str], filters: Any,
 def read_acid_table(spark: Any, uri: str | os.PathLike[str],
                     columns: Sequence[str] | None = None, filters: Any = None, *,
                     valid_write_ids: str | WriteIdList | None = None,
-                    row_id: bool = False, storage_options: Mapping[str, Any] | None = None
-                    ) -> Any:
+                    row_id: bool = False, schema: pa.Schema | None = None,
+                    storage_options: Mapping[str, Any] | None = None) -> Any:
     """A DataFrame of a Hive transactional table's rows, deletes applied, read by aorc in
     Spark tasks (see :func:`aorc.open_acid_table` for what is read).
 
@@ -100,6 +100,8 @@ def read_acid_table(spark: Any, uri: str | os.PathLike[str],
         filters: list-form filters or a pyarrow expression, on table and partition columns.
         valid_write_ids: Hive's valid write-id list (see :func:`aorc.open_acid_table`).
         row_id: add Hive's ``ROW__ID`` column.
+        schema: the table's columns (``None``: those of its newest data file; needed for a
+            table with no data files).
         storage_options: store settings, passed to the executors.
 
     Raises:
@@ -107,7 +109,8 @@ def read_acid_table(spark: Any, uri: str | os.PathLike[str],
         SchemaError: bad columns, filters or write-id list.
     """
     table = asyncio.run(open_acid_table(uri, valid_write_ids=valid_write_ids,
-                                        row_id=row_id, storage_options=storage_options,
+                                        row_id=row_id, schema=schema,
+                                        storage_options=storage_options,
                                         timestamp_unit=SPARK_TIMESTAMP_UNIT))
     names = list(columns) if columns is not None else table.schema.names
     table.check(names, filters)
