@@ -30,6 +30,7 @@ from typing import Any as _Any
 from aorc import _allocator  # noqa: F401, I001
 from aorc import sync as sync  # the blocking facade (a submodule)
 from aorc._version import __version__ as __version__
+from aorc.dataset.acid import AcidTable, open_acid_table, read_acid_table
 from aorc.dataset.compaction import CompactResult, compact
 from aorc.dataset.discovery import DatasetFile
 from aorc.dataset.read import Dataset, open_dataset, read_dataset
@@ -74,6 +75,7 @@ from aorc.write.writer import OrcWriter, open_writer, write_table
 
 __all__ = [
     "AccessDeniedError",
+    "AcidTable",
     "AorcError",
     "AorcWarning",
     "ColumnEncodingInfo",
@@ -109,10 +111,12 @@ __all__ = [
     "WriteOptions",
     "WriterInfo",
     "compact",
+    "open_acid_table",
     "open_dataset",
     "open_reader",
     "open_store",
     "open_writer",
+    "read_acid_table",
     "read_dataset",
     "read_table",
     "write_dataset",

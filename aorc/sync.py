@@ -61,6 +61,9 @@ from typing import Any, ParamSpec, Self, TypeVar, cast
 
 import pyarrow as pa
 
+from aorc.dataset.acid import AcidTable, WriteIdList
+from aorc.dataset.acid import open_acid_table as _open_acid_table
+from aorc.dataset.acid import read_acid_table as _read_acid_table
 from aorc.dataset.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
 from aorc.dataset.read import Dataset
 from aorc.dataset.read import open_dataset as _open_dataset
@@ -173,6 +176,7 @@ read_table = _blocking(_read_table)
 write_table = _blocking(_write_table)
 read_dataset = _blocking(_read_dataset)
 write_dataset = _blocking(_write_dataset)
+read_acid_table = _blocking(_read_acid_table)
 
 
 class _Blocking:
@@ -387,6 +391,61 @@ class SyncDataset(_Blocking):
         return self._dataset.__arrow_c_stream__(requested_schema)
 
 
+class SyncAcidTable(_Blocking):
+    """A blocking view of an :class:`aorc.AcidTable`; get one from :func:`open_acid_table`.
+
+    ``schema``, ``partitions``, ``partition_schema``, ``files`` and ``io_stats`` are the
+    table's; :meth:`read` (``to_table``) and :meth:`count_rows` block;
+    :meth:`iter_batches` (``to_batches``) is a plain iterator.
+    """
+
+    def __init__(self, table: AcidTable) -> None:
+        self._target = self._table = table
+
+    @property
+    def table(self) -> AcidTable:
+        """The async table (its coroutines run on aorc's private loop)."""
+        return self._table
+
+    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
+                     batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.AcidTable.iter_batches` (same arguments)."""
+        return _iterate(self._table.iter_batches(columns, filters, batch_size=batch_size))
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking :meth:`aorc.AcidTable.to_batches` (pyarrow.dataset's name)."""
+        return _iterate(self._table.to_batches(columns, filter, batch_size=batch_size))
+
+    def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
+                  batch_size: int = 65536) -> pa.RecordBatchReader:
+        """The matching rows as a ``pyarrow.RecordBatchReader`` read as it is pulled."""
+        return self._table.iter_batches(columns, filters, batch_size=batch_size).to_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (see :meth:`aorc.AcidTable.__arrow_c_stream__`)."""
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
+async def _open_acid(source: str | os.PathLike[str], kwargs: dict[str, Any]) -> AcidTable:
+    return await _open_acid_table(source, **kwargs)
+
+
+def open_acid_table(uri: str | os.PathLike[str], *,
+                    valid_write_ids: str | WriteIdList | None = None,
+                    columns: Sequence[str] | None = None, filters: Any = None,
+                    schema: pa.Schema | None = None, row_id: bool = False,
+                    partitioning: pa.Schema | None = None, timestamp_unit: str = "ns",
+                    storage_options: Mapping[str, Any] | None = None,
+                    max_open_files: int = 16) -> SyncAcidTable:
+    """Blocking :func:`aorc.open_acid_table` (same arguments): a :class:`SyncAcidTable`."""
+    kwargs = {"valid_write_ids": valid_write_ids, "columns": columns, "filters": filters,
+              "schema": schema, "row_id": row_id, "partitioning": partitioning,
+              "timestamp_unit": timestamp_unit, "storage_options": storage_options,
+              "max_open_files": max_open_files}
+    return SyncAcidTable(run(_open_acid(uri, kwargs)))
+
+
 async def _open_ds(source: DatasetSource, kwargs: dict[str, Any]) -> Dataset:
     return await _open_dataset(source, **kwargs)
 
@@ -397,7 +456,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
                  tail_cache_bytes: int = TAIL_CACHE_BYTES,
-                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> SyncDataset:
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                 schema_mapping: str = "name") -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`.
 
     Args:
@@ -413,6 +473,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         schema_from: as for :func:`aorc.open_dataset`.
         tail_cache_bytes: as for :func:`aorc.open_dataset`.
         max_decoded_bytes: as for :func:`aorc.open_dataset`.
+        schema_mapping: as for :func:`aorc.open_dataset`.
 
     Returns:
         A :class:`SyncDataset`.
@@ -422,7 +483,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
               "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
-              "max_decoded_bytes": max_decoded_bytes}
+              "max_decoded_bytes": max_decoded_bytes, "schema_mapping": schema_mapping}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 
@@ -624,12 +685,15 @@ async def _new_sink(prefix: str | os.PathLike[str], schema: pa.Schema,
 
 __all__ = [
     "RollingSink",
+    "SyncAcidTable",
     "SyncDataset",
     "SyncReader",
     "SyncWriter",
+    "open_acid_table",
     "open_dataset",
     "open_reader",
     "open_writer",
+    "read_acid_table",
     "read_dataset",
     "read_table",
     "record_batch_reader",

@@ -23,6 +23,7 @@ for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().pare
         sys.path.insert(0, str(_path))
 
 from helpers.corpus import CORPUS_ABSENT, corpus_root  # noqa: E402
+from helpers.hive_acid import hive_jars  # noqa: E402
 from helpers.lzo_peer import available as lzo_available  # noqa: E402
 from helpers.readers import READER_ENV, reader_name  # noqa: E402
 
@@ -48,6 +49,9 @@ def missing_oracles() -> list[str]:
                  or bool(java_home and Path(java_home, "bin", "java").exists()),
                  "a Java runtime (java on PATH or JAVA_HOME), for ORC Java and Spark"),
         "pyspark": (lambda: importlib.util.find_spec("pyspark") is not None, "PySpark"),
+        "hive": (lambda: hive_jars() is not None and shutil.which("javac") is not None,
+                 "Hive 2.3's ACID code (PySpark's hive-exec jar) and a JDK (javac), for "
+                 "tests/dataset/acid"),
         "lzo": (lzo_available,
                 "an independent LZO implementation (lzallright, in the test extra)"),
         "tqdm": (lambda: importlib.util.find_spec("tqdm") is not None,

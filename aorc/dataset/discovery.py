@@ -157,6 +157,9 @@ class DatasetOptions:
         tail_cache_bytes: the budget of the file tails kept for later reads
             (:class:`TailCache`).
         max_decoded_bytes: the decoding budget of one stripe (see :func:`aorc.open_reader`).
+        schema_mapping: ``"name"`` (files' columns matched to ``given_schema`` by name,
+            by position only for Hive's ``_col0, _col1, ...``) or ``"position"`` (always by
+            position, ORC Java's ``orc.force.positional.evolution``).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -168,6 +171,7 @@ class DatasetOptions:
     read_dictionary: Sequence[str] | None = None
     tail_cache_bytes: int = TAIL_CACHE_BYTES
     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
+    schema_mapping: str = "name"
 
 
 @dataclass(frozen=True)

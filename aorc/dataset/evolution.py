@@ -20,6 +20,7 @@ from aorc.errors import SchemaError
 
 __all__ = [
     "check_readable",
+    "check_schema_mapping",
     "conform",
     "merge_schemas",
     "merge_types",
@@ -131,11 +132,28 @@ def check_readable(file_type: pa.DataType, target: pa.DataType, path: str,
                           f"as {target}")
 
 
-def positional_names(file_schema: pa.Schema, target: pa.Schema) -> pa.Schema:
+def check_schema_mapping(schema_mapping: str, schema: pa.Schema | None) -> None:
+    """Check a dataset's ``schema_mapping`` option (``"position"`` needs a schema).
+
+    Raises:
+        SchemaError: an unknown mapping, or ``"position"`` without ``schema``.
+    """
+    if schema_mapping not in ("name", "position"):
+        raise SchemaError(f"schema_mapping must be 'name' or 'position', got "
+                          f"{schema_mapping!r}")
+    if schema_mapping == "position" and schema is None:
+        raise SchemaError("schema_mapping='position' needs schema= (the names to give the "
+                          "files' columns)")
+
+
+def positional_names(file_schema: pa.Schema, target: pa.Schema, force: bool = False
+                     ) -> pa.Schema:
     """A file schema whose columns are all ``_col0, _col1, ...`` (old Hive files) renamed by
-    position to ``target``'s names; any other schema is returned unchanged."""
+    position to ``target``'s names, as ORC Java's schema evolution does; with ``force``
+    (``orc.force.positional.evolution``) any file schema is; else it is returned
+    unchanged. Columns beyond ``target``'s keep their names."""
     names = file_schema.names
-    if not names or not all(_POSITIONAL.fullmatch(n) for n in names):
+    if not names or not (force or all(_POSITIONAL.fullmatch(n) for n in names)):
         return file_schema
     renamed = [target.names[i] if i < len(target.names) else n for i, n in enumerate(names)]
     return pa.schema([f.with_name(n) for f, n in zip(file_schema, renamed, strict=True)])

@@ -36,7 +36,12 @@ from aorc.dataset.discovery import (
     list_dataset,
     open_tail,
 )
-from aorc.dataset.evolution import conform, merge_schemas, positional_names
+from aorc.dataset.evolution import (
+    check_schema_mapping,
+    conform,
+    merge_schemas,
+    positional_names,
+)
 from aorc.dataset.local import (
     SmallFileReads,
     all_small_local,
@@ -452,7 +457,9 @@ class Dataset(SmallFileReads):
         """The file's columns to read, its filter (in its own names), whether any row can
         match, and the renaming from the file's names to the dataset's."""
         given = self._options.given_schema
-        renamed = positional_names(file_schema, given) if given is not None else file_schema
+        renamed = (positional_names(file_schema, given,
+                                    self._options.schema_mapping == "position")
+                   if given is not None else file_schema)
         to_file = dict(zip(renamed.names, file_schema.names, strict=True))
         cols = [to_file[n] for n in plan.data_schema.names if n in to_file]
         if clauses is None:
@@ -640,10 +647,12 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 read_dictionary: Sequence[str] | None = None,
                 eager: bool = False, schema_from: str = "all",
                 tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> Dataset:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                schema_mapping: str = "name") -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_max_decoded_bytes(max_decoded_bytes)
+    check_schema_mapping(schema_mapping, schema)
     check_read_dictionary(read_dictionary)
     if isinstance(tail_cache_bytes, bool) or not isinstance(tail_cache_bytes, int) \
             or tail_cache_bytes < 0:
@@ -654,7 +663,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
-                             tail_cache_bytes, max_decoded_bytes)
+                             tail_cache_bytes, max_decoded_bytes, schema_mapping)
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
@@ -685,7 +694,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        read_dictionary: Sequence[str] | None = None,
                        schema_from: str = "all",
                        tail_cache_bytes: int = TAIL_CACHE_BYTES,
-                       max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> Dataset:
+                       max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                       schema_mapping: str = "name") -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
@@ -731,6 +741,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         max_decoded_bytes: the most bytes the decompressed streams of one stripe may take
             (as :func:`aorc.open_reader`; default 1 GiB): a stripe needing more raises
             :class:`aorc.ResourceLimitError`.
+        schema_mapping: ``"name"`` (files' columns meet ``schema``'s by name, or by position
+            when all are ``_col0, _col1, ...`` as Hive 1 wrote them, as ORC Java does) or
+            ``"position"`` (always by position: ORC's ``orc.force.positional.evolution``).
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -749,7 +762,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        exclude_invalid_files=exclude_invalid_files,
                        path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                        schema_from=schema_from, tail_cache_bytes=tail_cache_bytes,
-                       max_decoded_bytes=max_decoded_bytes)
+                       max_decoded_bytes=max_decoded_bytes,
+                       schema_mapping=schema_mapping)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -762,7 +776,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
                        progress: ProgressHook | None = None,
-                       max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> pa.Table:
+                       max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                       schema_mapping: str = "name") -> pa.Table:
     """Read a dataset into one table (arguments as :func:`open_dataset`, :meth:`Dataset.read`;
     ``progress=`` counts files read). Files of partitions ``filters`` exclude are never read.
 
@@ -779,6 +794,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             with a selective filter, several times the requests of the read itself, which
             is why Spark leaves ``mergeSchema`` off by default.
             With ``schema=`` no file is opened for its schema.
+        schema_mapping: as :func:`open_dataset`.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
@@ -795,7 +811,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           exclude_invalid_files=exclude_invalid_files,
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                           eager=True, filters=filters if schema_from == "read" else None,
-                          max_decoded_bytes=max_decoded_bytes)
+                          max_decoded_bytes=max_decoded_bytes,
+                          schema_mapping=schema_mapping)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

@@ -39,12 +39,17 @@ datasets' code (:mod:`aorc.dataset.partitioning`): int, bigint, decimal(p,0), do
 (the folder's wall clock in the session time zone), date, else string, widened as Spark
 widens a column's values.
 
-Modules, by concept: :mod:`aorc.spark.plan` (listing, partition columns, filters, splits and
-their packing into tasks; no Spark), :mod:`aorc.spark.reader` (:func:`read` and its tasks),
-:mod:`aorc.spark.writer` (:func:`write` and its tasks), :mod:`aorc.spark.source` (the
-``aorc`` Python data source, :func:`register`) and :mod:`aorc.spark.compat`.
+:func:`read_acid_table` reads a Hive transactional table (deletes applied; see
+:mod:`aorc.spark.acid`), which ``spark.read.orc`` returns as raw ACID events.
+
+Modules, by concept: :mod:`aorc.spark.acid` (Hive ACID tables), :mod:`aorc.spark.plan`
+(listing, partition columns, filters, splits and their packing into tasks; no Spark),
+:mod:`aorc.spark.reader` (:func:`read` and its tasks), :mod:`aorc.spark.writer`
+(:func:`write` and its tasks), :mod:`aorc.spark.source` (the ``aorc`` Python data source,
+:func:`register`) and :mod:`aorc.spark.compat`.
 """
 
+from aorc.spark.acid import read_acid_table
 from aorc.spark.plan import (
     DEFAULT_SPLIT_BYTES,
     Split,
@@ -64,6 +69,7 @@ __all__ = [
     "pack_splits",
     "plan_read",
     "read",
+    "read_acid_table",
     "read_schema",
     "register",
     "write",
