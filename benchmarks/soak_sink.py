@@ -42,7 +42,7 @@ from helpers.s3proxy import Delay, Fault, ProxyRequest, S3Proxy  # noqa: E402
 from helpers.sink_stream import list_objects, moto_subprocess, pending_uploads  # noqa: E402
 
 import aorc  # noqa: E402
-from aorc.sink.rolling import RollingSink, SinkCommit  # noqa: E402
+from aorc.sink import RollingSink, SinkCommit  # noqa: E402
 
 MiB = 1 << 20
 STREAMS = 8

@@ -1,6 +1,9 @@
 """aorc demo: write a sample ORC file, read it back, and show what is inside.
 
 Run: python examples/demo.py [--rows N] [--out PATH]
+
+Without --out the file goes to a temporary folder that is deleted when the demo ends (the
+demo says where); --out PATH keeps it there, e.g. for `aorc meta PATH`.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def sample_table(rows: int, seed: int = 7) -> pa.Table:
     )
 
 
-async def main(rows: int, out: pathlib.Path) -> None:
+async def main(rows: int, out: pathlib.Path, keep: bool = True) -> None:
     table = sample_table(rows)
     await aorc.write_table(
         table,
@@ -43,6 +46,9 @@ async def main(rows: int, out: pathlib.Path) -> None:
         metadata={"source": "aorc demo"},
     )
     print(f"wrote {out} ({out.stat().st_size:,} bytes, {rows:,} rows)")
+    if not keep:
+        print("  (a temporary folder, deleted when the demo ends: pass --out PATH to keep "
+              "the file)")
 
     async with aorc.open_reader(out) as reader:
         print(f"schema:      {reader.orc_type}")
@@ -65,15 +71,21 @@ async def main(rows: int, out: pathlib.Path) -> None:
     for country, total in sorted(totals.items()):
         print(f"  {country}: {total:12,.2f}")
     print(f"done at {dt.datetime.now(dt.UTC):%H:%M:%S} UTC")
+    if keep:
+        print(f"the file is at {out.resolve()}; look inside with: aorc meta {out}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--out", type=pathlib.Path, default=None)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=100_000,
+                        help="rows of the sample table (default: 100,000)")
+    parser.add_argument("--out", type=pathlib.Path, default=None,
+                        help="where to write the ORC file and keep it (default: a temporary "
+                        "folder, deleted at the end)")
     ns = parser.parse_args()
     if ns.out is None:
         with tempfile.TemporaryDirectory() as tmp:
-            asyncio.run(main(ns.rows, pathlib.Path(tmp) / "demo.orc"))
+            asyncio.run(main(ns.rows, pathlib.Path(tmp) / "demo.orc", keep=False))
     else:
         asyncio.run(main(ns.rows, ns.out))

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import aorc.spark
-from aorc.sink.rolling import RollingSink, SinkCommit
+from aorc.sink import RollingSink, SinkCommit
 
 BUCKET = "aorc-pipeline"
 PREFIX = f"s3://{BUCKET}/purchases"

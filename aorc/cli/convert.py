@@ -26,13 +26,15 @@ from typing import Any, BinaryIO, TextIO
 import pyarrow as pa
 
 from aorc.cli.export import BatchWriter, check_output_options, output_format
-from aorc.errors import AorcError, SchemaError
+from aorc.dataset.discovery import file_or_dataset, is_dataset_source
+from aorc.dataset.read import Dataset, open_dataset
+from aorc.errors import AorcError, CorruptFileError, ObjectNotFoundError, SchemaError
 from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store
 from aorc.io.registry import is_remote
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker
-from aorc.read.reader import open_reader
+from aorc.read.reader import OrcReader, open_reader
 from aorc.write.writer import open_writer
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "Progress",
     "convert",
     "detect_format",
+    "input_format",
     "isatty",
     "options_for",
 ]
@@ -379,20 +382,63 @@ def _cast(batch: pa.RecordBatch, schema: pa.Schema, name: str) -> pa.RecordBatch
                           f"{exc}") from exc
 
 
+async def input_format(src: str, storage_options: Mapping[str, Any] | None) -> str:
+    """The input format of ``src`` from its extension; without a known one, ``orc`` when it
+    is a folder, a prefix or an ORC file (as :func:`aorc.read_table` decides "file or
+    dataset"; Hive's files have no extension).
+
+    Raises:
+        SchemaError: the extension names no format and ``src`` is no ORC file or dataset.
+    """
+    try:
+        return detect_format(src)
+    except SchemaError:
+        if await is_dataset_source(src):
+            return "orc"
+        try:
+            async with open_reader(src, storage_options=storage_options):
+                return "orc"
+        except ObjectNotFoundError:
+            if is_remote(src):
+                return "orc"  # a prefix, or nothing: the dataset's listing says which
+        except CorruptFileError:
+            pass
+        raise
+
+
+async def _orc_batches(src: str, storage_options: Mapping[str, Any] | None,
+                       progress_enabled: bool | None, hook: ProgressTracker | None
+                       ) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The batches of the ORC file, folder or prefix ``src`` names (decided as
+    :func:`aorc.read_table` decides); the first one is empty and carries the schema."""
+    async def one_file() -> OrcReader:
+        return await open_reader(src, storage_options=storage_options)
+
+    async def dataset() -> Dataset:
+        return await open_dataset(src, storage_options=storage_options)
+
+    opened: OrcReader | Dataset = await file_or_dataset(src, one_file, dataset)
+    try:
+        progress = Progress(f"converting {src}", opened.num_rows, "rows",
+                            enabled=progress_enabled, hook=hook)
+        yield pa.RecordBatch.from_pylist([], schema=opened.schema)
+        async with contextlib.aclosing(opened.iter_batches(batch_size=BATCH_ROWS)) as it:
+            async for batch in it:
+                progress.update(batch.num_rows)
+                yield batch
+        progress.close()
+    finally:
+        if isinstance(opened, OrcReader):
+            await opened.close()
+
+
 async def _batches(src: str, fmt: str, schema: pa.Schema | None, csv: CsvOptions,
                    storage_options: Mapping[str, Any] | None, progress_enabled: bool | None,
                    hook: ProgressTracker | None) -> AsyncGenerator[pa.RecordBatch, None]:
     """The input's batches; the first one is empty and carries the schema."""
     if fmt == "orc":
-        async with open_reader(src, storage_options=storage_options) as reader:
-            progress = Progress(f"converting {src}", reader.num_rows, "rows",
-                                enabled=progress_enabled, hook=hook)
-            yield pa.RecordBatch.from_pylist([], schema=reader.schema)
-            async with contextlib.aclosing(reader.iter_batches(batch_size=BATCH_ROWS)) as it:
-                async for batch in it:
-                    progress.update(batch.num_rows)
-                    yield batch
-            progress.close()
+        async for batch in _orc_batches(src, storage_options, progress_enabled, hook):
+            yield batch
         return
     suffix = "".join(os.path.splitext(src.rsplit("/", 1)[-1])[1:])
     local = (await _download(src, storage_options, progress_enabled, suffix)
@@ -420,7 +466,9 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
     JSON lines or Arrow IPC file, batch by batch.
 
     Args:
-        src: the input: a local path or a store URL (``s3://``, ...).
+        src: the input: a local path or a store URL (``s3://``, ...); an ORC input may be a
+            folder or a prefix, read as a dataset (decided as :func:`aorc.read_table`
+            decides).
         dest: the output: a local path or a store URL (written atomically: nothing is
             left there when the conversion fails).
         fmt: the input format (``csv``, ``jsonl``, ``parquet``, ``arrow``, ``orc``);
@@ -462,12 +510,12 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
     bar = progress if progress is None or isinstance(progress, bool) else False
     hook = None if progress is None or isinstance(progress, bool) else \
         ProgressTracker(progress, "convert", "rows")
-    fmt = fmt or detect_format(src)
+    src_options = options_for(src, storage_options, src, dest)
+    fmt = fmt or await input_format(src, src_options)
     if fmt not in FORMATS:
         raise SchemaError(f"unknown input format {fmt!r} (expected one of {', '.join(FORMATS)})")
     out_type = parse_type_string(schema) if schema else None
     wanted = to_arrow_schema(out_type) if out_type is not None else None
-    src_options = options_for(src, storage_options, src, dest)
     dest_options = options_for(dest, storage_options, src, dest)
     csv = CsvOptions(delimiter, tuple(null_values) if null_values is not None else None,
                      strings_can_be_null)
@@ -506,10 +554,15 @@ def options_for(path: str, options: Mapping[str, Any] | None,
 
 def arrow_error(exc: pa.ArrowException, name: str, *,
                 suggest_schema: bool = True) -> AorcError:
-    """An :class:`AorcError` for a pyarrow error raised while reading ``name`` (a type
-    error suggests ``--schema`` unless ``suggest_schema`` is false: one was given)."""
+    """An :class:`AorcError` for a pyarrow error raised while reading ``name``: a type
+    error suggests ``--schema`` (when one was given: that a value does not fit it)."""
     text = " ".join(str(exc).split())
-    hint = (" (use --schema to give the column types)"
-            if suggest_schema and ("conversion error" in text.lower()
-                                   or "changed" in text.lower()) else "")
+    lowered = text.lower()
+    hint = ""
+    if "conversion error" in lowered or "changed" in lowered:
+        hint = (" (use --schema to give the column types)" if suggest_schema else
+                " (a value does not have the type --schema gives its column)")
+        if "number to string" in lowered or "string to number" in lowered:
+            hint = hint[:-1] + ("; a JSON number column reads non-finite values written "
+                                "NaN, Infinity and -Infinity, unquoted)")
     return AorcError(f"{name}: {text}{hint}")

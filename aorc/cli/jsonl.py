@@ -10,7 +10,8 @@ cast per column); values of other types (nested, binary, time, ...) from the cal
 the time went (about 5 us a row for ``json.dumps`` of a dict). Floats are written in Arrow's
 shortest round-trip form, with ``.0`` added to integral values so that they stay floats
 (``1e+16`` may read ``10000000000000000.0``); every other text is the one ``json.dumps``
-gives.
+gives: non-finite floats are ``NaN``, ``Infinity`` and ``-Infinity``, unquoted, as pyarrow's
+JSON reader reads them back.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.cli import _jsonl
-from aorc.cli.values import column_values, json_default
+from aorc.cli.values import column_values, decimal_texts, json_default
 
 __all__ = ["batch_jsonl", "batch_jsonl_bytes", "jsonl_bytes", "jsonl_text"]
 
@@ -123,8 +124,8 @@ def _spec(col: pa.Array, prefix: bytes, to_json: ToJson, default: Default) -> Sp
         words = np.frombuffer(col.buffers()[1], np.uint64)[2 * col.offset:
                                                              2 * (col.offset + len(col))]
         return (_jsonl.DECIMAL, prefix, _valid(col), None, None, words, t.scale, 0)
-    if pa.types.is_decimal(t) and t.scale >= 0:  # Arrow's text is str(Decimal)'s
-        return _text(_jsonl.QUOTED, prefix, col.cast(pa.string()))
+    if pa.types.is_decimal(t):  # plain notation, as json_default's
+        return _text(_jsonl.QUOTED, prefix, decimal_texts(col))
     values = to_json(col)
     if all(v is None or isinstance(v, str) for v in values):
         return _text(_jsonl.STRING, prefix, pa.array(values, pa.string()))

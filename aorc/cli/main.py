@@ -36,6 +36,7 @@ import pyarrow as pa
 from aorc._version import __version__
 from aorc.cli.convert import FORMATS, Progress, arrow_error, convert, isatty
 from aorc.cli.dataset import (
+    FILTER_HELP,
     NO_DATASET_FLAGS,
     DatasetFlags,
     add_compact_command,
@@ -53,10 +54,10 @@ from aorc.cli.export import OUTPUT_FORMATS, check_output_options, output_format
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
 from aorc.cli.jsonl import batch_jsonl, batch_jsonl_bytes
 from aorc.cli.values import csv_column, json_default
+from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset
 from aorc.read.reader import OrcReader, StripeFooterInfo
 
 __all__ = ["main"]
@@ -362,7 +363,8 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
         f"extension ({extensions}) or --to; an unknown extension is refused. The ORC "
         "writer options apply to ORC output only; Parquet takes --compression and "
         "--compression-level, Arrow IPC --compression (zstd, lz4, none).")
-    conv.add_argument("input", help="input file: path or store URL (s3://, ...)")
+    conv.add_argument("input", help="input file: path or store URL (s3://, ...); an ORC "
+                      "input may be a folder or a prefix (a dataset, as read_table decides)")
     conv.add_argument("output", help="output file: path or store URL (written atomically)")
     conv.add_argument("--from", dest="fmt", choices=list(FORMATS),
                       help="input format (default: from the extension)")
@@ -388,7 +390,9 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def _writer_flags(parser: argparse.ArgumentParser) -> None:
     """The ORC writer's options (read back by :func:`_write_options`)."""
-    parser.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
+    parser.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"],
+                        help="codec of the output (ORC: zstd; Parquet: zstd, zlib, snappy, lz4, "
+                        "none; Arrow IPC: zstd, lz4, none)")
     parser.add_argument("--compression-level", type=int,
                         help="codec level of every stream (default: ORC Java's, zstd 3)")
     parser.add_argument("--stripe-size", type=_size, help="bytes per stripe, e.g. 64M")
@@ -396,7 +400,10 @@ def _writer_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--row-index-stride", type=int, help="rows per row group (0: none)")
     parser.add_argument("--bloom-filter-columns", help="comma-separated column names")
     parser.add_argument("--bloom-filter-fpp", type=float, help="false positive rate (0.01)")
-    parser.add_argument("--dictionary-key-size-threshold", type=float)
+    parser.add_argument("--dictionary-key-size-threshold", type=float,
+                        help="strings are dictionary encoded when the distinct values of the "
+                        "first row group are at most this share of its values (0.8; 0: never, "
+                        "1: always)")
     parser.add_argument("--timezone", help="zone of naive timestamps (UTC)")
     parser.add_argument("--threads", type=int,
                         help="threads that encode and compress columns (default: one per CPU)")
@@ -406,9 +413,7 @@ def _writer_flags(parser: argparse.ArgumentParser) -> None:
 
 def _filter_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
-                        help="only rows matching, e.g. 'amount >= 10' or \"name in (a, b)\" "
-                        "(ops as filters=: == != < <= > >= in, not in, is null, is not null); "
-                        "repeatable: all must match")
+                        help=FILTER_HELP)
 
 
 def _progress_flags(parser: argparse.ArgumentParser) -> None:

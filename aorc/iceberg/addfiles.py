@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyiceberg import types as ice
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.manifest import DataFile
 from pyiceberg.partitioning import PartitionSpec
@@ -23,28 +24,6 @@ from pyiceberg.table import Table
 from pyiceberg.table.name_mapping import NameMapping, create_mapping_from_schema
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.typedef import Record
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    PrimitiveType,
-    StringType,
-    StructType,
-    TimestampNanoType,
-    TimestampType,
-    TimestamptzNanoType,
-    TimestamptzType,
-    TimeType,
-    UUIDType,
-)
 
 from aorc.errors import SchemaError
 from aorc.format.types import OrcType, TypeKind
@@ -63,21 +42,21 @@ _FILES_AT_ONCE = 16
 
 #: Iceberg types and the ORC kinds a file may hold them in (as Iceberg Java reads them).
 _KINDS: list[tuple[type | tuple[type, ...], frozenset[TypeKind]]] = [
-    (BooleanType, frozenset({TypeKind.BOOLEAN})),
-    (IntegerType, frozenset({TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT})),
-    (LongType, frozenset({TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG})),
-    (TimeType, frozenset({TypeKind.LONG})),
-    (FloatType, frozenset({TypeKind.FLOAT})),
-    (DoubleType, frozenset({TypeKind.FLOAT, TypeKind.DOUBLE})),
-    (DecimalType, frozenset({TypeKind.DECIMAL})),
-    (DateType, frozenset({TypeKind.DATE})),
-    ((TimestampType, TimestampNanoType), frozenset({TypeKind.TIMESTAMP})),
-    ((TimestamptzType, TimestamptzNanoType), frozenset({TypeKind.TIMESTAMP_INSTANT})),
-    (StringType, frozenset({TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR})),
-    ((BinaryType, UUIDType, FixedType), frozenset({TypeKind.BINARY})),
-    (StructType, frozenset({TypeKind.STRUCT})),
-    (ListType, frozenset({TypeKind.LIST})),
-    (MapType, frozenset({TypeKind.MAP})),
+    (ice.BooleanType, frozenset({TypeKind.BOOLEAN})),
+    (ice.IntegerType, frozenset({TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT})),
+    (ice.LongType, frozenset({TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG})),
+    (ice.TimeType, frozenset({TypeKind.LONG})),
+    (ice.FloatType, frozenset({TypeKind.FLOAT})),
+    (ice.DoubleType, frozenset({TypeKind.FLOAT, TypeKind.DOUBLE})),
+    (ice.DecimalType, frozenset({TypeKind.DECIMAL})),
+    (ice.DateType, frozenset({TypeKind.DATE})),
+    ((ice.TimestampType, ice.TimestampNanoType), frozenset({TypeKind.TIMESTAMP})),
+    ((ice.TimestamptzType, ice.TimestamptzNanoType), frozenset({TypeKind.TIMESTAMP_INSTANT})),
+    (ice.StringType, frozenset({TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR})),
+    ((ice.BinaryType, ice.UUIDType, ice.FixedType), frozenset({TypeKind.BINARY})),
+    (ice.StructType, frozenset({TypeKind.STRUCT})),
+    (ice.ListType, frozenset({TypeKind.LIST})),
+    (ice.MapType, frozenset({TypeKind.MAP})),
 ]
 
 
@@ -85,7 +64,7 @@ def _compatible(node: OrcType, t: Any) -> bool:
     """Whether an ORC column can be read as the Iceberg type."""
     for cls, kinds in _KINDS:
         if isinstance(t, cls):
-            if isinstance(t, DecimalType):
+            if isinstance(t, ice.DecimalType):
                 return node.kind in kinds and (node.scale or 0) == t.scale and \
                     (node.precision or 38) <= t.precision
             return node.kind in kinds
@@ -114,7 +93,7 @@ def _partition(spec: PartitionSpec, schema: Schema, root: OrcType, ids: Mapping[
     for pf in spec.fields:
         node = nodes.get(pf.source_id)
         source = schema.find_field(pf.source_id)
-        if node is None or not isinstance(source.field_type, PrimitiveType):
+        if node is None or not isinstance(source.field_type, ice.PrimitiveType):
             raise SchemaError(f"{path}: the file has no column for partition field "
                               f"{pf.name!r} (source {source.name!r})")
         stats = reader.statistics[node.column_id]

@@ -32,32 +32,11 @@ from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyiceberg import types as ice
 from pyiceberg.conversions import to_bytes
 from pyiceberg.io.fileformat import DataFileStatistics
 from pyiceberg.io.pyarrow import MetricModeTypes, MetricsMode, match_metrics_mode
 from pyiceberg.schema import Schema
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    NestedField,
-    PrimitiveType,
-    StringType,
-    StructType,
-    TimestampNanoType,
-    TimestampType,
-    TimestamptzNanoType,
-    TimestamptzType,
-    TimeType,
-)
 from pyiceberg.utils.truncate import (
     truncate_upper_bound_binary_string,
     truncate_upper_bound_text_string,
@@ -82,8 +61,8 @@ __all__ = [
 DEFAULT_METRICS_MODE = "truncate(16)"
 _DEFAULT_KEY = "write.metadata.metrics.default"
 _COLUMN_KEY = "write.metadata.metrics.column."
-_TRUNCATABLE = (StringType, BinaryType)
-_FLOATS = (FloatType, DoubleType)
+_TRUNCATABLE = (ice.StringType, ice.BinaryType)
+_FLOATS = (ice.FloatType, ice.DoubleType)
 _EPOCH_DAY = datetime.date(1970, 1, 1)
 
 
@@ -99,13 +78,13 @@ class FieldPlan:
     """
 
     field_id: int
-    iceberg_type: PrimitiveType
+    iceberg_type: ice.PrimitiveType
     mode: MetricsMode
     bounds: bool
 
 
 def _mode_for(schema: Schema, field_id: int, properties: Mapping[str, str],
-              iceberg_type: IcebergType) -> MetricsMode:
+              iceberg_type: ice.IcebergType) -> MetricsMode:
     name = schema.find_column_name(field_id)
     text = properties.get(_DEFAULT_KEY, DEFAULT_METRICS_MODE)
     if name is not None:
@@ -123,18 +102,18 @@ def metrics_plan(schema: Schema, properties: Mapping[str, str]) -> dict[int, Fie
     """The metrics collected per primitive field id (see the module docstring)."""
     plans: dict[int, FieldPlan] = {}
 
-    def visit(f: NestedField, repeated: bool) -> None:
+    def visit(f: ice.NestedField, repeated: bool) -> None:
         t = f.field_type
-        if isinstance(t, StructType):
+        if isinstance(t, ice.StructType):
             for child in t.fields:
                 visit(child, repeated)
-        elif isinstance(t, ListType):
+        elif isinstance(t, ice.ListType):
             visit(t.element_field, True)
-        elif isinstance(t, MapType):
+        elif isinstance(t, ice.MapType):
             visit(t.key_field, True)
             visit(t.value_field, True)
         else:
-            assert isinstance(t, PrimitiveType)
+            assert isinstance(t, ice.PrimitiveType)
             mode = _mode_for(schema, f.field_id, properties, t)
             keep = not repeated and mode.type in (MetricModeTypes.TRUNCATE,
                                                   MetricModeTypes.FULL)
@@ -150,7 +129,7 @@ class Bounds:
     pyiceberg's ``DataFileStatistics`` reads: ``current_min``/``current_max``, and their
     serialized, truncated forms)."""
 
-    def __init__(self, iceberg_type: PrimitiveType, mode: MetricsMode) -> None:
+    def __init__(self, iceberg_type: ice.PrimitiveType, mode: MetricsMode) -> None:
         self.iceberg_type = iceberg_type
         self.trunc_length = mode.length if mode.type == MetricModeTypes.TRUNCATE else None
         self.current_min: Any = None
@@ -225,21 +204,21 @@ class MetricsCollector:
         for f, col in zip(self.schema.fields, batch.columns, strict=True):
             self._visit(f, col)
 
-    def _visit(self, f: NestedField, arr: pa.Array) -> None:
+    def _visit(self, f: ice.NestedField, arr: pa.Array) -> None:
         t = f.field_type
-        if isinstance(t, StructType):
+        if isinstance(t, ice.StructType):
             for child, values in zip(t.fields, arr.flatten(), strict=True):
                 self._visit(child, values)
-        elif isinstance(t, ListType):
+        elif isinstance(t, ice.ListType):
             self._visit(t.element_field, arr.flatten())
-        elif isinstance(t, MapType):
+        elif isinstance(t, ice.MapType):
             keys, values = map_entries(arr)
             self._visit(t.key_field, keys)
             self._visit(t.value_field, values)
         else:
             self._leaf(f.field_id, t, arr)
 
-    def _leaf(self, fid: int, t: IcebergType, arr: pa.Array) -> None:
+    def _leaf(self, fid: int, t: ice.IcebergType, arr: pa.Array) -> None:
         counts = self._counts.get(fid)
         if counts is None:
             return
@@ -273,7 +252,7 @@ class MetricsCollector:
         )
 
 
-def _min_max(t: IcebergType, arr: pa.Array) -> tuple[Any, Any]:
+def _min_max(t: ice.IcebergType, arr: pa.Array) -> tuple[Any, Any]:
     """The smallest and largest non-null (non-NaN) values, in Iceberg's representation."""
     if pa.types.is_date(arr.type):
         arr = arr.cast(pa.int32())
@@ -324,7 +303,7 @@ def footer_statistics(schema: Schema, properties: Mapping[str, str], root: OrcTy
         null = num_rows - stats.num_values if stats.has_null else 0
         nulls[fid], values[fid] = null, stats.num_values + null
         t = f.field_type
-        if mode.type == MetricModeTypes.COUNTS or not isinstance(t, PrimitiveType) or \
+        if mode.type == MetricModeTypes.COUNTS or not isinstance(t, ice.PrimitiveType) or \
                 not stats.num_values:
             continue
         low, high = footer_bounds(t, node, stats)
@@ -352,14 +331,14 @@ def _outside_containers(root: OrcType) -> set[int]:
     return out
 
 
-def footer_bounds(t: PrimitiveType, node: OrcType, stats: ColumnStatistics
+def footer_bounds(t: ice.PrimitiveType, node: OrcType, stats: ColumnStatistics
                   ) -> tuple[Any, Any]:
     """A column's smallest and largest values by its ORC statistics, in Iceberg's
     representation of ``t`` (None when the statistics do not say)."""
     kind = node.kind
-    if isinstance(t, BooleanType) and stats.true_count is not None:
+    if isinstance(t, ice.BooleanType) and stats.true_count is not None:
         return stats.false_count == 0, bool(stats.true_count)
-    if isinstance(t, (IntegerType, LongType, TimeType)) and kind in (
+    if isinstance(t, (ice.IntegerType, ice.LongType, ice.TimeType)) and kind in (
             TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG):
         return stats.minimum, stats.maximum
     if isinstance(t, _FLOATS) and kind in (TypeKind.FLOAT, TypeKind.DOUBLE):
@@ -367,19 +346,19 @@ def footer_bounds(t: PrimitiveType, node: OrcType, stats: ColumnStatistics
         low = float("-inf") if low is None or low != low else low
         high = float("inf") if high is None or high != high else high
         return low, high
-    if isinstance(t, StringType) and stats.minimum is not None:
+    if isinstance(t, ice.StringType) and stats.minimum is not None:
         return stats.minimum, stats.maximum
-    if isinstance(t, DecimalType) and isinstance(stats.minimum, decimal.Decimal) and \
+    if isinstance(t, ice.DecimalType) and isinstance(stats.minimum, decimal.Decimal) and \
             isinstance(stats.maximum, decimal.Decimal):
         q = decimal.Decimal(1).scaleb(-t.scale)
         return stats.minimum.quantize(q), stats.maximum.quantize(q)
-    if isinstance(t, DateType) and isinstance(stats.minimum, datetime.date) and \
+    if isinstance(t, ice.DateType) and isinstance(stats.minimum, datetime.date) and \
             isinstance(stats.maximum, datetime.date):
         return ((stats.minimum - _EPOCH_DAY).days, (stats.maximum - _EPOCH_DAY).days)
-    if isinstance(t, (TimestampType, TimestamptzType, TimestampNanoType,
-                      TimestamptzNanoType)) and stats.timestamp_utc and \
+    if isinstance(t, (ice.TimestampType, ice.TimestamptzType, ice.TimestampNanoType,
+                      ice.TimestamptzNanoType)) and stats.timestamp_utc and \
             stats.minimum_nanos is not None and stats.maximum_nanos is not None:
-        nanos = isinstance(t, (TimestampNanoType, TimestamptzNanoType))
+        nanos = isinstance(t, (ice.TimestampNanoType, ice.TimestamptzNanoType))
         if nanos:
             return stats.minimum_nanos, stats.maximum_nanos
         return stats.minimum_nanos // 1000, -(-stats.maximum_nanos // 1000)

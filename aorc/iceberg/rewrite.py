@@ -44,8 +44,14 @@ from aorc.iceberg import config
 from aorc.iceberg.filters import iceberg_filter
 from aorc.iceberg.read import FileTask, IcebergScan, plan_tasks
 from aorc.iceberg.schema import field_ids, to_file_batches
-from aorc.iceberg.write import WrittenFile, commit, data_file, write_one_file
-from aorc.io import registry
+from aorc.iceberg.write import (
+    WrittenFile,
+    commit,
+    data_file,
+    delete_written,
+    write_one_file,
+)
+from aorc.io.base import gather_or_cancel
 from aorc.read.reader import open_reader
 from aorc.write.merge import merge_files
 
@@ -250,15 +256,15 @@ async def rewrite_files(table: Table, *, target_size: int | None = None, where: 
                 swap.append_data_file(f)
 
     try:
-        await _gather([one(k, b) for k, b in enumerate(bins)])
+        await gather_or_cancel([one(k, b) for k, b in enumerate(bins)])
     except BaseException:
-        await _delete([f.file_path for f in added], store)
+        await delete_written([f.file_path for f in added], store)
         raise
     try:
         result.snapshot = await commit(table, stage, snapshot_properties={
             **(snapshot_properties or {}), "aorc.rewrite": "true"})
     except (CommitFailedException, ValidationException):  # (not committed: drop the files)
-        await _delete([f.file_path for f in added], store)
+        await delete_written([f.file_path for f in added], store)
         raise
     result.rewritten = len(replaced)
     result.added = len(added)
@@ -267,18 +273,3 @@ async def rewrite_files(table: Table, *, target_size: int | None = None, where: 
     return result
 
 
-async def _delete(paths: list[str], store: Mapping[str, Any]) -> None:
-    await asyncio.shield(asyncio.gather(*(registry.delete(config.store_path(p), store)
-                                          for p in paths),
-                                        return_exceptions=True))
-
-
-async def _gather(jobs: list[Any]) -> None:
-    tasks = [asyncio.ensure_future(j) for j in jobs]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

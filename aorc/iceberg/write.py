@@ -43,6 +43,7 @@ from aorc.iceberg.metrics import MetricsCollector
 from aorc.iceberg.project import convert_primitive
 from aorc.iceberg.schema import ICEBERG_ID, file_schema, to_file_batches
 from aorc.io import registry
+from aorc.io.base import gather_or_cancel
 from aorc.io.output import Destination
 from aorc.options import WriteOptions
 from aorc.write.inputs import collect_batches
@@ -55,6 +56,7 @@ __all__ = [
     "column_sizes",
     "commit",
     "data_file",
+    "delete_written",
     "partition_codes",
     "partition_groups",
     "write_data_files",
@@ -248,9 +250,9 @@ async def write_data_files(table: Table, data: Any, *,
     jobs = [one(key, part) for key, rows in grouped.values()
             for part in _split(rows, target)]
     try:
-        await _gather(jobs)
+        await gather_or_cancel(jobs)
     except BaseException:
-        await _delete([w.path for w in written], store)
+        await delete_written([w.path for w in written], store)
         raise
     return [data_file(table, w) for w in written]
 
@@ -275,18 +277,7 @@ def _split(rows: list[pa.RecordBatch], target: int) -> list[list[pa.RecordBatch]
     return [part for part in out if part]
 
 
-async def _gather(jobs: list[Any]) -> None:
-    tasks = [asyncio.ensure_future(j) for j in jobs]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-async def _delete(paths: list[str], store: Mapping[str, Any]) -> None:
+async def delete_written(paths: list[str], store: Mapping[str, Any]) -> None:
     """Delete files written by a failed call (also when the caller is being cancelled)."""
     await asyncio.shield(asyncio.gather(
         *(registry.delete(config.store_path(p), store) for p in paths),

@@ -10,21 +10,16 @@ only once complete (atomic rename locally; multipart, resumable or block uploads
 object stores).
 
 Each object store is a package (:mod:`aorc.io.s3`, :mod:`aorc.io.gcs`, :mod:`aorc.io.azure`).
-The flat module paths they had before (``aorc.io.s3_config``, ...: :data:`MOVED_MODULES`)
-still import, for one release, with a :class:`DeprecationWarning`: they give the new module
-objects themselves.
+The flat module paths they had before (``aorc.io.s3_config``, ...: :data:`MOVED_MODULES`;
+the import hook of :mod:`aorc` serves them) still import, for one release, with a
+:class:`DeprecationWarning`: they give the new module objects themselves.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.machinery
 import os
-import sys
 import types
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import IO, Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
@@ -102,57 +97,19 @@ MOVED_MODULES: Mapping[str, str] = types.MappingProxyType({
 })
 
 
-def _importer_level() -> int:
-    """The ``stacklevel`` (as :func:`warnings.warn` counts: without the import system's
-    frozen frames) that points a warning issued by the loader at the importing code."""
-    level = 1  # the loader's exec_module
-    frame: types.FrameType | None = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not ("importlib" in filename and "_bootstrap" in filename):
-            level += 1
-            if str(frame.f_globals.get("__name__", "")).partition(".")[0] != "importlib":
-                return level
-        frame = frame.f_back
-    return 2
-
-
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old module path as the module it moved to, with a DeprecationWarning.
-
-    The new module object itself is put in ``sys.modules`` under the old name, so both names
-    give the same classes and functions (``isinstance`` and monkeypatching agree).
-    """
-
-    def __init__(self, moved: Mapping[str, str]) -> None:
-        self.moved = moved
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.moved:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return None
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        new = self.moved[module.__name__]
-        warnings.warn(f"{module.__name__} is deprecated and will be removed in the next "
-                      f"release: import {new}", DeprecationWarning, stacklevel=_importer_level())
-        # The import system returns what sys.modules holds under the name after exec_module.
-        sys.modules[module.__name__] = importlib.import_module(new)
-
-
-if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
-    sys.meta_path.append(_MovedModuleFinder(MOVED_MODULES))
-
 #: What :func:`open_store` accepts.
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | Store
 
 
 def source_name(source: object) -> str:
-    """A short printable name for a source, for messages."""
+    """A short printable name for a source, for messages.
+
+    Args:
+        source: anything :func:`open_store` takes.
+
+    Returns:
+        A path, URL or a short description (``<bytes>``, ``<file object>``).
+    """
     if isinstance(source, (bytes, bytearray, memoryview)):
         return "<memory>"
     if isinstance(source, Store):
@@ -190,6 +147,9 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
     Raises:
         UnsupportedFeatureError: for a URL scheme no store is registered for.
         SchemaError: for an unknown storage option, mode or source type.
+
+    Returns:
+        A :class:`Store` (opened lazily).
     """
     if mode != "r":
         if mode == "w":

@@ -39,6 +39,7 @@ from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
 from aorc.format.codec.compression import Budget, CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
 from aorc.format.columns.base import Context, Placement, StripeStreams, decode_level
+from aorc.format.projection import select_columns
 from aorc.format.rowgroups import (
     StreamStart,
     column_positions,
@@ -51,7 +52,7 @@ from aorc.format.rowgroups import (
 from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index, parse_row_index
 from aorc.format.tail import FileTail, StripeInfo
-from aorc.format.types import OrcType, TypeKind, select_columns
+from aorc.format.types import OrcType, TypeKind
 from aorc.read.common import FetchedBytes, LazyStreams, decode_weights, merge_ranges
 from aorc.threads import pool_map
 
@@ -82,6 +83,9 @@ class ScanStats:
         rows_returned: rows that matched the filter.
         requests: requests the reader's store has made (all reads, the tail included).
         bytes: bytes the reader's store has received.
+        files_skipped: files a dataset left out as not ORC, damaged or empty (with
+            ``exclude_invalid_files``; each also warned about with an
+            :class:`~aorc.errors.AorcWarning`); always 0 for one file's reader.
     """
 
     stripes_total: int = 0
@@ -94,6 +98,7 @@ class ScanStats:
     rows_returned: int = 0
     requests: int = 0
     bytes: int = 0
+    files_skipped: int = 0
 
     def __add__(self, other: ScanStats) -> ScanStats:
         if not isinstance(other, ScanStats):
@@ -140,7 +145,7 @@ class ScanPlanner:
 
     Args:
         tail: the file's tail.
-        selected: column ids to return (from :func:`aorc.format.types.select_columns`).
+        selected: column ids to return (from :func:`aorc.format.projection.select_columns`).
         predicate: the parsed filter.
         opts: decoding options.
         stats: counters to update.

@@ -61,17 +61,22 @@ async def _from_input(rows: RecordInput) -> AsyncIterator[pa.RecordBatch]:
         yield batch
 
 
-async def batch_stream(data: Any) -> BatchStream:
+async def batch_stream(data: Any, schema: pa.Schema | None = None) -> BatchStream:
     """``data`` as a :class:`BatchStream` (see the module docstring).
 
     An iterable's first item is pulled at once (it gives the schema); the rest when the
     consumer asks for them.
 
+    Args:
+        data: the rows.
+        schema: the writer's schema: pandas DataFrames are converted with its types.
+
     Raises:
         InputTypeError: ``data`` is none of the accepted kinds, or an iterable yields
             something else.
+        SchemaError: a pandas column pyarrow cannot convert.
     """
-    rows = record_input(data)
+    rows = record_input(data, schema)
     if rows.batches is not None:
         batches = [b for b in rows.batches if b.num_rows]
         schema = rows.schema if rows.schema is not None else pa.schema([])

@@ -4,7 +4,10 @@ Every writer -- :func:`aorc.write_table`, :meth:`aorc.OrcWriter.write`,
 :func:`aorc.write_dataset`, :meth:`aorc.sink.RollingSink.write`, :func:`aorc.iceberg.append`
 and their :mod:`aorc.sync` twins -- reads its data through :class:`RecordInput`, which takes:
 
-- a pyarrow ``Table`` or ``RecordBatch``, or a pandas ``DataFrame`` (its index left out);
+- a pyarrow ``Table`` or ``RecordBatch``, or a pandas ``DataFrame`` (its index left out;
+  converted with the writer's ``schema=`` when one is given, as
+  ``pyarrow.Table.from_pandas(df, schema=...)`` does: a column pyarrow cannot infer, such as
+  dicts with varying keys, needs it);
 - a ``pyarrow.RecordBatchReader``, or any object exporting the Arrow PyCapsule stream
   interface, ``__arrow_c_stream__`` (Polars DataFrames, DuckDB relations, nanoarrow
   streams, aorc's own readers): read as a stream, batch by batch;
@@ -25,18 +28,20 @@ accepted; data of the wrong schema raises :class:`~aorc.errors.SchemaError` at t
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
 import pyarrow as pa
 
-from aorc.errors import InputTypeError
+from aorc.errors import InputTypeError, SchemaError
 
 __all__ = [
     "ACCEPTED",
     "RecordInput",
     "collect_batches",
+    "from_pandas",
     "item_batches",
     "iter_record_batches",
     "record_input",
@@ -92,27 +97,67 @@ def _table_batches(table: pa.Table) -> list[pa.RecordBatch]:
     return list(table.to_batches()) or [pa.RecordBatch.from_pylist([], schema=table.schema)]
 
 
-def _memory_batches(data: object) -> list[pa.RecordBatch] | None:
-    """The batches of an in-memory object, or None for other kinds."""
+_FAILED_COLUMN = re.compile(r"Conversion failed for column (.+?) with type (\S+)")
+
+
+def from_pandas(frame: Any, schema: pa.Schema | None = None) -> pa.Table:
+    """A pandas DataFrame as a table (its index left out), with ``schema``'s types when given.
+
+    Raises:
+        SchemaError: a column pyarrow cannot convert (the message names it and the fix).
+    """
+    try:
+        return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    except KeyError as exc:  # a column of the schema the frame does not have
+        raise SchemaError(f"cannot write the pandas DataFrame: it has no column {exc} of the "
+                          f"schema (its columns: {', '.join(map(str, frame.columns))})"
+                          ) from exc
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise SchemaError(_pandas_message(exc, schema)) from exc
+
+
+def _pandas_message(exc: pa.ArrowException, schema: pa.Schema | None) -> str:
+    args = [str(a) for a in exc.args] if isinstance(exc.args[0], str) else [str(exc)]
+    found = next((m for a in args if (m := _FAILED_COLUMN.search(a))), None)
+    reason = next((a for a in args if not _FAILED_COLUMN.search(a)), args[0]).strip("(),' ")
+    where = (f"the pandas column {found.group(1)!r} (dtype {found.group(2)})" if found
+             else "a pandas column")
+    if schema is not None and found is not None and found.group(1) in schema.names:
+        fix = (f"its values do not fit the type schema= gives it, "
+               f"{schema.field(found.group(1)).type}")
+    else:
+        fix = ("pass schema= (a pyarrow.Schema) to the writer to give its Arrow type, e.g. "
+               "pa.map_(pa.string(), pa.int64()) for a map column (lists of (key, value) "
+               "pairs, or dicts) or pa.list_(...) for lists, or convert the column first")
+    return f"cannot convert {where} to Arrow: {reason}; {fix}"
+
+
+def _memory_batches(data: object, schema: pa.Schema | None = None
+                    ) -> list[pa.RecordBatch] | None:
+    """The batches of an in-memory object, or None for other kinds (a pandas DataFrame
+    converted with ``schema``'s types when given)."""
     if isinstance(data, pa.RecordBatch):
         return [data]
     if isinstance(data, pa.Table):
         return _table_batches(data)
     if _is_pandas_frame(data):
-        return _table_batches(pa.Table.from_pandas(data, preserve_index=False))
+        return _table_batches(from_pandas(data, schema))
     if not hasattr(data, "__arrow_c_stream__") and hasattr(data, "__arrow_c_array__"):
         return [_from_c_array(data)]
     return None
 
 
-def item_batches(item: object, where: str = "") -> list[pa.RecordBatch]:
-    """The batches of one item of an iterable: a batch, a table, a pandas DataFrame or an
-    object exporting the Arrow PyCapsule interface (a stream is read whole).
+def item_batches(item: object, where: str = "", schema: pa.Schema | None = None
+                 ) -> list[pa.RecordBatch]:
+    """The batches of one item of an iterable: a batch, a table, a pandas DataFrame (with
+    ``schema``'s types when given) or an object exporting the Arrow PyCapsule interface (a
+    stream is read whole).
 
     Raises:
         InputTypeError: any other object.
+        SchemaError: a pandas column pyarrow cannot convert.
     """
-    batches = _memory_batches(item)
+    batches = _memory_batches(item, schema)
     if batches is not None:
         return batches
     if hasattr(item, "__arrow_c_stream__"):
@@ -135,14 +180,19 @@ class RecordInput:
     first item of an iterable read) so that :attr:`schema` is known, leaving it closes the
     readers this object opened (not the caller's own iterators).
 
+    Args:
+        data: the data.
+        schema: the writer's schema: pandas DataFrames are converted with its types.
+
     Attributes:
         batches: every batch, for in-memory data; None for a stream.
         schema: the rows' schema, when known (for a stream, once entered; None for an empty
             iterable, which has none).
     """
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any, schema: pa.Schema | None = None) -> None:
         self._data = data
+        self._given = schema
         self._opened: pa.RecordBatchReader | None = None
         self._sync: Iterator[Any] | None = None
         self._async: AsyncIterator[Any] | None = None
@@ -155,7 +205,7 @@ class RecordInput:
             self.schema = data.schema
 
     def _classify(self, data: Any) -> list[pa.RecordBatch] | None:
-        batches = _memory_batches(data)
+        batches = _memory_batches(data, self._given)
         if batches is not None or isinstance(data, pa.RecordBatchReader):
             return batches
         if isinstance(data, (str, bytes, bytearray, memoryview, Mapping)):
@@ -166,7 +216,8 @@ class RecordInput:
             return None
         if isinstance(data, (list, tuple)):
             return [b for i, item in enumerate(data)
-                    for b in item_batches(item, f"item {i} of the {type(data).__name__}: ")]
+                    for b in item_batches(item, f"item {i} of the {type(data).__name__}: ",
+                                          self._given)]
         if isinstance(data, Iterable):
             return None
         raise _refused(data)
@@ -217,18 +268,19 @@ class RecordInput:
                 return None
             if isinstance(item, pa.RecordBatch):
                 return [item]
-            return await asyncio.to_thread(item_batches, item, where)
+            return await asyncio.to_thread(item_batches, item, where, self._given)
         assert self._sync is not None
-        return await asyncio.to_thread(self._pull, self._sync, where)
+        return await asyncio.to_thread(self._pull, self._sync, where, self._given)
 
     @staticmethod
-    def _pull(source: Iterator[Any], where: str) -> list[pa.RecordBatch] | None:
+    def _pull(source: Iterator[Any], where: str, schema: pa.Schema | None
+              ) -> list[pa.RecordBatch] | None:
         item = next(source, _END)
         if item is _END:
             return None
         if isinstance(item, pa.RecordBatch):
             return [item]
-        return item_batches(item, where)
+        return item_batches(item, where, schema)
 
     async def __aiter__(self) -> AsyncIterator[pa.RecordBatch]:
         """The batches, one at a time (a stream must be entered first)."""
@@ -246,14 +298,16 @@ class RecordInput:
                 yield batch
 
 
-def record_input(data: Any) -> RecordInput:
-    """``data`` classified as what a writer takes (see the module docstring).
+def record_input(data: Any, schema: pa.Schema | None = None) -> RecordInput:
+    """``data`` classified as what a writer takes (see the module docstring); pandas
+    DataFrames are converted with ``schema``'s types when given.
 
     Raises:
         InputTypeError: ``data`` is of no accepted kind (str, dict, int, ...), or an item of
             a list of it is not.
+        SchemaError: a pandas column pyarrow cannot convert (named, with the fix).
     """
-    return data if isinstance(data, RecordInput) else RecordInput(data)
+    return data if isinstance(data, RecordInput) else RecordInput(data, schema)
 
 
 async def collect_batches(data: Any) -> tuple[pa.Schema | None, list[pa.RecordBatch]]:

@@ -189,7 +189,11 @@ class OrcWriter:
 
     def column_statistics(self) -> list[ColumnStatistics]:
         """The file's column statistics (by ORC column id) over the stripes written so far:
-        after :meth:`close`, those of the file's footer."""
+        after :meth:`close`, those of the file's footer.
+
+        Returns:
+            One :class:`aorc.ColumnStatistics` per ORC column id.
+        """
         return self._assembler.column_statistics()
 
     @property
@@ -304,8 +308,11 @@ class OrcWriter:
                 taken: then the file is abandoned).
             AorcError: the writer is closed, or broken by an earlier error.
             StoreError: writing a finished stripe failed.
+
+        Args:
+            data: the rows to append (see above for the kinds accepted).
         """
-        rows = record_input(data)
+        rows = record_input(data, self.schema)
         if rows.is_stream:
             async with rows:
                 await self._write_stream(rows)
@@ -503,7 +510,8 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
 
 
 async def write_table(table: Data | Any, dest: Destination, options: WriteOptions | None = None,
-                      *, storage_options: Mapping[str, Any] | None = None,
+                      *, schema: pa.Schema | str | OrcType | None = None,
+                      storage_options: Mapping[str, Any] | None = None,
                       **keywords: Any) -> None:
     """Write rows as an ORC file: a pyarrow Table, RecordBatch or RecordBatchReader, a
     pandas DataFrame, an object exporting the Arrow PyCapsule interface (a Polars DataFrame,
@@ -513,10 +521,14 @@ async def write_table(table: Data | Any, dest: Destination, options: WriteOption
 
     Args:
         table: the data; its schema becomes the file's schema (for an iterable, the first
-            batch's).
+            batch's) unless ``schema`` is given.
         dest: a local path, a ``file://`` URI, an ``s3://bucket/key`` URI or a
             :class:`aorc.io.output.Sink`.
         options: an :class:`aorc.WriteOptions` (default: the defaults).
+        schema: the file's schema (a pyarrow schema or an ORC type string); the data must
+            have it, and pandas DataFrames are converted to it (as
+            ``pyarrow.Table.from_pandas(df, schema=...)``: what a column of dicts, or of
+            mixed values, needs). Default: the data's own.
         storage_options: settings of the destination store.
         **keywords: fields of :class:`aorc.WriteOptions`, overriding ``options`` (see
             :func:`open_writer`).
@@ -524,17 +536,18 @@ async def write_table(table: Data | Any, dest: Destination, options: WriteOption
     Raises:
         InputTypeError: ``table`` is of no accepted kind (nothing is written).
         SchemaError: an unknown option, a bad option value, a type ORC cannot hold, batches
-            of differing schemas, or an empty iterable (which has no schema).
+            of differing schemas, an empty iterable (which has no schema), or a pandas
+            column pyarrow cannot convert (named, with the fix).
         StoreError: writing failed (nothing is left at the destination).
     """
-    rows = record_input(table)
+    given = resolve_schema(schema)[0] if schema is not None else None
+    rows = record_input(table, given)
     async with rows:
-        if rows.schema is None:
-            raise SchemaError("an empty iterable has no schema to write: pass a "
-                              "RecordBatchReader (which has one), or use open_writer(dest, "
-                              "schema)")
-        writer = OrcWriter(dest, rows.schema, options, storage_options=storage_options,
-                           _caller="write_table", **keywords)
+        if rows.schema is None and given is None:
+            raise SchemaError("an empty iterable has no schema to write: pass schema=, or a "
+                              "RecordBatchReader (which has one)")
+        writer = OrcWriter(dest, schema if schema is not None else rows.schema, options,
+                           storage_options=storage_options, _caller="write_table", **keywords)
         async with writer:
             if rows.is_stream:
                 await writer._write_stream(rows)

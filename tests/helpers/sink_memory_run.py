@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from aorc import write_table
-from aorc.sink.rolling import RollingSink, SinkCommit
+from aorc.sink import RollingSink, SinkCommit
 
 MiB = 1 << 20
 BATCH = 20_000

@@ -39,7 +39,7 @@ import pytest
 
 import aorc
 from aorc.errors import StoreError
-from aorc.sink.rolling import RollingSink, SinkCommit
+from aorc.sink import RollingSink, SinkCommit
 
 TOPIC = "events"
 BASE_TIME = np.datetime64("2026-11-22T06:50:00", "ms")

@@ -21,9 +21,9 @@ from helpers.sink_stream import list_objects, pending_uploads
 
 from aorc.errors import SchemaError
 from aorc.io.spool import LOCK_NAME, SPOOL_PREFIX
+from aorc.sink import RollingSink, SinkCommit
 from aorc.sink import memory as sink_memory
 from aorc.sink.files import STRIPE_FLOOR
-from aorc.sink.rolling import RollingSink, SinkCommit
 
 MiB = 1 << 20
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -31,9 +31,8 @@ from helpers.sink_stream import (
 from aorc import read_table
 from aorc.errors import AorcError, OldOffsetsError, SchemaError
 from aorc.io.output import LocalOutput
+from aorc.sink import RollingSink, SinkCommit, file_name, partition_segment, rolling
 from aorc.sink import files as sink_files
-from aorc.sink import rolling
-from aorc.sink.rolling import RollingSink, SinkCommit, file_name, partition_segment
 
 MiB = 1 << 20
 

@@ -26,7 +26,8 @@ from helpers.sink_stream import list_objects, pending_uploads
 
 from aorc import read_table
 from aorc.errors import OldOffsetsError, SchemaError
-from aorc.sink.rolling import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, RollingSink, SinkCommit
+from aorc.sink import RollingSink, SinkCommit
+from aorc.sink.rolling import DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES
 
 MiB = 1 << 20
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import pathlib
 import pyarrow as pa
 import pyarrow.orc as po
 
-from aorc.sink.rolling import RollingSink, SinkCommit
+from aorc.sink import RollingSink, SinkCommit
 
 UTC = datetime.UTC
 

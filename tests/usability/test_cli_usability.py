@@ -68,14 +68,17 @@ def test_csv_default_keeps_text(tmp_path: Path) -> None:
                                                                             None]
 
 
-def test_type_error_hint_only_without_schema(tmp_path: Path) -> None:
+def test_type_error_hint_with_and_without_schema(tmp_path: Path) -> None:
+    """Without --schema the hint says to give one; with it (issue 33 item 3) that a value
+    does not have the type it gives."""
     src = tmp_path / "in.csv"
     src.write_text("a\n" + "1\n" * 700_000 + "x\n")  # the type changes after the first block
     code, _, err = run("convert", str(src), str(tmp_path / "o.orc"), "--no-progress")
     assert code == 1 and "--schema" in err
     code, _, err = run("convert", str(src), str(tmp_path / "o.orc"), "--no-progress",
                        "--schema", "struct<a:int>")
-    assert code == 1 and "'x'" in err and "--schema" not in err
+    assert code == 1 and "'x'" in err and "does not have the type --schema gives" in err
+    assert "use --schema" not in err
     assert not (tmp_path / "o.orc").exists()
 
 

@@ -131,6 +131,13 @@ class AzureStore(RemoteStore):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``az://`` or ``abfs[s]://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         options = dict(storage_options or {})
         etag = pop_if_match(options)
@@ -190,13 +197,27 @@ class AzureOutput(UploadOutput):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``az://`` or ``abfs[s]://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The output.
         """
         refuse_if_match(storage_options)
         return cls(url, AzureConfig.from_options(storage_options))
 
     def part_size(self, number: int) -> int:
         """The size of block ``number`` (1-based): doubled every
-        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB."""
+        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB.
+
+        Args:
+            number: the block's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
         from aorc.io.azure.config import MAX_BLOCK_SIZE
         return min(MAX_BLOCK_SIZE,
                    self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))

@@ -142,6 +142,13 @@ class GCSStore(RemoteStore):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``gs://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         bucket, name = parse_gcs_url(url)
         options = dict(storage_options or {})
@@ -196,13 +203,27 @@ class GCSOutput(UploadOutput):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``gs://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The output.
         """
         bucket, name = parse_gcs_url(url)
         refuse_if_match(storage_options)
         return cls(bucket, name, GCSConfig.from_options(storage_options))
 
     def part_size(self, number: int) -> int:
-        """Every chunk has ``part_size`` bytes (the last one may have fewer)."""
+        """Every chunk has ``part_size`` bytes (the last one may have fewer).
+
+        Args:
+            number: the chunk's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
         return self.config.part_size
 
     def _create_only(self) -> dict[str, str]:

@@ -103,6 +103,13 @@ class S3Store(RemoteStore):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``s3://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         bucket, key = parse_s3_url(url)
         options = dict(storage_options or {})
@@ -248,6 +255,13 @@ class S3Output(UploadOutput):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``s3://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The output.
         """
         bucket, key = parse_s3_url(url)
         refuse_if_match(storage_options)
@@ -255,7 +269,14 @@ class S3Output(UploadOutput):
 
     def part_size(self, number: int) -> int:
         """The size of part ``number`` (1-based): doubled every :data:`PARTS_PER_DOUBLING`
-        parts, at most 5 GiB."""
+        parts, at most 5 GiB.
+
+        Args:
+            number: the part's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
         return min(MAX_PART_SIZE,
                    self.config.part_size << ((number - 1) // PARTS_PER_DOUBLING))
 
