@@ -29,6 +29,7 @@ __all__ = [
     "IOStats",
     "Store",
     "StoreOptions",
+    "masked_repr",
     "take_aliases",
 ]
 
@@ -140,6 +141,24 @@ def check_no_options_left(options: Mapping[str, Any], store: str) -> None:
     if options:
         unknown = ", ".join(sorted(map(str, options)))
         raise SchemaError(f"unknown storage option(s) for {store}: {unknown}")
+
+
+def masked_repr(config: Any, secrets: Sequence[str],
+                shown: Mapping[str, Callable[[Any], str]] | None = None) -> str:
+    """``Name(field=value, ...)`` of a settings dataclass that never prints a secret: the
+    values of the fields ``secrets`` are ``***`` (``None``, ``""`` and ``"anon"`` stay), and
+    ``shown`` formats some fields its own way."""
+    parts = []
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if shown is not None and f.name in shown:
+            text = shown[f.name](value)
+        elif f.name in secrets and value not in (None, "", "anon", False):
+            text = "***"
+        else:
+            text = repr(value)
+        parts.append(f"{f.name}={text}")
+    return f"{type(config).__name__}({', '.join(parts)})"
 
 
 def take_aliases(options: dict[str, Any], aliases: Mapping[str, str],

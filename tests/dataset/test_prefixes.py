@@ -181,7 +181,8 @@ async def test_s3_without_filter_fans_out_past_the_first_pages(
     options = {"endpoint_url": s3_proxy.url}
     want = await registry.list_files(s3_root, options)
     s3_proxy.reset()
-    monkeypatch.setattr(registry, "LIST_PAGE_SIZE", 5)
+    import aorc.io.s3.scheme
+    monkeypatch.setattr(aorc.io.s3.scheme, "LIST_PAGE_SIZE", 5)
     monkeypatch.setattr(prefixes, "FLAT_LIST_PAGES", 2)
     ds = await aorc.open_dataset(s3_root, storage_options=options, schema_from="first")
     requests = list_requests(s3_proxy)

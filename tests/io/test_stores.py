@@ -393,7 +393,8 @@ async def test_a_refused_part_aborts_everything(backend: Backend) -> None:
 async def test_listing_is_paginated(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     import aorc.io.azure.store
     import aorc.io.gcs.store
-    for module in (registry, aorc.io.gcs.store):
+    import aorc.io.s3.scheme
+    for module in (aorc.io.s3.scheme, aorc.io.gcs.store):
         monkeypatch.setattr(module, "LIST_PAGE_SIZE", 2)
     monkeypatch.setattr(aorc.io.azure.store, "AZURE_PAGE_SIZE", 2)
     for key in ("d/a=1/x.orc", "d/a=1/y.orc", "d/a=2/z.orc", "d/_SUCCESS", "d/.hidden/q.orc",
@@ -426,7 +427,8 @@ async def test_one_level_listing(backend: Backend, monkeypatch: pytest.MonkeyPat
     empty."""
     import aorc.io.azure.store
     import aorc.io.gcs.store
-    for module in (registry, aorc.io.gcs.store):
+    import aorc.io.s3.scheme
+    for module in (aorc.io.s3.scheme, aorc.io.gcs.store):
         monkeypatch.setattr(module, "LIST_PAGE_SIZE", 2)
     monkeypatch.setattr(aorc.io.azure.store, "AZURE_PAGE_SIZE", 2)
     for key in ("t/dt=1/a.orc", "t/dt=1/b.orc", "t/dt=2/c.orc", "t/dt=3/x/d.orc", "t/top.orc",

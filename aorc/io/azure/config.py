@@ -71,7 +71,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import AccessDeniedError, SchemaError
-from aorc.io.base import StoreOptions, check_no_options_left, take_aliases
+from aorc.io.base import StoreOptions, check_no_options_left, masked_repr, take_aliases
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
 from aorc.io.transport import (
     HttpSettings,
@@ -335,12 +335,7 @@ class AzureConfig:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def __repr__(self) -> str:  # never print secrets
-        shown = []
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            hidden = f.name in _SECRET_FIELDS and value is not None
-            shown.append(f"{f.name}={'***' if hidden else repr(value)}")
-        return f"AzureConfig({', '.join(shown)})"
+        return masked_repr(self, _SECRET_FIELDS)
 
 
 def _apply_connection_string(fields: dict[str, Any]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import AccessDeniedError, SchemaError
-from aorc.io.base import StoreOptions, check_no_options_left, take_aliases
+from aorc.io.base import StoreOptions, check_no_options_left, masked_repr, take_aliases
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
 from aorc.io.transport import (
     HttpSettings,
@@ -243,15 +243,7 @@ class GCSConfig:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def __repr__(self) -> str:  # never print secrets
-        shown = []
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("token", "credentials") and value is not None:
-                value = "anon" if value == "anon" else "***"
-                shown.append(f"{f.name}={value}")
-            else:
-                shown.append(f"{f.name}={value!r}")
-        return f"GCSConfig({', '.join(shown)})"
+        return masked_repr(self, ("token", "credentials"))
 
 
 @functools.lru_cache(maxsize=64)

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from aorc.errors import SchemaError
-from aorc.io.base import StoreOptions, take_aliases
+from aorc.io.base import StoreOptions, masked_repr, take_aliases
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
 from aorc.io.transport import RetryPolicy, endpoint_problem, redact_url
 
@@ -374,18 +374,10 @@ class S3Config:
         return _client_key(self, aws)
 
     def __repr__(self) -> str:  # never print secrets
-        hidden = {"secret_access_key", "session_token"}
-        shown = []
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name == "client_config":  # the names only: proxies may hold credentials
-                text = "{" + ", ".join(f"{k!r}: ..." for k, _ in value) + "}"
-            elif f.name == "endpoint_url" and value:
-                text = repr(redact_url(value))
-            else:
-                text = "***" if f.name in hidden and value else repr(value)
-            shown.append(f"{f.name}={text}")
-        return f"S3Config({', '.join(shown)})"
+        return masked_repr(self, ("secret_access_key", "session_token"), {
+            # the names only: proxies may hold credentials
+            "client_config": lambda v: "{" + ", ".join(f"{k!r}: ..." for k, _ in v) + "}",
+            "endpoint_url": lambda v: repr(redact_url(v)) if v else repr(v)})
 
 
 _SCALARS = (str, int, float, bool, type(None))
