@@ -21,10 +21,10 @@ dead letters past the last commit; their headers name topic, partition and offse
 
 Rebalances. Before partitions are revoked, their files are flushed, their offsets committed
 and their state dropped; assigned partitions resume from the group's committed offsets.
-Records fetched before a rebalance and handled after it are dropped (the group hands them out
-again from the committed offsets). A consumer that lost its group (session expiry: a probe
-commit is refused) writes nothing more for the partitions it had: their open files are
-dropped, uncommitted, and the new owner writes them.
+Records polled across a rebalance are not written: the positions of the partitions still
+owned go back to the group's committed offsets and they are read again. A consumer that lost
+its group (session expiry: a probe commit is refused) writes nothing more for the partitions
+it had: their open files are dropped, uncommitted, and the new owner writes them.
 
 Dead letters. A record that is not valid for the format (not JSON, not an object, fields that
 do not fit the schema, no value) goes to ``dead_letter``: ``"topic:NAME"`` (the original key
@@ -275,29 +275,32 @@ class KafkaToOrc:
         self._running = True
         self._run_done.clear()
         idle = 0
+        fetch: asyncio.Future[Any] | None = None
         try:
             while not self._stop.is_set():
-                generation = self._generation
-                fetch = asyncio.ensure_future(self.consumer.getmany(
-                    timeout_ms=self.poll_ms, max_records=self.max_records))
+                if fetch is None:
+                    generation, fetch = self._fetch()
                 stopping = asyncio.ensure_future(self._stop.wait())
                 await asyncio.wait([fetch, stopping], return_when=asyncio.FIRST_COMPLETED)
                 stopping.cancel()
                 if not fetch.done():
-                    fetch.cancel()
-                    await asyncio.gather(fetch, return_exceptions=True)
                     break
-                polled = fetch.result()
+                polled, fetched_in = fetch.result(), generation
                 self.polls += 1
-                if not any(polled.values()):
-                    idle += 1
-                    if idle_polls is not None and idle >= idle_polls:
-                        break
-                    continue
-                idle = 0
                 async with self._lock:
-                    if generation != self._generation:
-                        continue  # a rebalance came between: these are handed out again
+                    stale = fetched_in != self._generation
+                    if stale:  # a rebalance came between: read these again (the group's
+                        await self._rewind(polled)  # commits are where they resume)
+                    # the next poll runs while these records are written
+                    generation, fetch = self._fetch()
+                    if stale:
+                        continue
+                    if not any(polled.values()):
+                        idle += 1
+                        if idle_polls is not None and idle >= idle_polls:
+                            break
+                        continue
+                    idle = 0
                     for tp, records in polled.items():
                         if records:
                             await self._handle(tp.topic, tp.partition, records)
@@ -309,10 +312,27 @@ class KafkaToOrc:
                 if max_batches is not None and self.batches >= max_batches:
                     break
         finally:
+            if fetch is not None and not fetch.done():  # its records were not handled:
+                fetch.cancel()  # the next owner (or run) reads them from the commits
+                await asyncio.gather(fetch, return_exceptions=True)
             self._running = False
             self._run_done.set()
             for sig in signals:
                 loop.remove_signal_handler(sig)
+
+    async def _rewind(self, polled: Mapping[Any, Sequence[Any]]) -> None:
+        """Put the positions of partitions still owned back to the group's commits: records
+        polled across a rebalance are read again, not skipped."""
+        assigned = self.consumer.assignment()
+        for tp, records in polled.items():
+            if records and tp in assigned:
+                committed = await self.consumer.committed(tp)
+                self.consumer.seek(tp, records[0].offset if committed is None else committed)
+
+    def _fetch(self) -> tuple[int, asyncio.Future[Any]]:
+        """Start a poll; returns the rebalance generation it started in and the poll."""
+        return self._generation, asyncio.ensure_future(self.consumer.getmany(
+            timeout_ms=self.poll_ms, max_records=self.max_records))
 
     async def _handle(self, topic: str, partition: int, records: Sequence[Any]) -> None:
         key = (topic, partition)

@@ -17,6 +17,7 @@ import pathlib
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -87,6 +88,14 @@ class Broker:
                 self.process.wait(10)
 
 
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """The broker gets SIGTERM when the test process dies (a pytest-timeout exit skips the
+    fixture's teardown)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def start_broker(log: pathlib.Path) -> Broker:
     """Start Tansu on a free port of 127.0.0.1; returns once it accepts connections."""
     binary = tansu_binary()
@@ -96,7 +105,8 @@ def start_broker(log: pathlib.Path) -> Broker:
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/"], stdout=out, stderr=subprocess.STDOUT)
+             "--storage-engine", "memory://tansu/"], stdout=out, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     deadline = time.monotonic() + 30
     while True:
         if process.poll() is not None:
