@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import json
 import logging
 import signal
 import threading
@@ -58,6 +59,7 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.errors import AorcError, SchemaError
+from aorc.kafka.avro import AvroDecoder, SchemaRegistry, arrow_schema
 from aorc.kafka.progress import PartitionProgress
 from aorc.kafka.records import (
     DEAD_LETTER_SCHEMA,
@@ -78,6 +80,24 @@ CONSUMER_DEFAULTS: Mapping[str, Any] = {"auto_offset_reset": "earliest",
 Key = tuple[str, int]
 
 
+def _avro_decoder(url: str, schema: Any, subject: str) -> AvroDecoder:
+    try:
+        import fastavro  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - the kafka extra brings it
+        raise AorcError("the avro format needs fastavro: pip install 'aorc[kafka]'") from exc
+    registry = SchemaRegistry(url)
+    if schema is None:
+        reader = registry.latest(subject)
+    elif isinstance(schema, str):
+        try:
+            reader = json.loads(schema)
+        except ValueError as exc:
+            raise SchemaError(f"the avro format's schema is Avro JSON: {exc}") from exc
+    else:
+        raise SchemaError("the avro format's schema is Avro JSON text")
+    return AvroDecoder(registry, reader)
+
+
 def _aiokafka() -> Any:
     try:
         import aiokafka
@@ -94,9 +114,10 @@ class KafkaToOrc:
         topics: the topics consumed.
         group: the consumer group id.
         dest: a local folder or an object-store URL (``s3://bucket/prefix``, ...).
-        format: ``"json"`` or ``"raw"`` (see :mod:`aorc.kafka.records`).
+        format: ``"json"``, ``"raw"`` or ``"avro"`` (see :mod:`aorc.kafka.records`).
         schema: the fields kept from JSON values, an ORC type string (``struct<...>``) or an
-            Arrow schema.
+            Arrow schema; with ``avro``, the reader schema (Avro JSON text; default: the
+            latest version of the subject ``<first topic>-value``, fetched when created).
         dead_letter: ``"topic:NAME"`` or a folder/URL for dead-letter ORC files; None: a
             record that does not decode stops the consumer.
         partition_by: columns naming partition folders (``country=DE``).
@@ -112,6 +133,7 @@ class KafkaToOrc:
         max_records: the most records one poll returns.
         sink_options: more :class:`~aorc.sink.RollingSink` arguments (``compression``,
             ``memory_budget``, ...).
+        schema_registry: the Confluent schema registry's URL (``avro``).
 
     Raises:
         SchemaError: a bad format, schema or option.
@@ -126,15 +148,22 @@ class KafkaToOrc:
                  consumer_options: Mapping[str, Any] | None = None,
                  producer_options: Mapping[str, Any] | None = None,
                  poll_ms: int = 1000, max_records: int = 10_000,
-                 sink_options: Mapping[str, Any] | None = None) -> None:
+                 sink_options: Mapping[str, Any] | None = None,
+                 schema_registry: str | None = None) -> None:
         if not topics:
             raise SchemaError("KafkaToOrc needs at least one topic")
+        avro = None
+        if format == "avro":
+            if schema_registry is None:
+                raise SchemaError("the avro format needs schema_registry (its URL)")
+            avro = _avro_decoder(schema_registry, schema, f"{topics[0]}-value")
+            schema = arrow_schema(avro.reader)
         self.bootstrap_servers = bootstrap_servers
         self.topics = list(topics)
         self.group = group
         self.dest = dest
         self.schema = row_schema(format, schema)
-        self.decoder = RecordDecoder(format, self.schema)
+        self.decoder = RecordDecoder(format, self.schema, avro)
         self.poll_ms = poll_ms
         self.max_records = max_records
         self._consumer_options = {**CONSUMER_DEFAULTS, **(consumer_options or {})}

@@ -48,7 +48,7 @@ KAFKA_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("kafka_partition", pa.int32()), ("kafka_offset", pa.int64()),
     ("kafka_time", pa.timestamp("ms")))
 #: The formats of message values.
-FORMATS = ("json", "raw")
+FORMATS = ("json", "raw", "avro")
 #: The rows of a dead-letter file.
 DEAD_LETTER_SCHEMA = pa.schema([
     ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
@@ -87,7 +87,8 @@ def row_schema(fmt: str, schema: str | pa.Schema | None = None) -> pa.Schema:
     Args:
         fmt: ``"json"`` or ``"raw"``.
         schema: the message fields (an ORC type string ``struct<...>`` or an Arrow schema);
-            required for ``json``, not taken by ``raw``.
+            required for ``json`` and ``avro`` (see :func:`aorc.kafka.avro.arrow_schema`),
+            not taken by ``raw``.
 
     Returns:
         The schema of the rows written.
@@ -104,7 +105,7 @@ def row_schema(fmt: str, schema: str | pa.Schema | None = None) -> pa.Schema:
                               "schema")
         fields = [pa.field("key", pa.binary()), pa.field("value", pa.binary())]
     elif schema is None:
-        raise SchemaError("the json format needs the schema of the fields kept, e.g. "
+        raise SchemaError(f"the {fmt} format needs the schema of the fields kept, e.g. "
                           "'struct<user:string,amount:double>'")
     else:
         fields = list(to_arrow_schema(parse_type_string(schema)) if isinstance(schema, str)
@@ -119,13 +120,17 @@ class RecordDecoder:
     """Turns the records of one partition into rows and dead letters.
 
     Args:
-        fmt: ``"json"`` or ``"raw"``.
+        fmt: ``"json"``, ``"raw"`` or ``"avro"``.
         schema: the rows' schema (from :func:`row_schema`).
+        avro: the Avro decoder (an :class:`aorc.kafka.avro.AvroDecoder`) of ``"avro"``.
     """
 
-    def __init__(self, fmt: str, schema: pa.Schema) -> None:
+    def __init__(self, fmt: str, schema: pa.Schema, avro: Any = None) -> None:
         if fmt not in FORMATS:
             raise SchemaError(f"unknown Kafka value format {fmt!r}")
+        if (fmt == "avro") != (avro is not None):
+            raise SchemaError("the avro format (and only it) takes an Avro decoder")
+        self.avro = avro
         self.format = fmt
         self.schema = schema
         self._fields = pa.schema([f for f in schema if f.name not in _KAFKA_NAMES])
@@ -148,6 +153,9 @@ class RecordDecoder:
             return (self._with_kafka([pa.array(keys, pa.binary()),
                                       pa.array(values, pa.binary())], records),
                     [r.offset for r in records], [])
+        if self.format == "avro":
+            rows = self.avro.decode_many([r.value for r in records])
+            return self._rows([(r, row) for r, row in zip(records, rows, strict=True)])
         batch = self._fast_json(records)
         if batch is not None:
             return batch, [r.offset for r in records], []
@@ -181,31 +189,43 @@ class RecordDecoder:
 
     def _slow_json(self, records: Sequence[Any]
                    ) -> tuple[pa.RecordBatch, list[int], list[DeadLetter]]:
-        names = self._fields.names
-        good: list[tuple[Any, dict[str, Any]]] = []
-        dead: list[DeadLetter] = []
+        parsed: list[tuple[Any, dict[str, Any] | str]] = []
         for record in records:
-            reason = None
             try:
                 value = json.loads(record.value) if record.value is not None else None
             except (ValueError, TypeError) as exc:
-                reason = f"not JSON: {exc}"
+                parsed.append((record, f"not JSON: {exc}"))
+                continue
+            parsed.append((record, value if isinstance(value, dict) else
+                           f"not a JSON object but {type(value).__name__}"))
+        return self._rows(parsed)
+
+    def _rows(self, parsed: Sequence[tuple[Any, dict[str, Any] | str]]
+              ) -> tuple[pa.RecordBatch, list[int], list[DeadLetter]]:
+        """Rows of decoded values (dicts; a text is why a record has none): the batch of
+        those that fit the schema, their offsets and the dead letters."""
+        names = self._fields.names
+        good: list[tuple[Any, dict[str, Any]]] = []
+        dead: list[DeadLetter] = []
+        for record, value in parsed:
+            if isinstance(value, str):
+                dead.append(dead_letter(record, value))
             else:
-                if not isinstance(value, dict):
-                    reason = f"not a JSON object but {type(value).__name__}"
-            if reason is not None or not isinstance(value, dict):
-                dead.append(dead_letter(record, reason or "not a JSON object"))
-                continue
-            row = {name: value.get(name) for name in names}
-            try:
-                pa.RecordBatch.from_pylist([row], schema=self._fields)
-            except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-                dead.append(dead_letter(record, f"does not fit the schema: {exc}"))
-                continue
-            good.append((record, row))
-        if not good:
-            return pa.RecordBatch.from_pylist([], schema=self.schema), [], dead
-        rows = pa.RecordBatch.from_pylist([row for _, row in good], schema=self._fields)
+                good.append((record, {name: value.get(name) for name in names}))
+        try:
+            rows = pa.RecordBatch.from_pylist([row for _, row in good], schema=self._fields)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            fits = []
+            for record, row in good:  # find the rows that do not fit
+                try:
+                    pa.RecordBatch.from_pylist([row], schema=self._fields)
+                except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+                    dead.append(dead_letter(record, f"does not fit the schema: {exc}"))
+                    continue
+                fits.append((record, row))
+            good = fits
+            rows = pa.RecordBatch.from_pylist([row for _, row in good], schema=self._fields)
+        dead.sort(key=lambda d: d.offset)
         return (self._with_kafka(list(rows.columns), [r for r, _ in good]),
                 [r.offset for r, _ in good], dead)
 
