@@ -3,7 +3,8 @@
 ::
 
     aorc kafka --bootstrap-servers HOST:PORT --topic T [--topic ...] --group G --dest URL
-        [--format json|raw] [--schema 'struct<...>'] [--dead-letter URL|topic:NAME]
+        [--format json|raw|avro] [--schema 'struct<...>'] [--schema-registry URL]
+        [--dead-letter URL|topic:NAME]
         [--partition-by FIELD,...] [--max-rows N] [--max-bytes N] [--max-age SECONDS]
         [-S KEY=VALUE ...] [--config FILE]
 
@@ -45,9 +46,13 @@ def add_kafka_command(sub: Any, parent: argparse.ArgumentParser,
     kafka.add_argument("--topic", action="append", help="a topic; repeatable")
     kafka.add_argument("--group", help="the consumer group id")
     kafka.add_argument("--dest", help="a folder or store URL (s3://bucket/prefix, ...)")
-    kafka.add_argument("--format", choices=["json", "raw"], help="message values (json)")
+    kafka.add_argument("--format", choices=["json", "raw", "avro"],
+                       help="message values (json); avro: the Confluent wire format")
     kafka.add_argument("--schema", help="ORC type of the JSON fields kept, e.g. "
-                       "'struct<user:string,amount:double>'")
+                       "'struct<user:string,amount:double>'; avro: the reader schema (Avro "
+                       "JSON; default: the subject's latest version)")
+    kafka.add_argument("--schema-registry", metavar="URL",
+                       help="the Confluent schema registry of --format avro")
     kafka.add_argument("--dead-letter", metavar="URL|topic:NAME",
                        help="where records that do not decode go (a folder of ORC files or "
                        "a topic); without it such a record stops the run")
@@ -106,6 +111,7 @@ def settings(args: argparse.Namespace, storage_options: Mapping[str, Any] | None
         "dead_letter": merged.get("dead_letter"), "partition_by": partition_by,
         "storage_options": {**(merged.get("storage_options") or {}), **(storage_options or {})},
         "consumer_options": merged.get("consumer_options"),
+        "schema_registry": merged.get("schema_registry"),
         "sink_options": sink_options,
     }
     if merged.get("no_time_folders"):

@@ -37,6 +37,7 @@ class PartitionProgress:
         bytes: bytes of those files.
         last_commit: when the last commit of this partition returned (``time.time()``).
         highwater: the partition's end offset at the last fetch (None: unknown).
+        start: the first offset handed (where this owner started).
     """
 
     topic: str
@@ -49,12 +50,15 @@ class PartitionProgress:
     bytes: int = 0
     last_commit: float | None = None
     highwater: int | None = None
+    start: int | None = None
     _pending: dict[str, collections.deque[list[int]]] = field(default_factory=dict)
     _complete: dict[str, int] = field(default_factory=dict)
 
     def handed(self, destination: str, first: int, last: int) -> None:
         """Records ``first`` to ``last`` (some of them) went to ``destination``, not durable
         yet."""
+        if self.start is None:
+            self.start = first
         self._pending.setdefault(destination, collections.deque()).append([first, last])
 
     def durable(self, destination: str, offset: int, spans: bool = True) -> None:
@@ -71,6 +75,8 @@ class PartitionProgress:
     def consumed_to(self, offset: int) -> None:
         """Every record up to ``offset`` was handed to a destination."""
         self.consumed = offset + 1
+        if self.start is None:
+            self.start = offset
 
     @property
     def pending(self) -> bool:
@@ -85,6 +91,8 @@ class PartitionProgress:
         target = min([p[0][0] for p in self._pending.values() if p] + [self.consumed])
         if self.committed is not None and target <= self.committed:
             return None
+        if self.committed is None and self.start is not None and target <= self.start:
+            return None  # nothing durable yet: where the group already resumes
         if any(target <= last for last in self._complete.values()):
             return None  # a complete file holds the target: wait for the pending records
         return target

@@ -94,10 +94,8 @@ def test_progress_commits_only_what_is_durable() -> None:
     p.handed("rows", 0, 9)
     p.handed("dead", 5, 5)
     p.consumed_to(9)
-    assert p.commit_offset() == 0
+    assert p.commit_offset() is None  # nothing durable: the group resumes at 0 anyway
     p.durable("dead", 5, spans=False)  # the dead letter is durable, the rows are not
-    assert p.commit_offset() == 0
-    p.did_commit(0)
     assert p.commit_offset() is None
     p.handed("rows", 10, 19)
     p.consumed_to(19)
