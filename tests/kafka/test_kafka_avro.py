@@ -23,8 +23,6 @@ from aorc.errors import SchemaError
 from aorc.kafka import KafkaToOrc
 from aorc.kafka.avro import arrow_schema
 
-pytest.importorskip("fastavro")
-
 V1: dict[str, Any] = {"type": "record", "name": "Event", "fields": [
     {"name": "id", "type": "long"},
     {"name": "name", "type": "string"},
@@ -78,7 +76,6 @@ def test_arrow_types_of_avro() -> None:
 
 async def test_avro_with_registry_and_schema_evolution(
         kafka_broker: Broker, schema_registry: RegistryServer, tmp_path: pathlib.Path) -> None:
-    pytest.importorskip("confluent_kafka")
     from aiokafka import AIOKafkaProducer
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
