@@ -1,9 +1,11 @@
 """aorc.kafka's records to rows (json, raw, dead letters) and its durable-offset tracking,
-without a broker; the rows are compared with Python's json module's reading."""
+without a broker (and a member that lost its group); the rows are compared with Python's json
+module's reading."""
 
 from __future__ import annotations
 
 import json
+import pathlib
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -120,3 +122,34 @@ def test_progress_never_commits_inside_a_complete_file() -> None:
     assert p.commit_offset() is None
     p.durable("dead", 67, spans=False)
     assert p.commit_offset() == 201
+
+
+async def test_a_member_that_lost_its_group_writes_nothing(tmp_path: pathlib.Path) -> None:
+    """The revoke of a member whose session expired: the probe commit is refused, so its open
+    files are dropped (the new owner writes those records), nothing is completed."""
+    aiokafka = pytest.importorskip("aiokafka")
+    from aorc.kafka import KafkaToOrc
+
+    class LostGroup:
+        commits = 0
+
+        async def commit(self, offsets: dict[object, int]) -> None:
+            self.commits += 1
+            raise aiokafka.errors.CommitFailedError("the group has already rebalanced")
+
+        def highwater(self, tp: object) -> None:
+            return None
+
+    pipe = KafkaToOrc(bootstrap_servers="127.0.0.1:1", topics=["t"], group="g",
+                      dest=str(tmp_path / "data"), schema="struct<n:int>", max_rows=1000)
+    consumer = LostGroup()
+    pipe.consumer, pipe._tp, pipe._kafka_errors = consumer, aiokafka.TopicPartition, \
+        aiokafka.errors
+    async with pipe.sink:
+        await pipe._handle("t", 0, [Record("t", 0, i, 1_700_000_000_000, None,
+                                           json.dumps({"n": i}).encode()) for i in range(10)])
+        pipe._progress[("t", 0)].did_commit(0)  # what the probe commits again
+        await pipe._revoked([aiokafka.TopicPartition("t", 0)])
+    assert consumer.commits == 1 and pipe.lost_partitions == 1 and pipe.rebalances == 1
+    assert not pipe._progress and pipe.sink.stats.files_written == 0
+    assert not list(tmp_path.rglob("*.orc"))
