@@ -146,7 +146,7 @@ class SmallFileReads:
     _io: IOStats
     _scan: ScanStats
 
-    def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
+    def _keep(self, f: DatasetFile, tail: OpenedTail, *, evict: bool = True) -> None:
         raise NotImplementedError
 
     def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: ReadPlan
@@ -172,8 +172,10 @@ class SmallFileReads:
     def _local_tail(self, f: DatasetFile, *, keep: bool = True, io: IOStats | None = None
                     ) -> OpenedTail | None:
         """The tail of a small local file, on this thread (``None``: an invalid file left
-        out); kept for later reads unless ``keep`` is false. Its request is counted in
-        ``io`` when given (a group's, added to the dataset's once), else at once."""
+        out); kept for later reads unless ``keep`` is false, while the tail budget has room
+        (a pass over the files keeps the first ones, dropping none: see
+        :meth:`TailCache.put`). Its request is counted in ``io`` when given (a group's,
+        added to the dataset's once), else at once."""
         cached = self._tails.get(f.path) if len(self._tails) else None
         if cached is not None:
             return cached
@@ -187,7 +189,7 @@ class SmallFileReads:
                 raise
             return None
         if keep:
-            self._keep(f, cached)
+            self._keep(f, cached, evict=False)
         return cached
 
     def _local_schemas(self, group: Sequence[DatasetFile]) -> list[pa.Schema | None]:
