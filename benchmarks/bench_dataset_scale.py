@@ -18,6 +18,11 @@ inside the child, ``--repeat`` times (best and median):
   in one process: the total, and below it each phase (``open``, with the peak RSS growth at
   its end, and ``read``).
 
+Below each case: ``cpu``, the process's CPU time (user + system, all threads) of the case,
+and for ``open_read`` that of each phase. On a loaded machine the wall times favour the
+reader with more runnable threads (the scheduler shares the cores by thread; pyarrow's C++
+reads on several); the CPU times say what each reader costs whatever the load.
+
 Requests: locally the folders listed (``os.scandir`` calls) and the files read (``open``,
 ``os.open``) by aorc (pyarrow's C++ I/O is not counted); on S3 (``--s3-files``, moto behind the
 delaying proxy of ``bench_s3.py``, ``--latency-ms`` per request, default 20; the objects
@@ -52,8 +57,12 @@ ROWS = 100
 BUCKET = "bench"
 
 CHILD = r'''
-import asyncio, builtins, json, os, sys, time
+import asyncio, builtins, json, os, resource, sys, time
 sys.path.insert(0, sys.argv[5])
+
+def cpu():
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 
 def rss(field):
     with open("/proc/self/status") as fh:
@@ -98,13 +107,15 @@ async def run():
     if case == "list":
         return len(await list_files(root, so))
     if case == "open_read":
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu()
         ds = await aorc.open_dataset(root, storage_options=so, **extra)
         phases["open"] = time.perf_counter() - t0
+        phases["open_cpu"] = cpu() - c0
         phases["open_rss"] = rss("VmHWM") - base
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), cpu()
         n = (await ds.read(columns=["x"])).num_rows
         phases["read"] = time.perf_counter() - t1
+        phases["read_cpu"] = cpu() - c1
         return n
     if case.startswith("open"):
         ds = await aorc.open_dataset(root, storage_options=so, schema_from=case[5:], **extra)
@@ -114,24 +125,27 @@ async def run():
                                     storage_options=so, **extra)).num_rows
 
 def run_pyarrow():
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu()
     ds = pyarrow_dataset()
     phases["open"] = time.perf_counter() - t0
+    phases["open_cpu"] = cpu() - c0
     phases["open_rss"] = rss("VmHWM") - base
     if case.startswith("open") and case != "open_read":
         return len(ds.files)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), cpu()
     if case == "open_read":
         n = ds.to_table(columns=["x"]).num_rows
         phases["read"] = time.perf_counter() - t1
+        phases["read_cpu"] = cpu() - c1
         return n
     expr = pc.field("p") == 7 if case == "partition" else None
     return ds.to_table(columns=["x"], filter=expr).num_rows
 
 base = rss("VmRSS")
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), cpu()
 n = asyncio.run(run()) if who == "aorc" else run_pyarrow()
 took = time.perf_counter() - start
+phases["cpu"] = cpu() - start_cpu
 print(json.dumps({"time": took, "n": n, "rss": rss("VmHWM") - base, "lists": lists[0],
                   "opens": opens[0], **phases}))
 '''
@@ -199,7 +213,7 @@ def run_case(case: str, who: str, root: str, options: dict[str, Any], repeat: in
     out = {"best": min(times), "median": statistics.median(times), "n": runs[0]["n"],
            "rss": max(r["rss"] for r in runs), "lists": runs[-1]["lists"],
            "opens": runs[-1]["opens"], "samples": times}
-    for phase in ("open", "read"):
+    for phase in ("open", "read", "cpu", "open_cpu", "read_cpu"):
         if all(phase in r for r in runs):
             got = [r[phase] for r in runs]
             out[phase] = {"best": min(got), "median": statistics.median(got), "samples": got}
@@ -233,7 +247,7 @@ def report(label: str, files: int, root: str, options: dict[str, Any], repeat: i
               f"{p['median']:<7.3f} {a['best'] / p['best']:>5.2f}/"
               f"{a['median'] / p['median']:<5.2f} {a['lists']:>5}/{pl:<5} {a['opens']:>6}/"
               f"{pg:<6} {a['rss'] / 2**20:>5.0f}/{p['rss'] / 2**20:<5.0f}", flush=True)
-        for phase in ("open", "read"):
+        for phase in ("open", "read", "cpu", "open_cpu", "read_cpu"):
             if phase in a and phase in p:
                 ap, pp = a[phase], p[phase]
                 rss_text = (f"{a['open_rss'] / 2**20:>5.0f}/{p['open_rss'] / 2**20:<5.0f}"

@@ -327,15 +327,15 @@ class _SlimTail(FileTail):
 
     _tail_bytes: bytes
 
-    @property  # type: ignore[override]
-    def postscript(self) -> pb.PostScript:
+    @property
+    def postscript(self) -> pb.PostScript:  # type: ignore[override]
         """The PostScript, parsed again."""
         data = self._tail_bytes
         return parse_message(pb.PostScript, data[-1 - self.postscript_length:-1],
                              f"{self.where()}: PostScript")
 
-    @property  # type: ignore[override]
-    def footer(self) -> pb.Footer:
+    @property
+    def footer(self) -> pb.Footer:  # type: ignore[override]
         """The Footer, parsed again."""
         data = self._tail_bytes
         end = len(data) - 1 - self.postscript_length
