@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import tracemalloc
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow.orc as po
 import pytest
@@ -569,3 +570,27 @@ def test_huge_lengths_allocate_nothing() -> None:
 def test_fuzz_errors_are_aorc_errors() -> None:
     """The allowed exceptions are all AorcErrors (the fuzz test's contract)."""
     assert all(issubclass(e, AorcError) for e in _ALLOWED)
+
+
+def test_slim_tail_parses_its_messages_again_from_its_bytes(tmp_path: Path) -> None:
+    """FileTail.slim (the form datasets keep for many small files): no PostScript or
+    Footer message held, each parsed again from the file's bytes, equal to the first
+    parse; what reading needs (schema, stripes, rows) is the same object."""
+    import pyarrow as pa
+
+    path = tmp_path / "f.orc"
+    po.write_table(pa.table({"id": list(range(50)), "s": [f"v{i % 3}" for i in range(50)]}),
+                   str(path), compression="zstd")
+    data = path.read_bytes()
+    tail = parse_tail(data, len(data))
+    assert isinstance(tail, FileTail)
+    slim = tail.slim(data)
+    assert isinstance(slim, FileTail)
+    assert "footer" not in vars(slim) and "postscript" not in vars(slim)
+    assert slim.footer == tail.footer and slim.postscript == tail.postscript
+    assert slim.footer is not slim.footer  # parsed on each use, never kept
+    assert slim.schema is tail.schema and slim.stripes == tail.stripes
+    assert (slim.num_rows, slim.content_length, slim.tail_length) == \
+        (tail.num_rows, tail.content_length, tail.tail_length)
+    assert slim.column_statistics == tail.column_statistics
+    assert slim.stripe_statistics == tail.stripe_statistics
