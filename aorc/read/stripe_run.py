@@ -132,14 +132,18 @@ class _StripeRun:
         with self._lock:
             if self._stopped:
                 return
-            self._share = shared_pool().share(
+            share = self._share = shared_pool().share(
                 lambda i: job.guard(parts[i]), len(parts),
                 helpers=min(self._threads, len(parts)) - 1,
                 order=sorted(range(len(parts)), key=lambda i: -weights[i]), end=self._end)
-        self._share.work()
+        share.work()
 
     def _end(self, results: list[Any] | None, exc: BaseException | None) -> None:
         """The last part's thread assembles; the first failure is handed on."""
+        with self._lock:
+            # the share refers to this run (its end): without this, the pair is a cycle
+            # that holds the parts' decoded arrays until the garbage collector runs
+            self._share = None
         if exc is not None:
             self._finish(None, exc)
             return
