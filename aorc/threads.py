@@ -12,6 +12,15 @@ never holds more than ``threads - 1`` workers, and a task that itself calls :fun
 cannot deadlock: the calling thread works through the items itself and, when they are done,
 cancels the helpers that have not started.
 
+Work sharing: :meth:`WorkerPool.share` hands a list of items to up to ``helpers`` pool
+threads at once (:class:`WorkShare`): each thread takes the next item (in a given order),
+runs it and takes another, without going back to the pool or the event loop between items;
+the thread that finishes the last item (or meets the first failure) reports the outcome; a
+thread that finds no item left returns to the pool at once, never waiting for another. The
+caller may work through the items too (:func:`pool_map` does). Three loops are built on it:
+:func:`pool_map`, the groups of small dataset files (``aorc.read.dataset_local.run_groups``)
+and a stripe's column parts (``aorc.read.stripe_run``).
+
 The pool is a :class:`WorkerPool`, not a ``ThreadPoolExecutor``: its threads start on glibc's
 main malloc arena, whichever modules were imported before aorc (see
 :func:`aorc._allocator.on_main_arena`). A decode thread on another arena faulted fresh pages
@@ -21,19 +30,20 @@ events benchmark took 40-60% longer than the median, against none with aorc impo
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, wait
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from aorc._allocator import on_main_arena
 from aorc.errors import SchemaError
 
-__all__ = ["ARENA_ATTEMPTS", "WorkerPool", "encode_pool", "pool_map", "pool_size",
-           "shared_pool", "thread_count"]
+__all__ = ["ARENA_ATTEMPTS", "WorkShare", "WorkerPool", "encode_pool", "pool_map",
+           "pool_size", "shared_pool", "thread_count"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -93,6 +103,28 @@ class WorkerPool(Executor):
                 self._start()
             self._tasks.put((future, fn, args, kwargs))
         return future
+
+    def share(self, run: Callable[[int], R], count: int, *, helpers: int,
+              order: Iterable[int] | None = None,
+              each: Callable[[int], None] | None = None,
+              end: Callable[[list[R] | None, BaseException | None], None] | None = None
+              ) -> WorkShare[R]:
+        """Items ``0 .. count - 1`` run as ``run(i)`` by up to ``helpers`` of this pool's
+        threads at once, each taking the next item until none is left (see
+        :class:`WorkShare`; the caller may take items too with :meth:`WorkShare.work`).
+
+        Args:
+            run: the work of item ``i``; its result goes to position ``i``.
+            count: how many items.
+            helpers: the most pool tasks that take items (at most ``count`` are submitted).
+            order: the order in which the items are taken (default: ``0 .. count - 1``).
+            each: called with ``i`` by the thread that finished item ``i``.
+            end: called once, by the thread that finished the last item with the results,
+                or by the one whose item failed first with its exception.
+        """
+        share = WorkShare(run, count, order=order, each=each, end=end)
+        share.helpers = [self.submit(share.work) for _ in range(min(helpers, count))]
+        return share
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Take no further task; with ``cancel_futures`` cancel the queued ones; with
@@ -165,6 +197,83 @@ def _stop(tasks: queue.SimpleQueue[_Task | None], release: threading.Event,
     release.set()
 
 
+class WorkShare(Generic[R]):
+    """Items taken one at a time, in a given order, by whichever threads run :meth:`work`
+    (made by :meth:`WorkerPool.share`). The first failure, or :meth:`stop`, leaves the
+    items not yet taken untaken.
+
+    Attributes:
+        helpers: the futures of the pool tasks that take items.
+    """
+
+    def __init__(self, run: Callable[[int], R], count: int, *,
+                 order: Iterable[int] | None = None,
+                 each: Callable[[int], None] | None = None,
+                 end: Callable[[list[R] | None, BaseException | None], None] | None = None
+                 ) -> None:
+        self.helpers: list[Future[None]] = []
+        self._run = run
+        self._each = each
+        self._end = end
+        self._lock = threading.Lock()
+        self._todo: collections.deque[int] = collections.deque(
+            range(count) if order is None else order)
+        self._results: list[Any] = [None] * count
+        self._left = count
+        self._error: BaseException | None = None
+
+    def stop(self) -> None:
+        """Start no further item (the ones running finish)."""
+        with self._lock:
+            self._todo.clear()
+
+    def work(self) -> None:
+        """Take items until none is left, then return (never waiting for another thread);
+        the last item's thread, or the first failure's, calls ``end``."""
+        while True:
+            with self._lock:
+                if not self._todo:
+                    return
+                i = self._todo.popleft()
+            try:
+                value = self._run(i)
+            except BaseException as exc:  # handed to end, or raised by result()
+                with self._lock:
+                    first = self._error is None
+                    if first:
+                        self._error = exc
+                    self._todo.clear()
+                if first and self._end is not None:
+                    self._end(None, exc)
+                return
+            with self._lock:
+                self._results[i] = value
+                self._left -= 1
+                last = self._left == 0 and self._error is None
+            if self._each is not None:
+                self._each(i)
+            if last:
+                if self._end is not None:
+                    self._end(self._results, None)
+                return
+
+    def result(self) -> list[R]:
+        """The results in item order, once every item ran (after :meth:`work` returned and
+        the helpers were waited for).
+
+        Raises:
+            BaseException: the first failure of an item.
+        """
+        if self._error is not None:
+            raise self._error
+        return self._results
+
+    def wait_helpers(self) -> None:
+        """Cancel the helpers not started yet (nothing is left for them) and wait for the
+        running ones."""
+        wait([f for f in self.helpers if not f.cancel()])
+
+
 def pool_size() -> int:
     """Workers of the shared pool: one per CPU (at least 1)."""
     return max(1, os.cpu_count() or 1)
@@ -235,30 +344,11 @@ def pool_map(fn: Callable[[T], R], items: Sequence[T], threads: int) -> list[R]:
     helpers = min(threads, len(items), pool_size() + 1) - 1
     if helpers <= 0:
         return [fn(x) for x in items]
-    results: list[R | None] = [None] * len(items)
-    errors: list[BaseException] = []
-    position = iter(range(len(items)))
-    take = threading.Lock()
-
-    def work() -> None:
-        while not errors:
-            with take:
-                i = next(position, None)
-            if i is None:
-                return
-            try:
-                results[i] = fn(items[i])
-            except BaseException as exc:  # re-raised in the caller below
-                errors.append(exc)
-                return
-
-    futures = [shared_pool().submit(work) for _ in range(helpers)]
+    share = shared_pool().share(lambda i: fn(items[i]), len(items), helpers=helpers)
     try:
-        work()
+        share.work()
     finally:
         # Helpers not started yet have nothing left to do: cancel them, and wait only for
         # the running ones (a cancelled future is done only once a worker dequeues it).
-        wait([f for f in futures if not f.cancel()])
-    if errors:
-        raise errors[0]
-    return results  # type: ignore[return-value]
+        share.wait_helpers()
+    return share.result()

@@ -12,7 +12,16 @@ inside the child, ``--repeat`` times (best and median):
 - ``partition``: one partition's ``x`` (``read_dataset(root, columns=["x"], filters=[("p",
   "==", 7)])`` against ``dataset(...).to_table(columns=["x"], filter=p == 7)``);
 - ``whole``: every file's ``x`` (``read_dataset(root, columns=["x"])`` against
-  ``dataset(...).to_table(columns=["x"])``); both include their listing.
+  ``dataset(...).to_table(columns=["x"])``); both include their listing;
+- ``open_read``: what a user runs, ``open_dataset(root)`` (every tail, the default) and then
+  ``Dataset.read(columns=["x"])`` against ``dataset(...)`` and then ``to_table(columns=["x"])``
+  in one process: the total, and below it each phase (``open``, with the peak RSS growth at
+  its end, and ``read``).
+
+Below each case: ``cpu``, the process's CPU time (user + system, all threads) of the case,
+and for ``open_read`` that of each phase. On a loaded machine the wall times favour the
+reader with more runnable threads (the scheduler shares the cores by thread; pyarrow's C++
+reads on several); the CPU times say what each reader costs whatever the load.
 
 Requests: locally the folders listed (``os.scandir`` calls) and the files read (``open``,
 ``os.open``) by aorc (pyarrow's C++ I/O is not counted); on S3 (``--s3-files``, moto behind the
@@ -48,8 +57,12 @@ ROWS = 100
 BUCKET = "bench"
 
 CHILD = r'''
-import asyncio, builtins, json, os, sys, time
+import asyncio, builtins, json, os, resource, sys, time
 sys.path.insert(0, sys.argv[5])
+
+def cpu():
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 
 def rss(field):
     with open("/proc/self/status") as fh:
@@ -89,9 +102,21 @@ def pyarrow_dataset():
 
 so = options or None
 extra = {"max_open_files": 64} if options else {}
+phases = {}
 async def run():
     if case == "list":
         return len(await list_files(root, so))
+    if case == "open_read":
+        t0, c0 = time.perf_counter(), cpu()
+        ds = await aorc.open_dataset(root, storage_options=so, **extra)
+        phases["open"] = time.perf_counter() - t0
+        phases["open_cpu"] = cpu() - c0
+        phases["open_rss"] = rss("VmHWM") - base
+        t1, c1 = time.perf_counter(), cpu()
+        n = (await ds.read(columns=["x"])).num_rows
+        phases["read"] = time.perf_counter() - t1
+        phases["read_cpu"] = cpu() - c1
+        return n
     if case.startswith("open"):
         ds = await aorc.open_dataset(root, storage_options=so, schema_from=case[5:], **extra)
         return len(ds.files)
@@ -100,18 +125,29 @@ async def run():
                                     storage_options=so, **extra)).num_rows
 
 def run_pyarrow():
+    t0, c0 = time.perf_counter(), cpu()
     ds = pyarrow_dataset()
-    if case.startswith("open"):
+    phases["open"] = time.perf_counter() - t0
+    phases["open_cpu"] = cpu() - c0
+    phases["open_rss"] = rss("VmHWM") - base
+    if case.startswith("open") and case != "open_read":
         return len(ds.files)
+    t1, c1 = time.perf_counter(), cpu()
+    if case == "open_read":
+        n = ds.to_table(columns=["x"]).num_rows
+        phases["read"] = time.perf_counter() - t1
+        phases["read_cpu"] = cpu() - c1
+        return n
     expr = pc.field("p") == 7 if case == "partition" else None
     return ds.to_table(columns=["x"], filter=expr).num_rows
 
 base = rss("VmRSS")
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), cpu()
 n = asyncio.run(run()) if who == "aorc" else run_pyarrow()
 took = time.perf_counter() - start
+phases["cpu"] = cpu() - start_cpu
 print(json.dumps({"time": took, "n": n, "rss": rss("VmHWM") - base, "lists": lists[0],
-                  "opens": opens[0]}))
+                  "opens": opens[0], **phases}))
 '''
 
 
@@ -174,12 +210,19 @@ def run_case(case: str, who: str, root: str, options: dict[str, Any], repeat: in
             got["opens"] = ops.count("GetObject") + ops.count("HeadObject")
         runs.append(got)
     times = [r["time"] for r in runs]
-    return {"best": min(times), "median": statistics.median(times), "n": runs[0]["n"],
-            "rss": max(r["rss"] for r in runs), "lists": runs[-1]["lists"],
-            "opens": runs[-1]["opens"]}
+    out = {"best": min(times), "median": statistics.median(times), "n": runs[0]["n"],
+           "rss": max(r["rss"] for r in runs), "lists": runs[-1]["lists"],
+           "opens": runs[-1]["opens"], "samples": times}
+    for phase in ("open", "read", "cpu", "open_cpu", "read_cpu"):
+        if all(phase in r for r in runs):
+            got = [r[phase] for r in runs]
+            out[phase] = {"best": min(got), "median": statistics.median(got), "samples": got}
+    if all("open_rss" in r for r in runs):
+        out["open_rss"] = max(r["open_rss"] for r in runs)
+    return out
 
 
-CASES = ("open_first", "open_all", "partition", "whole")
+CASES = ("open_first", "open_all", "partition", "whole", "open_read")
 
 
 def report(label: str, files: int, root: str, options: dict[str, Any], repeat: int,
@@ -204,6 +247,15 @@ def report(label: str, files: int, root: str, options: dict[str, Any], repeat: i
               f"{p['median']:<7.3f} {a['best'] / p['best']:>5.2f}/"
               f"{a['median'] / p['median']:<5.2f} {a['lists']:>5}/{pl:<5} {a['opens']:>6}/"
               f"{pg:<6} {a['rss'] / 2**20:>5.0f}/{p['rss'] / 2**20:<5.0f}", flush=True)
+        for phase in ("open", "read", "cpu", "open_cpu", "read_cpu"):
+            if phase in a and phase in p:
+                ap, pp = a[phase], p[phase]
+                rss_text = (f"{a['open_rss'] / 2**20:>5.0f}/{p['open_rss'] / 2**20:<5.0f}"
+                            if phase == "open" else "")
+                print(f"{'  ' + phase:<12} {ap['best']:>7.3f}/{ap['median']:<7.3f} "
+                      f"{pp['best']:>7.3f}/{pp['median']:<7.3f} "
+                      f"{ap['best'] / pp['best']:>5.2f}/{ap['median'] / pp['median']:<5.2f} "
+                      f"{'':>11} {'':>13} {rss_text}", flush=True)
         rows.append({"label": label, "files": files, "case": case, "aorc": a, "pyarrow": p,
                      "list": listing})
     return rows

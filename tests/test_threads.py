@@ -180,3 +180,65 @@ def test_a_worker_that_cannot_tell_its_arena_still_works(
         assert len(asked) == 2 and pool.parked == 0
     finally:
         pool.shutdown()
+
+
+def test_a_share_runs_every_item_in_its_order_and_ends_once() -> None:
+    """WorkerPool.share: the items are taken in the given order, each result lands at its
+    item's position, ``each`` hears of every item and ``end`` is called once with all the
+    results, by the thread that finished the last item."""
+    pool = WorkerPool(2, "share-test")
+    try:
+        started: list[int] = []
+        lock = threading.Lock()
+        seen: list[int] = []
+        ended: list[tuple[list[int] | None, BaseException | None]] = []
+        finished = threading.Event()
+
+        def run(i: int) -> int:
+            with lock:
+                started.append(i)
+            return i * 10
+
+        def end(results: list[int] | None, exc: BaseException | None) -> None:
+            ended.append((None if results is None else list(results), exc))
+            finished.set()
+
+        order = [4, 2, 0, 1, 3]
+        share = pool.share(run, 5, helpers=1, order=order, each=seen.append, end=end)
+        share.work()  # the caller takes items too
+        assert finished.wait(10)
+        share.wait_helpers()
+        assert sorted(started) == [0, 1, 2, 3, 4] and started[0] in (4, 2)
+        assert sorted(seen) == [0, 1, 2, 3, 4]
+        assert ended == [([0, 10, 20, 30, 40], None)]
+        assert share.result() == [0, 10, 20, 30, 40]
+    finally:
+        pool.shutdown()
+
+
+def test_a_share_stops_at_the_first_failure_and_reports_it_once() -> None:
+    """The first failing item ends the share with its exception (``end`` once, ``result``
+    raises it) and no further item starts; a share stopped before it starts runs nothing."""
+    ran: list[int] = []
+    ended: list[BaseException | None] = []
+
+    def run(i: int) -> int:
+        ran.append(i)
+        if i == 2:
+            raise ValueError("item 2")
+        return i
+
+    pool = WorkerPool(1, "share-fail")
+    try:
+        share = pool.share(run, 6, helpers=0, end=lambda r, e: ended.append(e))
+        share.work()
+        assert ran == [0, 1, 2]
+        assert len(ended) == 1 and isinstance(ended[0], ValueError)
+        with pytest.raises(ValueError, match="item 2"):
+            share.result()
+        stopped = pool.share(run, 3, helpers=0)
+        stopped.stop()
+        stopped.work()
+        assert ran == [0, 1, 2]
+    finally:
+        pool.shutdown()

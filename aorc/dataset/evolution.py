@@ -107,7 +107,11 @@ def merge_schemas(schemas: Iterable[tuple[str, pa.Schema]]) -> pa.Schema:
     """
     fields: list[pa.Field] = []
     seen: dict[pa.Schema, list[pa.Schema]] = {}  # equal ignoring metadata: those merged
+    last = None  # files of one schema mostly share its object: no hash, no comparison
     for path, schema in schemas:
+        if schema is last:
+            continue
+        last = schema
         alike = seen.setdefault(schema, [])
         if any(s is schema or s.equals(schema, check_metadata=True) for s in alike):
             continue

@@ -39,7 +39,6 @@ from aorc.format.columns import DecodeOptions
 from aorc.format.projection import requested_order, select_columns
 from aorc.format.types import OrcType
 from aorc.io import IOStats, registry
-from aorc.io.base import gather_or_cancel
 from aorc.progress import ProgressTracker
 from aorc.read import plan as file_plan
 from aorc.read.pushdown import ScanStats
@@ -97,44 +96,47 @@ async def run_groups(items: Sequence[_I], work: Callable[[Sequence[_I]], list[_R
                      done: Callable[[int], None] | None = None) -> list[_R]:
     """The concatenated ``work(group)`` of ``items`` cut into groups; ``work`` gives one
     result per item. ``threads`` (default: the pool's size) tasks of the shared pool take
-    the groups in turn, each going on to the next group without a trip through the event
-    loop (under load, every trip waits for the loop's thread to be scheduled: with a group
-    per task, 10,000 files spent a third of their time so). ``done(n)`` is told of each
-    group finished. The first failure stops the tasks after their current group."""
+    the groups in turn (:meth:`aorc.threads.WorkerPool.share`), each going on to the next
+    group without a trip through the event loop (under load, every trip waits for the
+    loop's thread to be scheduled: with a group per task, 10,000 files spent a third of
+    their time so). ``done(n)`` is told of each group finished. The first failure stops the
+    tasks after their current group."""
     loop = asyncio.get_running_loop()
     threads = pool_size() if threads is None else max(1, min(threads, pool_size()))
     groups = _groups(items, threads)
-    results: list[list[_R]] = [[] for _ in groups]
-    position = iter(range(len(groups)))
-    take = threading.Lock()
-    stop = threading.Event()
+    if not groups:
+        return []
+    finished: asyncio.Future[list[list[_R]]] = loop.create_future()
+    stopped = False
+
+    def settle(results: list[list[_R]] | None, exc: BaseException | None) -> None:
+        if finished.done():
+            return
+        if exc is not None:
+            finished.set_exception(exc)
+        else:
+            finished.set_result(results if results is not None else [])
 
     def told(n: int) -> None:
-        if done is not None and not stop.is_set():
+        if done is not None and not stopped:
             done(n)
 
-    def worker() -> None:
-        while not stop.is_set():
-            with take:
-                i = next(position, None)
-            if i is None:
-                return
-            try:
-                results[i] = work(groups[i])
-            except BaseException:
-                stop.set()
-                raise
-            if done is not None:
-                with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
-                    loop.call_soon_threadsafe(told, len(groups[i]))
+    def each(i: int) -> None:
+        if done is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
+                loop.call_soon_threadsafe(told, len(groups[i]))
 
-    async def one() -> None:
-        await loop.run_in_executor(shared_pool(), worker)
+    def end(results: list[list[_R]] | None, exc: BaseException | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, results, exc)
 
+    share = shared_pool().share(lambda i: work(groups[i]), len(groups),
+                                helpers=threads, each=each, end=end)
     try:
-        await gather_or_cancel([one() for _ in range(min(threads, len(groups)))])
+        results = await finished
     finally:
-        stop.set()  # after a failure or a cancellation, no further group starts
+        stopped = True
+        share.stop()  # after a failure or a cancellation, no further group starts
     return [r for group in results for r in group]
 
 
@@ -168,7 +170,7 @@ class SmallFileReads:
         warnings.warn(f"skipped {path} (exclude_invalid_files): {reason}", AorcWarning,
                       stacklevel=2)
 
-    def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
+    def _keep(self, f: DatasetFile, tail: OpenedTail, *, evict: bool = True) -> None:
         raise NotImplementedError
 
     def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: ReadPlan
@@ -194,8 +196,10 @@ class SmallFileReads:
     def _local_tail(self, f: DatasetFile, *, keep: bool = True, io: IOStats | None = None
                     ) -> OpenedTail | None:
         """The tail of a small local file, on this thread (``None``: an invalid file left
-        out); kept for later reads unless ``keep`` is false. Its request is counted in
-        ``io`` when given (a group's, added to the dataset's once), else at once."""
+        out); kept for later reads unless ``keep`` is false, while the tail budget has room
+        (a pass over the files keeps the first ones, dropping none: see
+        :meth:`TailCache.put`). Its request is counted in ``io`` when given (a group's,
+        added to the dataset's once), else at once."""
         cached = self._tails.get(f.path) if len(self._tails) else None
         if cached is not None:
             return cached
@@ -208,7 +212,7 @@ class SmallFileReads:
             self._skip_invalid(f.path, exc)
             return None
         if keep:
-            self._keep(f, cached)
+            self._keep(f, cached, evict=False)
         return cached
 
     def _local_schemas(self, group: Sequence[DatasetFile]) -> list[pa.Schema | None]:

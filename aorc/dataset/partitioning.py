@@ -311,7 +311,10 @@ def partition_table(values: Sequence[dict[str, str | None]], schema: pa.Schema,
                         if r is not None and not _fits(r, field.type)), paths[0])
             raise SchemaError(f"{bad}: partition value of {field.name!r} does not fit "
                               f"{field.type}: {exc}") from exc
-    return pa.table(columns, schema=schema) if columns else pa.table({})
+    # Table.from_arrays, not pa.table: pa.table asks whether its argument is a pandas
+    # DataFrame, which imports pandas (0.4-1 s) into a process that had not.
+    return (pa.Table.from_arrays(columns, schema=schema) if columns
+            else pa.Table.from_batches([], pa.schema([])))
 
 
 def _fits(text: str, t: pa.DataType) -> bool:

@@ -434,8 +434,8 @@ class Dataset(SmallFileReads):
             self._keep(f, cached)
         return cached
 
-    def _keep(self, f: DatasetFile, tail: OpenedTail) -> None:
-        self._tails.put(f.path, tail)
+    def _keep(self, f: DatasetFile, tail: OpenedTail, *, evict: bool = True) -> None:
+        self._tails.put(f.path, tail, evict=evict)
         self._rows[f.path] = tail.tail.num_rows
 
     async def _reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema]:

@@ -306,6 +306,17 @@ class FileTail:
             raise CorruptFileError(f"{self.where()}: no statistics for stripe {index}")
         return self._stats_views(meta.stripeStats[index].colStats, writer_timezone)
 
+    def slim(self, tail_bytes: bytes) -> FileTail:
+        """This tail without its parsed PostScript and Footer messages (about 3.5 KiB of a
+        small file's 4.4 KiB parsed tail): :attr:`postscript` and :attr:`footer` are parsed
+        again from ``tail_bytes`` (the bytes this tail was parsed from) whenever asked for.
+        Reading rows needs neither; statistics and lengths parse them. For the many tails of
+        a dataset kept between its open and its reads."""
+        slim = object.__new__(_SlimTail)
+        state = {k: v for k, v in self.__dict__.items() if k not in _SLIM_DROPS}
+        slim.__dict__.update(state, _tail_bytes=tail_bytes)
+        return slim
+
     def _stats_views(self, protos: Iterable[pb.ColumnStatistics],
                      writer_timezone: str | None = None) -> list[ColumnStatistics]:
         return [
@@ -313,6 +324,35 @@ class FileTail:
                                          writer=self.writer, writer_timezone=writer_timezone)
             for p, t in zip(protos, self.schema.walk(), strict=False)
         ]
+
+
+#: What :meth:`FileTail.slim` leaves out: the messages, and what is derived from them.
+_SLIM_DROPS = frozenset(("postscript", "footer", "metadata", "column_statistics",
+                         "stripe_statistics"))
+
+
+class _SlimTail(FileTail):
+    """A :class:`FileTail` whose PostScript and Footer are parsed from its bytes on each
+    use (see :meth:`FileTail.slim`)."""
+
+    _tail_bytes: bytes
+
+    @property
+    def postscript(self) -> pb.PostScript:  # type: ignore[override]
+        """The PostScript, parsed again."""
+        data = self._tail_bytes
+        return parse_message(pb.PostScript, data[-1 - self.postscript_length:-1],
+                             f"{self.where()}: PostScript")
+
+    @property
+    def footer(self) -> pb.Footer:  # type: ignore[override]
+        """The Footer, parsed again."""
+        data = self._tail_bytes
+        end = len(data) - 1 - self.postscript_length
+        size = self.postscript.footerLength
+        return parse_compressed(pb.Footer, memoryview(data)[end - size:end], self.compression,
+                                self.block_size, f"{self.where()}: footer",
+                                limit=section_limit(self.file_length))
 
 
 # --------------------------------------------------------------------------- helpers

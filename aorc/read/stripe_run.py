@@ -4,8 +4,9 @@
 the job's ``prepare``, then up to ``threads`` threads (that task's and helpers it submits)
 take the parts one at a time, heaviest first by :attr:`~aorc.read.plan.StripeJob.weights`,
 and the thread that finishes the last part runs ``assemble`` and hands the batches back to
-the event loop. No thread ever waits for another: a thread that finds no part left returns
-to the pool at once, free to start the next stripe, whose task is already queued there.
+the event loop (the parts are a :meth:`aorc.threads.WorkerPool.share`). No thread ever
+waits for another: a thread that finds no part left returns to the pool at once, free to
+start the next stripe, whose task is already queued there.
 
 Measured on the 2M-row events file (two stripes, two threads), the two ways this replaced:
 - a loop round trip per bundle of parts (``prepare``, four bundles, ``assemble``) left both
@@ -21,7 +22,6 @@ the first one, or once the awaiting task is cancelled, no further part is starte
 from __future__ import annotations
 
 import asyncio
-import collections
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from aorc.read.plan import SliceSource
-from aorc.threads import shared_pool
+from aorc.threads import WorkShare, shared_pool
 
 __all__ = ["PartsJob", "SliceJob", "decode_stripe"]
 
@@ -95,7 +95,9 @@ async def decode_stripe(job: PartsJob, threads: int) -> list[pa.RecordBatch]:
 
 
 class _StripeRun:
-    """One stripe's parts, taken by the pool's threads (see the module's docstring)."""
+    """One stripe's parts, taken by the pool's threads (see the module's docstring): a
+    :meth:`aorc.threads.WorkerPool.share` of the parts, heaviest first, whose last part's
+    thread assembles the batches."""
 
     def __init__(self, job: PartsJob, threads: int, loop: asyncio.AbstractEventLoop,
                  done: asyncio.Future[list[pa.RecordBatch]]) -> None:
@@ -104,68 +106,51 @@ class _StripeRun:
         self._loop = loop
         self._done = done
         self._lock = threading.Lock()
-        self._parts: list[Callable[[], Any]] = []
-        self._todo: collections.deque[int] = collections.deque()
-        self._results: list[Any] = []
-        self._left = 0
+        self._share: WorkShare[Any] | None = None
         self._stopped = False
 
     def stop(self) -> None:
         """Start no further part."""
         with self._lock:
             self._stopped = True
-            self._todo.clear()
+            share = self._share
+        if share is not None:
+            share.stop()
 
     def start(self) -> None:
-        """Prepare the parts, submit the helpers, and work."""
+        """Prepare the parts, share them with the helpers, and work."""
         job = self._job
         try:
             parts: list[Callable[[], Any]] = job.guard(job.prepare)
         except BaseException as exc:  # handed to the awaiting task
             self._finish(None, exc)
             return
+        if not parts:
+            self._end([], None)
+            return
         weights = job.weights if len(job.weights) == len(parts) else [1] * len(parts)
         with self._lock:
             if self._stopped:
                 return
-            self._parts = parts
-            self._results = [None] * len(parts)
-            self._left = len(parts)
-            self._todo.extend(sorted(range(len(parts)), key=lambda i: -weights[i]))
-        if not parts:
-            self._assemble()
-            return
-        pool = shared_pool()
-        for _ in range(min(self._threads, len(parts)) - 1):
-            pool.submit(self._work)
-        self._work()
+            share = self._share = shared_pool().share(
+                lambda i: job.guard(parts[i]), len(parts),
+                helpers=min(self._threads, len(parts)) - 1,
+                order=sorted(range(len(parts)), key=lambda i: -weights[i]), end=self._end)
+        share.work()
 
-    def _work(self) -> None:
-        job = self._job
-        while True:
-            with self._lock:
-                if not self._todo:
-                    return
-                i = self._todo.popleft()
-            try:
-                value = job.guard(self._parts[i])
-            except BaseException as exc:
-                self.stop()
-                self._finish(None, exc)
-                return
-            with self._lock:
-                self._results[i] = value
-                self._left -= 1
-                last = self._left == 0
-            if last:
-                self._assemble()
-                return
-
-    def _assemble(self) -> None:
-        try:
-            batches: list[pa.RecordBatch] = self._job.guard(self._job.assemble, self._results)
-        except BaseException as exc:
+    def _end(self, results: list[Any] | None, exc: BaseException | None) -> None:
+        """The last part's thread assembles; the first failure is handed on."""
+        with self._lock:
+            # the share refers to this run (its end): without this, the pair is a cycle
+            # that holds the parts' decoded arrays until the garbage collector runs
+            self._share = None
+        if exc is not None:
             self._finish(None, exc)
+            return
+        try:
+            batches: list[pa.RecordBatch] = self._job.guard(self._job.assemble, results)
+        except BaseException as err:
+            self._finish(None, err)
             return
         self._finish(batches, None)
 

@@ -300,7 +300,10 @@ def _column_streams(col: _Column, opts: _Options, num_groups: int
     compressed = CompressionKind(opts.compression) is not CompressionKind.NONE
     threads = getattr(opts, "threads", 1)
     placed: list[_Placed] = []
-    entries = [pb.RowIndexEntry() for _ in range(num_groups)]
+    # the entries made inside their index: one protobuf arena, not one per row group (see
+    # aorc.format.columns.encode.statistics.protos_of)
+    index = pb.RowIndex()
+    entries = [index.entry.add() for _ in range(num_groups)]
     for stream in col.streams:
         parts = _compress_parts(stream.data, opts, stream.kind, threads)
         placed.append(_Placed(col.column_id, stream.kind, parts))
@@ -319,7 +322,7 @@ def _column_streams(col: _Column, opts: _Options, num_groups: int
                         f"{len(col.row_group_stats)} row groups, not {num_groups}")
     for entry, stats in zip(entries, col.row_group_stats, strict=True):
         entry.statistics.CopyFrom(stats)
-    return placed, pb.RowIndex(entry=entries)
+    return placed, index
 
 
 def _bloom_index(col: _Column, num_groups: int) -> pb.BloomFilterIndex | None:

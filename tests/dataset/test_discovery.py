@@ -19,6 +19,8 @@ import pytest
 
 import aorc
 from aorc.dataset.discovery import (
+    COMPACT_OVERHEAD,
+    STRIPE_OVERHEAD,
     TAIL_OVERHEAD,
     DatasetOptions,
     OpenedTail,
@@ -184,3 +186,65 @@ async def test_all_tails_open_with_max_open_files_tasks(monkeypatch: pytest.Monk
     # open: 4 tasks (and the gathering one); read: 4 reading (each with its reader's own
     # few), 4 opening pruned tails; a task per file was 60
     assert 0 < most - before <= (5 if how == "open" else 20), most - before
+
+
+def test_a_whole_small_file_is_kept_slim_and_costs_less(tmp_path: Path) -> None:
+    """The tail of a whole small file is kept without its PostScript and Footer messages
+    (the read needs neither), and costs its bytes plus COMPACT_OVERHEAD, not the parsed
+    form's estimate."""
+    pa_orc.write_table(table(0), str(tmp_path / "f.orc"))
+    opened = open_local_tail(str(tmp_path / "f.orc"), DatasetOptions(None, 1, False, "ns", None),
+                             IOStats())
+    assert len(opened.data) == opened.tail.file_length
+    cache = TailCache(1 << 20)
+    cache.put("f", opened)
+    kept = cache.get("f")
+    assert kept is not None and "footer" not in vars(kept.tail)
+    assert kept.tail.footer == opened.tail.footer and kept.data is opened.data
+    assert kept.schema is opened.schema
+    parsed = opened.tail
+    assert cache.kept_bytes == TailCache.cost(kept) == TailCache.cost(opened) == (
+        len(opened.data) + len(parsed._metadata_bytes) + COMPACT_OVERHEAD + STRIPE_OVERHEAD)
+    # what the parsed form would count: more (its Footer message is not held)
+    assert cache.kept_bytes < (len(opened.data) + len(parsed._metadata_bytes) + TAIL_OVERHEAD
+                               + 3 * parsed.footer.ByteSize() + STRIPE_OVERHEAD)
+
+
+def test_a_pass_that_does_not_evict_keeps_the_first_tails(tmp_path: Path) -> None:
+    """put(evict=False), as a pass over a dataset's small files keeps tails: once the
+    budget is full, later tails are not kept and none is dropped (dropping the oldest
+    would leave a later pass in the same order no tail at all)."""
+    pa_orc.write_table(table(0), str(tmp_path / "f.orc"))
+    opened = open_local_tail(str(tmp_path / "f.orc"), DatasetOptions(None, 1, False, "ns", None),
+                             IOStats())
+    one = TailCache.cost(OpenedTail(opened.tail.slim(opened.data), opened.data,
+                                    opened.schema))
+    cache = TailCache(3 * one)
+    for name in "abcde":
+        cache.put(name, opened, evict=False)
+    assert list(cache._tails) == ["a", "b", "c"] and cache.kept_bytes == 3 * one
+    cache.put("f", opened)  # the default drops the least recently used
+    assert list(cache._tails) == ["b", "c", "f"]
+
+
+async def test_open_then_read_many_small_files_keeps_the_first_tails(tmp_path: Path) -> None:
+    """open_dataset of small local files with a budget for a third of their tails: the
+    first files' tails are kept (slim) and reused by the read, the others read again; the
+    rows equal pyarrow.dataset's."""
+    for i in range(FILES):
+        path = tmp_path / f"k={i % 3}" / f"f{i:03d}.orc"
+        path.parent.mkdir(exist_ok=True)
+        pa_orc.write_table(table(i), str(path))
+    probe = await aorc.open_dataset(str(tmp_path))
+    one = max(cost for _, cost in probe.tail_cache._tails.values())
+    ds = await aorc.open_dataset(str(tmp_path), tail_cache_bytes=FILES // 3 * one)
+    kept = list(ds.tail_cache._tails)
+    assert kept == [f.path for f in ds.files[:FILES // 3]]
+    assert all("footer" not in vars(t.tail) for t, _ in ds.tail_cache._tails.values())
+    before = ds.io_stats.requests
+    got = await ds.read()
+    assert ds.io_stats.requests - before == FILES - len(kept)  # kept tails: no read
+    assert list(ds.tail_cache._tails)[:len(kept)] == kept
+    want = pads.dataset(str(tmp_path), format="orc", partitioning="hive").to_table()
+    assert got.sort_by("id").to_pydict() == want.select(got.column_names).sort_by("id") \
+        .cast(got.schema).to_pydict()

@@ -599,3 +599,25 @@ def test_a_footer_wider_than_the_column_limit_is_refused(monkeypatch: pytest.Mon
         monkeypatch.setenv(MAX_COLUMNS_ENV, bad)
         with pytest.raises(ResourceLimitError, match="AORC_MAX_COLUMNS must be"):
             parse_tail(data, len(data))
+def test_slim_tail_parses_its_messages_again_from_its_bytes(tmp_path: Path) -> None:
+    """FileTail.slim (the form datasets keep for many small files): no PostScript or
+    Footer message held, each parsed again from the file's bytes, equal to the first
+    parse; what reading needs (schema, stripes, rows) is the same object."""
+    import pyarrow as pa
+
+    path = tmp_path / "f.orc"
+    po.write_table(pa.table({"id": list(range(50)), "s": [f"v{i % 3}" for i in range(50)]}),
+                   str(path), compression="zstd")
+    data = path.read_bytes()
+    tail = parse_tail(data, len(data))
+    assert isinstance(tail, FileTail)
+    slim = tail.slim(data)
+    assert isinstance(slim, FileTail)
+    assert "footer" not in vars(slim) and "postscript" not in vars(slim)
+    assert slim.footer == tail.footer and slim.postscript == tail.postscript
+    assert slim.footer is not slim.footer  # parsed on each use, never kept
+    assert slim.schema is tail.schema and slim.stripes == tail.stripes
+    assert (slim.num_rows, slim.content_length, slim.tail_length) == \
+        (tail.num_rows, tail.content_length, tail.tail_length)
+    assert slim.column_statistics == tail.column_statistics
+    assert slim.stripe_statistics == tail.stripe_statistics

@@ -28,7 +28,12 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
 from aorc.format.codec.bloom import DEFAULT_FPP, BloomFilter
 from aorc.format.codec.compression import DEFAULT_BLOCK_SIZE, CompressionKind
-from aorc.format.columns.encode.statistics import Stats, base_group_stats, stats_class
+from aorc.format.columns.encode.statistics import (
+    Stats,
+    base_group_stats,
+    protos_of,
+    stats_class,
+)
 from aorc.format.types import (
     LEGACY_DECIMAL_PRECISION,
     LEGACY_DECIMAL_SCALE,
@@ -349,7 +354,7 @@ def encode_level(level: EncodeLevel, arr: pa.Array) -> EncodedColumn:
     return EncodedColumn(
         column_id=t.column_id, encoding=encoding, streams=streams,
         stripe_stats=_merge_all(parts.stats, cls, kwargs).to_proto(),
-        row_group_stats=[s.to_proto() for s in parts.stats] if level.indexed else [],
+        row_group_stats=protos_of(parts.stats) if level.indexed else [],
         bloom_filters=filters, children=parts.children)
 
 
