@@ -33,7 +33,8 @@ from aorc._version import __version__ as __version__
 from aorc.dataset.acid import AcidTable, open_acid_table, read_acid_table
 from aorc.dataset.compaction import CompactResult, compact
 from aorc.dataset.discovery import DatasetFile
-from aorc.dataset.read import Dataset, open_dataset, read_dataset
+from aorc.dataset.entry import open_dataset, read_dataset
+from aorc.dataset.read import Dataset
 from aorc.dataset.table import read_table
 from aorc.dataset.write import write_dataset
 from aorc.errors import (
@@ -130,7 +131,7 @@ __all__ = [
 _MOVED_MODULES: dict[str, str] = {
     "aorc.compaction": "aorc.dataset.compaction",
     "aorc.hive": "aorc.dataset.hive",
-    "aorc.read.dataset": "aorc.dataset.read",
+    "aorc.read.dataset": "aorc.dataset.entry",
     "aorc.read.dataset_local": "aorc.dataset.local",
     "aorc.read.dataset_plan": "aorc.dataset.plan",
     "aorc.read.discovery": "aorc.dataset.discovery",

@@ -65,9 +65,9 @@ from aorc.dataset.acid import AcidTable, WriteIdList
 from aorc.dataset.acid import open_acid_table as _open_acid_table
 from aorc.dataset.acid import read_acid_table as _read_acid_table
 from aorc.dataset.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
+from aorc.dataset.entry import open_dataset as _open_dataset
+from aorc.dataset.entry import read_dataset as _read_dataset
 from aorc.dataset.read import Dataset
-from aorc.dataset.read import open_dataset as _open_dataset
-from aorc.dataset.read import read_dataset as _read_dataset
 from aorc.dataset.table import read_table as _read_table
 from aorc.dataset.write import write_dataset as _write_dataset
 from aorc.errors import AorcError

@@ -27,7 +27,8 @@ import pyarrow as pa
 
 from aorc.cli.export import BatchWriter, check_output_options, output_format
 from aorc.dataset.discovery import file_or_dataset, is_dataset_source
-from aorc.dataset.read import Dataset, open_dataset
+from aorc.dataset.entry import open_dataset
+from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, CorruptFileError, ObjectNotFoundError, SchemaError
 from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store

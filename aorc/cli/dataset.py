@@ -27,8 +27,9 @@ import pyarrow as pa
 from aorc.cli.convert import Progress
 from aorc.dataset.compaction import DEFAULT_TARGET_SIZE, compact
 from aorc.dataset.discovery import file_or_dataset
+from aorc.dataset.entry import open_dataset
 from aorc.dataset.partitioning import normalize_filters
-from aorc.dataset.read import Dataset, open_dataset
+from aorc.dataset.read import Dataset
 from aorc.filters.text import filters_from_text
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import TypeKind

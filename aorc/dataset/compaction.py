@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aorc.dataset.discovery import DatasetFile
+from aorc.dataset.entry import open_dataset
 from aorc.dataset.plan import dataset_filter
-from aorc.dataset.read import open_dataset
 from aorc.errors import (
     AorcError,
     AorcWarning,

@@ -9,7 +9,7 @@ from typing import Any, cast
 import pyarrow as pa
 
 from aorc.dataset.discovery import DatasetSource, file_or_dataset
-from aorc.dataset.read import read_dataset
+from aorc.dataset.entry import read_dataset
 from aorc.errors import SchemaError
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.io import Source

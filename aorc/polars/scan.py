@@ -21,7 +21,8 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from aorc.dataset.discovery import DatasetSource
-from aorc.dataset.read import Dataset, open_dataset
+from aorc.dataset.entry import open_dataset
+from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.io import IOStats
 from aorc.polars.predicate import to_filters
