@@ -409,17 +409,53 @@ class SyncAcidTable(_Blocking):
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
                      batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.AcidTable.iter_batches` (same arguments)."""
+        """Blocking :meth:`aorc.AcidTable.iter_batches` (same arguments).
+
+        Args:
+            columns: as for :meth:`aorc.AcidTable.iter_batches`.
+            filters: as for :meth:`aorc.AcidTable.iter_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A plain iterator of the matching record batches, read as it is pulled.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
         return _iterate(self._table.iter_batches(columns, filters, batch_size=batch_size))
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
                    batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.AcidTable.to_batches` (pyarrow.dataset's name)."""
+        """Blocking :meth:`aorc.AcidTable.to_batches` (pyarrow.dataset's name).
+
+        Args:
+            columns: as for :meth:`aorc.AcidTable.iter_batches`.
+            filter: the ``filters`` of :meth:`aorc.AcidTable.iter_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A plain iterator of the matching record batches, read as it is pulled.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
         return _iterate(self._table.to_batches(columns, filter, batch_size=batch_size))
 
     def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
                   batch_size: int = 65536) -> pa.RecordBatchReader:
-        """The matching rows as a ``pyarrow.RecordBatchReader`` read as it is pulled."""
+        """The matching rows as a ``pyarrow.RecordBatchReader`` read as it is pulled.
+
+        Args:
+            columns: as for :meth:`aorc.AcidTable.iter_batches`.
+            filters: as for :meth:`aorc.AcidTable.iter_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A ``pyarrow.RecordBatchReader``.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
         return self._table.iter_batches(columns, filters, batch_size=batch_size).to_reader()
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -438,7 +474,27 @@ def open_acid_table(uri: str | os.PathLike[str], *,
                     partitioning: pa.Schema | None = None, timestamp_unit: str = "ns",
                     storage_options: Mapping[str, Any] | None = None,
                     max_open_files: int = 16) -> SyncAcidTable:
-    """Blocking :func:`aorc.open_acid_table` (same arguments): a :class:`SyncAcidTable`."""
+    """Blocking :func:`aorc.open_acid_table` (same arguments): a :class:`SyncAcidTable`.
+
+    Args:
+        uri: as for :func:`aorc.open_acid_table`.
+        valid_write_ids: as for :func:`aorc.open_acid_table`.
+        columns: as for :func:`aorc.open_acid_table`.
+        filters: as for :func:`aorc.open_acid_table`.
+        schema: as for :func:`aorc.open_acid_table`.
+        row_id: as for :func:`aorc.open_acid_table`.
+        partitioning: as for :func:`aorc.open_acid_table`.
+        timestamp_unit: as for :func:`aorc.open_acid_table`.
+        storage_options: as for :func:`aorc.open_acid_table`.
+        max_open_files: as for :func:`aorc.open_acid_table`.
+
+    Returns:
+        A :class:`SyncAcidTable` over the opened :class:`aorc.AcidTable`.
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``uri``.
+        SchemaError: as :func:`aorc.open_acid_table`.
+    """
     kwargs = {"valid_write_ids": valid_write_ids, "columns": columns, "filters": filters,
               "schema": schema, "row_id": row_id, "partitioning": partitioning,
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,

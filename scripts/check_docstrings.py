@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 #: The public modules: aorc's own __all__ and every public subpackage's.
-PUBLIC_MODULES = ["aorc", "aorc.errors", "aorc.io", "aorc.iceberg", "aorc.options",
+PUBLIC_MODULES = ["aorc", "aorc.errors", "aorc.io", "aorc.iceberg", "aorc.kafka", "aorc.options",
                   "aorc.polars", "aorc.progress", "aorc.sink", "aorc.spark", "aorc.sync"]
 
 #: Methods every class has, whose docstrings come from Python (or need none).

@@ -41,6 +41,7 @@ API_MODULES: list[tuple[str, str]] = [
     ("aorc.sink", "aorc.sink (rolling sink)"),
     ("aorc.iceberg", "aorc.iceberg"),
     ("aorc.spark", "aorc.spark"),
+    ("aorc.kafka", "aorc.kafka"),
     ("aorc.polars", "aorc.polars"),
     ("aorc.progress", "aorc.progress"),
 ]

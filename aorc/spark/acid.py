@@ -104,6 +104,11 @@ def read_acid_table(spark: Any, uri: str | os.PathLike[str],
             table with no data files).
         storage_options: store settings, passed to the executors.
 
+    Returns:
+        A ``pyspark.sql.DataFrame`` (lazy: Spark tasks read the files when an action runs),
+        with the columns asked for; the data files are spread over about
+        the session's default parallelism in tasks.
+
     Raises:
         ObjectNotFoundError: nothing exists at ``uri``.
         SchemaError: bad columns, filters or write-id list.

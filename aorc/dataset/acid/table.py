@@ -125,6 +125,10 @@ class AcidTable:
     def check(self, columns: Sequence[str] | None, filters: Any) -> None:
         """Check columns and filters as a read would, without reading.
 
+        Args:
+            columns: as for :meth:`read` (``None``: those given to :func:`open_acid_table`).
+            filters: as for :meth:`read` (``None``: those given to :func:`open_acid_table`).
+
         Raises:
             SchemaError: unknown columns or malformed filters.
         """
@@ -153,6 +157,11 @@ class AcidTable:
                 given to :func:`open_acid_table`. Partition terms prune partitions, data
                 terms are pushed down into every file.
 
+        Returns:
+            The visible rows that match (deletes and invalid writes left out), with the
+            columns asked for in that order; an empty table of those columns when none
+            match.
+
         Raises:
             SchemaError: unknown columns or malformed filters.
             CorruptFileError: a file is damaged (the message names it).
@@ -167,11 +176,34 @@ class AcidTable:
 
     async def to_table(self, columns: Sequence[str] | None = None,
                        filter: Any = None) -> pa.Table:  # noqa: A002
-        """:meth:`read` by :meth:`pyarrow.dataset.Dataset.to_table`'s name."""
+        """:meth:`read` by :meth:`pyarrow.dataset.Dataset.to_table`'s name.
+
+        Args:
+            columns: as for :meth:`read`.
+            filter: the ``filters`` of :meth:`read`.
+
+        Returns:
+            The table :meth:`read` returns.
+
+        Raises:
+            SchemaError: unknown columns or malformed filters (as :meth:`read`).
+            CorruptFileError: a file is damaged (as :meth:`read`).
+        """
         return await self.read(columns, filter)
 
     async def count_rows(self, filters: Any = None) -> int:
-        """The number of matching rows (deletes applied)."""
+        """The number of matching rows (deletes applied).
+
+        Args:
+            filters: as for :meth:`read`.
+
+        Returns:
+            The number of rows :meth:`read` would return with these filters.
+
+        Raises:
+            SchemaError: malformed filters (as :meth:`read`).
+            CorruptFileError: a file is damaged (as :meth:`read`).
+        """
         return int((await self.read(self.schema.names[:1], filters)).num_rows)
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
@@ -184,6 +216,11 @@ class AcidTable:
             filters: as for :meth:`read`.
             batch_size: the largest number of rows per batch.
 
+        Returns:
+            A :class:`~aorc.read.export.BatchStream` of the matching rows (no empty
+            batches): an async iterator that is also an Arrow stream. Nothing is read
+            before it is iterated; a damaged file then raises ``CorruptFileError``.
+
         Raises:
             SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
         """
@@ -195,7 +232,19 @@ class AcidTable:
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
                    batch_size: int = 65536) -> BatchStream:
-        """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name."""
+        """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name.
+
+        Args:
+            columns: as for :meth:`read`.
+            filter: the ``filters`` of :meth:`read`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            The stream :meth:`iter_batches` returns.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
         return self.iter_batches(columns, filter, batch_size)
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -585,10 +634,14 @@ async def open_acid_table(uri: str | os.PathLike[str], *,
         storage_options: store settings (see :func:`aorc.open_store`).
         max_open_files: files read at once.
 
+    Returns:
+        The :class:`AcidTable`, listed and with its schema known; no rows are read yet.
+
     Raises:
         ObjectNotFoundError: nothing exists at ``uri``.
         SchemaError: a bad option or write-id list; a partition whose bases are all newer
-            than the write-id list allows.
+            than the write-id list allows; unknown ``columns`` or malformed ``filters``;
+            no ``schema`` given for a table with no data files.
     """
     _check(timestamp_unit, max_open_files)
     ids = (WriteIdList.parse(valid_write_ids) if isinstance(valid_write_ids, str)
@@ -624,9 +677,26 @@ async def read_acid_table(uri: str | os.PathLike[str], *,
     """Read a Hive transactional table into one table, deletes applied; the arguments are
     those of :func:`open_acid_table`.
 
+    Args:
+        uri: as for :func:`open_acid_table`.
+        valid_write_ids: as for :func:`open_acid_table`.
+        columns: the columns to read (``None``: all).
+        filters: the filters of the read (see :meth:`AcidTable.read`).
+        schema: as for :func:`open_acid_table`.
+        row_id: as for :func:`open_acid_table`.
+        partitioning: as for :func:`open_acid_table`.
+        timestamp_unit: as for :func:`open_acid_table`.
+        storage_options: as for :func:`open_acid_table`.
+        max_open_files: as for :func:`open_acid_table`.
+
+    Returns:
+        The table's visible rows that match (see :meth:`AcidTable.read`).
+
     Raises:
         ObjectNotFoundError: nothing exists at ``uri``.
         SchemaError: as :func:`open_acid_table`.
+        CorruptFileError: a file is damaged (the message names it).
+        UnsupportedFeatureError: update events of a pre-split-update table.
     """
     table = await open_acid_table(uri, valid_write_ids=valid_write_ids, columns=columns,
                                   filters=filters, schema=schema, row_id=row_id,
