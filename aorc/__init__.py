@@ -26,6 +26,7 @@ from aorc.errors import (
     AorcError,
     AorcWarning,
     CorruptFileError,
+    DecryptionError,
     FormatError,
     InputTypeError,
     ObjectChangedError,
@@ -42,6 +43,7 @@ from aorc.errors import (
 from aorc.compaction import CompactResult, compact
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import IOStats, Store, open_store
+from aorc.keys import InMemoryKeys, KeyProvider
 from aorc.options import WriteOptions
 from aorc.progress import ProgressEvent
 from aorc.read.dataset import Dataset, open_dataset, read_dataset
@@ -72,9 +74,12 @@ __all__ = [
     "CorruptFileError",
     "Dataset",
     "DatasetFile",
+    "DecryptionError",
     "FormatError",
     "IOStats",
+    "InMemoryKeys",
     "InputTypeError",
+    "KeyProvider",
     "ObjectChangedError",
     "ObjectExistsError",
     "ObjectNotFoundError",

@@ -66,6 +66,7 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
 from aorc.io import Source
 from aorc.io.output import Destination
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.read.dataset import Dataset
 from aorc.read.dataset import open_dataset as _open_dataset
@@ -254,16 +255,18 @@ def _iterate(source: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.Record
 
 async def _open(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str, read_dictionary: Sequence[str] | None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> OrcReader:
     return await _open_reader(source, storage_options=storage_options,
                               timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
-                              max_decoded_bytes=max_decoded_bytes)
+                              max_decoded_bytes=max_decoded_bytes, keys=keys)
 
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> SyncReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> SyncReader:
     """Open an ORC file for reading, blocking: use as ``with open_reader(path) as r:``.
 
     Args:
@@ -273,9 +276,10 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         timestamp_unit: as for :func:`aorc.open_reader`.
         read_dictionary: as for :func:`aorc.open_reader`.
         max_decoded_bytes: as for :func:`aorc.open_reader`.
+        keys: as for :func:`aorc.open_reader`.
     """
     return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary,
-                                max_decoded_bytes)))
+                                max_decoded_bytes, keys)))
 
 
 # =========================================================================== datasets
@@ -328,13 +332,14 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  storage_options: Mapping[str, Any] | None = None, max_open_files: int = 16,
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
-                 tail_cache_bytes: int = TAIL_CACHE_BYTES) -> SyncDataset:
+                 tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                 keys: KeyProvider | None = None) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`."""
     kwargs = {"partitioning": partitioning, "schema": schema,
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
-              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes}
+              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes, "keys": keys}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 

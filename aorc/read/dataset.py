@@ -27,6 +27,7 @@ from aorc.errors import CorruptFileError, SchemaError
 from aorc.format.nesting import check_depth
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel, map_bounded
+from aorc.keys import KeyProvider
 from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.read.dataset_local import (
     SmallFileReads,
@@ -60,6 +61,7 @@ from aorc.read.discovery import (
 )
 from aorc.read.evolution import conform, merge_schemas, positional_names
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
+from aorc.read.keyed import check_keys
 from aorc.read.partitioning import Clauses
 from aorc.read.pushdown import ScanStats
 from aorc.read.reader import OrcReader
@@ -171,7 +173,7 @@ class Dataset(SmallFileReads):
         """
         plan = self._plan(columns, filters)
         counter = tracker(progress, "read_dataset", "files", len(plan.files))
-        if all_small_local([f for f, _ in plan.files]):
+        if self._options.keys is None and all_small_local([f for f, _ in plan.files]):
             tables = await self._read_local(plan, counter)
         else:
             threads = self._file_threads(len(plan.files))
@@ -296,7 +298,7 @@ class Dataset(SmallFileReads):
         # at most max_open_files tasks each, not one per file (100,000 files: 100,000 tasks)
         limit = self._options.max_open_files
         schemas_of = pruned if schema_from == "all" else []
-        if all_small_local([f for f, _ in survivors]):
+        if self._options.keys is None and all_small_local([f for f, _ in survivors]):
             results: list[Any] = [*await self._raw_local(survivors, wanted, counter),
                                   *await map_bounded(schemas_of, self._schema_only, limit)]
         else:
@@ -357,7 +359,7 @@ class Dataset(SmallFileReads):
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
         # Each file's schema only (files of one schema share it), merged once per distinct
         # schema; at most max_open_files tails in flight, not a task per file.
-        if all_small_local(files):
+        if self._options.keys is None and all_small_local(files):
             opened = await run_groups(files, self._local_schemas,
                                       threads=group_threads(files))
         else:
@@ -635,7 +637,9 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 path_glob_filter: str | None = None,
                 read_dictionary: Sequence[str] | None = None,
                 eager: bool = False, schema_from: str = "all",
-                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None) -> Dataset:
+                tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None,
+                keys: KeyProvider | None = None) -> Dataset:
+    keys = check_keys(keys)
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_read_dictionary(read_dictionary)
@@ -648,7 +652,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
-                             tail_cache_bytes)
+                             tail_cache_bytes, keys)
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
@@ -678,7 +682,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
                        schema_from: str = "all",
-                       tail_cache_bytes: int = TAIL_CACHE_BYTES) -> Dataset:
+                       tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                       keys: KeyProvider | None = None) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
@@ -721,6 +726,7 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
             (default 64 MiB; each tail counts what it holds in memory: the bytes read
             from its file's end, the whole file when it is small, plus its parsed footer,
             about 4.5 KiB for a small file; see :meth:`TailCache.cost`); ``0`` keeps none.
+        keys: a key provider for encrypted columns, as for :func:`aorc.open_reader`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -735,7 +741,7 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        max_open_files=max_open_files,
                        exclude_invalid_files=exclude_invalid_files,
                        path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes)
+                       schema_from=schema_from, tail_cache_bytes=tail_cache_bytes, keys=keys)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -747,7 +753,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        schema_from: str = "read",
                        path_glob_filter: str | None = None,
                        read_dictionary: Sequence[str] | None = None,
-                       progress: ProgressHook | None = None) -> pa.Table:
+                       progress: ProgressHook | None = None,
+                       keys: KeyProvider | None = None) -> pa.Table:
     """Read a dataset into one table; the arguments are those of :func:`open_dataset` and
     :meth:`Dataset.read` (``progress=`` counts the files read). The data of files in
     partitions that ``filters`` exclude is never read.
@@ -765,6 +772,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             files; never its data) -- with a selective filter, several times the requests
             of the read itself, which is why Spark leaves ``mergeSchema`` off by default.
             With ``schema=`` no file is opened for its schema.
+        keys: a key provider for encrypted columns, as for :func:`aorc.open_reader`.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
@@ -777,7 +785,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           max_open_files=max_open_files,
                           exclude_invalid_files=exclude_invalid_files,
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
-                          eager=True, filters=filters if schema_from == "read" else None)
+                          eager=True, filters=filters if schema_from == "read" else None,
+                          keys=keys)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

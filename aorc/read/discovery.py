@@ -37,8 +37,10 @@ from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import OrcType, to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
+from aorc.keys import KeyProvider
 from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.dictionary import dictionary_columns, dictionary_schema, present_columns
+from aorc.read.keyed import apply_keys
 from aorc.read.partitioning import (
     Clauses,
     infer_partition_schema,
@@ -155,6 +157,7 @@ class DatasetOptions:
         read_dictionary: columns read as Arrow dictionaries (see :func:`aorc.open_reader`).
         tail_cache_bytes: the budget of the file tails kept for later reads
             (:class:`TailCache`).
+        keys: the key provider for encrypted columns (see :func:`aorc.open_reader`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -165,6 +168,7 @@ class DatasetOptions:
     path_glob_filter: str | None = None
     read_dictionary: Sequence[str] | None = None
     tail_cache_bytes: int = TAIL_CACHE_BYTES
+    keys: KeyProvider | None = None
 
 
 @dataclass(frozen=True)
@@ -416,6 +420,7 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
                                        f"{len(data)} were read")
+        tail = await apply_keys(store, tail, data, options.keys)
         etag = getattr(store, "etag", None)
     finally:
         io.requests += store.stats.requests

@@ -58,6 +58,7 @@ from aorc.format.types import (
 )
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
+from aorc.keys import KeyProvider
 from aorc.read import footers as _footers
 from aorc.read import plan as _plan
 from aorc.read.common import (
@@ -71,6 +72,7 @@ from aorc.read.common import (
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.footers import FooterCache
+from aorc.read.keyed import apply_keys, check_keys, describe_encryption
 from aorc.read.plan import (
     GroupPlan,
     ReadPlan,
@@ -203,6 +205,17 @@ class OrcReader:
         pre-order) or by dotted column name, e.g. ``reader.statistics["address.city"]``
         (names as :meth:`column_names` gives them)."""
         return StatisticsList(self._tail.column_statistics, self.column_names())
+
+    @property
+    def encryption(self) -> dict[str, Any] | None:
+        """The file's column encryption, ``None`` when it has none: the key provider kind,
+        the master keys (name, version, algorithm), the variants (column, key, version,
+        algorithm, mask, whether this reader decrypts it) and the masks. Never key bytes.
+
+        Raises:
+            CorruptFileError: the encryption block is damaged.
+        """
+        return describe_encryption(self._tail, dict(enumerate(self.column_names())))
 
     @property
     def metadata(self) -> dict[str, bytes]:
@@ -661,8 +674,10 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
+    keys = check_keys(keys)
     check_read_dictionary(read_dictionary)
     check_max_decoded_bytes(max_decoded_bytes)
     owns_store = not isinstance(source, Store)
@@ -680,6 +695,7 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{store.path}: the file tail asks for {tail.n} bytes "
                                        f"after {len(tail_bytes)} were read")
+        tail = await apply_keys(store, tail, tail_bytes, keys)
         return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
                          timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
                          max_decoded_bytes=max_decoded_bytes)
@@ -712,7 +728,8 @@ class _OpenReader:
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> _OpenReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -745,6 +762,10 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
             of one stripe may take, 1 GiB by default: beyond it a read raises
             :class:`~aorc.errors.ResourceLimitError` before allocating (see "Resource
             limits" in the README). Raise it for stripes that decompress to more.
+        keys: a key provider (:class:`aorc.InMemoryKeys`, :class:`aorc.keys.HadoopKMS`,
+            any :class:`aorc.KeyProvider`) for files with encrypted columns: the columns
+            whose master key it holds read decrypted (values, statistics, row indexes, bloom
+            filters); the others read as their masked copy, as without ``keys``.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
@@ -752,6 +773,8 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         UnsupportedVersionError: for a future format version.
         SchemaError: a ``read_dictionary`` column that is unknown or holds no strings, or a
             ``max_decoded_bytes`` that is not a positive integer.
+        DecryptionError: a key of ``keys`` does not decrypt the columns it should (a wrong
+            key, or a version the provider lacks).
     """
     return _OpenReader(source, storage_options, timestamp_unit, read_dictionary,
-                       max_decoded_bytes)
+                       max_decoded_bytes, keys)

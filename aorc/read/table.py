@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from aorc.errors import SchemaError
 from aorc.io import Source
+from aorc.keys import KeyProvider
 from aorc.read.dataset import read_dataset
 from aorc.read.discovery import DatasetSource, file_or_dataset
 from aorc.read.reader import open_reader
@@ -22,7 +23,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
                      storage_options: Mapping[str, Any] | None = None,
                      timestamp_unit: str = "ns", use_threads: bool | int = True,
                      stripes: Sequence[int] | None = None,
-                     read_dictionary: Sequence[str] | None = None) -> pa.Table:
+                     read_dictionary: Sequence[str] | None = None,
+                     keys: KeyProvider | None = None) -> pa.Table:
     """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
     an Arrow table.
 
@@ -41,6 +43,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         stripes: for one file, the stripes to read (see :meth:`aorc.OrcReader.read`).
         read_dictionary: string or binary columns read as Arrow dictionaries, as
             :func:`aorc.open_reader` (the name of ``pyarrow.parquet.read_table``'s option).
+        keys: a key provider for encrypted columns, as for :func:`aorc.open_reader`.
 
     Raises:
         SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
@@ -48,7 +51,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
     async def one_file() -> pa.Table:
         async with open_reader(cast(Source, source), storage_options=storage_options,
                                timestamp_unit=timestamp_unit,
-                               read_dictionary=read_dictionary) as reader:
+                               read_dictionary=read_dictionary, keys=keys) as reader:
             return await reader.read(columns, filters=filters, use_threads=use_threads,
                                      stripes=stripes)
 
@@ -58,7 +61,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         return await read_dataset(cast(DatasetSource, source), columns=columns,
                                   filters=filters, storage_options=storage_options,
                                   timestamp_unit=timestamp_unit,
-                                  read_dictionary=read_dictionary)
+                                  read_dictionary=read_dictionary, keys=keys)
 
     table: pa.Table = await file_or_dataset(source, one_file, dataset)
     return table
