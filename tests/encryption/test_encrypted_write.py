@@ -9,11 +9,12 @@ import random
 from pathlib import Path
 from typing import Any
 
-import aorc
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 import pytest
 from helpers.orc_java_enc import HR, KEY_SETS, PII, OrcJava
+
+import aorc
 
 ENCRYPT = "pii:ssn,email;hr:salary"
 COLUMNS = ["id", "ssn", "email", "salary", "name"]
