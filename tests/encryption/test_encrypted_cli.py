@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import aorc
 import pyarrow as pa
 import pyarrow.parquet as pq
 from helpers.cli import run
+
+import aorc
 
 PII = bytes(range(1, 33))
 HR = bytes(range(40, 56))

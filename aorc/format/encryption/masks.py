@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import pyarrow as pa
 
 from aorc.errors import SchemaError
@@ -34,6 +35,35 @@ def _sha256_text(value: bytes, t: OrcType) -> bytes:
     return digest
 
 
+_HEX = np.frombuffer(b"0123456789ABCDEF", np.uint8)
+
+
+def _sha256_strings(arr: pa.Array) -> pa.Array:
+    """sha256 of a string column: 64 upper-case hex characters per value, built in one
+    buffer (the digests in a loop, their hex with numpy)."""
+    n = len(arr)
+    raw = arr.cast(pa.large_binary())
+    validity, offsets_buf, data_buf = raw.buffers()
+    offsets = np.frombuffer(offsets_buf, np.int64)[raw.offset:raw.offset + n + 1]
+    data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
+    digests = bytearray(32 * n)
+    sha = hashlib.sha256
+    starts, ends = offsets[:-1].tolist(), offsets[1:].tolist()
+    for i in range(n):
+        digests[32 * i:32 * i + 32] = sha(data[starts[i]:ends[i]]).digest()
+    nibbles = np.frombuffer(bytes(digests), np.uint8)
+    text = np.empty(64 * n, np.uint8)
+    text[0::2] = _HEX[nibbles >> 4]
+    text[1::2] = _HEX[nibbles & 15]
+    out_offsets = np.arange(0, 64 * n + 1, 64, dtype=np.int64)
+    masks = None if arr.null_count == 0 else pa.py_buffer(
+        np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little"))
+    result = pa.Array.from_buffers(pa.large_string(), n,
+                                   [masks, pa.py_buffer(out_offsets), pa.py_buffer(text)],
+                                   null_count=arr.null_count)
+    return result.cast(arr.type)
+
+
 def mask_array(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
     """The masked copy of ``arr`` (a column of type ``t``).
 
@@ -46,6 +76,8 @@ def mask_array(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
         raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, sha256)")
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    if t.kind == TypeKind.STRING:
+        return _sha256_strings(arr)
     binary = pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
         or pa.types.is_binary_view(arr.type)
     raw = arr.cast(pa.large_binary()) if not binary else arr.cast(pa.large_binary())
