@@ -6,10 +6,12 @@ the cipher layout is :mod:`aorc.format.encryption`.
 """
 
 from aorc.keys.base import ALGORITHMS, KeyProvider, KeyVersion, LocalKey
+from aorc.keys.kms import HadoopKMS
 from aorc.keys.memory import InMemoryKeys, parse_key_spec
 
 __all__ = [
     "ALGORITHMS",
+    "HadoopKMS",
     "InMemoryKeys",
     "KeyProvider",
     "KeyVersion",

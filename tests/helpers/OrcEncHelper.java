@@ -2,6 +2,9 @@
 // InMemoryKeystore, for aorc's encryption tests (tests/encryption/java_peer.py compiles it).
 //   read FILE [NAME:VERSION:HEX ...]        rows as JSON arrays, then "stats" lines
 //   write FILE ROWS ENCRYPT MASKS COMPRESS [NAME:VERSION:HEX ...]
+//   readkms FILE URL                       read with Hadoop's KMSClientProvider at URL
+//                                          (kms://http@HOST:PORT/kms), no InMemoryKeystore
+//   writekms FILE ROWS ENCRYPT MASKS COMPRESS URL   write with the KMS's keys
 //   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
 //   batch FILE                             one command per line (arguments tab-separated),
 //                                          each command's output after a line "@@@ N"
@@ -51,10 +54,17 @@ public class OrcEncHelper {
     return b.append('"').toString();
   }
 
-  static void read(String[] args) throws Exception {
+  static Configuration kmsConf(String url) {
     Configuration conf = new Configuration();
+    conf.set("hadoop.security.key.provider.path", url);
+    return conf;
+  }
+
+  static void read(String[] args) throws Exception {
+    boolean kms = args[0].equals("readkms");
+    Configuration conf = kms ? kmsConf(args[2]) : new Configuration();
     OrcFile.ReaderOptions opts = OrcFile.readerOptions(conf);
-    if (args.length > 2) opts.setKeyProvider(keys(args, 2));
+    if (!kms && args.length > 2) opts.setKeyProvider(keys(args, 2));
     Reader reader = OrcFile.createReader(new Path(args[1]), opts);
     TypeDescription schema = reader.getSchema();
     VectorizedRowBatch batch = schema.createRowBatch();
@@ -84,12 +94,14 @@ public class OrcEncHelper {
   }
 
   static void write(String[] args) throws Exception {
-    Configuration conf = new Configuration();
+    boolean kms = args[0].equals("writekms");
+    Configuration conf = kms ? kmsConf(args[6]) : new Configuration();
     int n = Integer.parseInt(args[2]);
     TypeDescription schema = TypeDescription.fromString(
         "struct<id:bigint,ssn:string,email:string,salary:bigint,name:string>");
-    OrcFile.WriterOptions opts = OrcFile.writerOptions(conf).setSchema(schema)
-        .setKeyProvider(keys(args, 6)).encrypt(args[3]).compress(CompressionKind.valueOf(args[5]))
+    OrcFile.WriterOptions opts = OrcFile.writerOptions(conf).setSchema(schema);
+    if (!kms) opts.setKeyProvider(keys(args, 6));
+    opts.encrypt(args[3]).compress(CompressionKind.valueOf(args[5]))
         .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096)
         .bloomFilterColumns("ssn");
     if (!args[4].isEmpty()) opts.masks(args[4]);
@@ -125,8 +137,8 @@ public class OrcEncHelper {
 
   static void run(String[] args) throws Exception {
     switch (args[0]) {
-      case "read": read(args); break;
-      case "write": write(args); break;
+      case "read": case "readkms": read(args); break;
+      case "write": case "writekms": write(args); break;
       case "keystore": keystore(args); break;
       default: throw new IllegalArgumentException(args[0]);
     }
