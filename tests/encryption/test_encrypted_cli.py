@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from helpers.cli import run
 
 import aorc
@@ -68,3 +69,18 @@ def test_write_dataset_with_keys(tmp_path: Path) -> None:
     masked = aorc.sync.read_dataset(tmp_path / "ds").sort_by("id")
     assert masked.column("ssn").null_count == 50
     assert masked.column("salary").equals(t.column("salary"))
+
+
+async def test_compaction_leaves_encrypted_files(tmp_path: Path) -> None:
+    t, _ = _input(tmp_path)
+    keys = aorc.InMemoryKeys({"pii": PII})
+    folder = tmp_path / "small"
+    folder.mkdir()
+    for i in range(3):
+        await aorc.write_table(t.slice(i * 10, 10), folder / f"f{i}.orc", encrypt="pii:ssn",
+                               keys=keys)
+    with pytest.warns(aorc.AorcWarning, match="encrypted columns"):
+        result = await aorc.compact(folder)
+    assert not result.written and len(list(folder.glob("*.orc"))) == 3
+    back = (await aorc.read_dataset(folder, keys=keys)).sort_by("id")
+    assert back.column("ssn").to_pylist() == t.column("ssn").to_pylist()[:30]
