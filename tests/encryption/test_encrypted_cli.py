@@ -1,5 +1,6 @@
-"""Encryption through the CLI (``aorc convert --encrypt --mask --key/--keys``, ``aorc meta``)
-and datasets (``write_dataset(keys=...)`` read back by ``read_dataset(keys=...)``)."""
+"""Encryption through the CLI (``aorc convert --encrypt --mask --key/--keys``, ``aorc meta``),
+datasets (``write_dataset(keys=...)`` read back by ``read_dataset(keys=...)``), compaction
+and Polars (``scan_orc(keys=...)``)."""
 
 from __future__ import annotations
 
@@ -84,3 +85,17 @@ async def test_compaction_leaves_encrypted_files(tmp_path: Path) -> None:
     assert not result.written and len(list(folder.glob("*.orc"))) == 3
     back = (await aorc.read_dataset(folder, keys=keys)).sort_by("id")
     assert back.column("ssn").to_pylist() == t.column("ssn").to_pylist()[:30]
+
+
+def test_polars_scan_with_keys(tmp_path: Path) -> None:
+    pl = pytest.importorskip("polars")
+    import aorc.polars as aorc_polars
+
+    t, _ = _input(tmp_path)
+    keys = aorc.InMemoryKeys({"pii": PII})
+    aorc.sync.write_table(t, tmp_path / "p.orc", encrypt="pii:ssn", keys=keys)
+    got = aorc_polars.scan_orc(tmp_path / "p.orc", keys=keys).filter(
+        pl.col("ssn") == "ssn-0007").collect()
+    assert got["id"].to_list() == [7]
+    masked = aorc_polars.read_orc(tmp_path / "p.orc")
+    assert masked["ssn"].null_count() == 50
