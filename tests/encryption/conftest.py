@@ -1,6 +1,6 @@
 """Fixtures of the encryption tests: ORC Java (compiled helper, see
 ``tests/helpers/orc_java_enc.py``), the files it writes with encrypted columns, and what it
-reads from them with every set of keys -- all made once per session in two JVM runs."""
+reads from them with every set of keys -- all made once per session in one JVM run."""
 
 from __future__ import annotations
 
@@ -31,8 +31,10 @@ def java_files(orc_java: OrcJava, tmp_path_factory: pytest.TempPathFactory) -> J
     """Encrypted files written by ORC Java, one per codec, and its readings of them."""
     root = tmp_path_factory.mktemp("java-encrypted")
     paths = {codec: root / f"java-{codec.lower()}.orc" for codec in CODECS}
-    orc_java.batch([["write", str(p), str(ROWS), ENCRYPT, MASKS, codec, *KEY_SETS["all"]]
-                    for codec, p in paths.items()])
     pairs = [(codec, name) for codec in CODECS for name in KEY_SETS]
-    results = orc_java.read([paths[c] for c, _ in pairs], [KEY_SETS[n] for _, n in pairs])
+    out = orc_java.batch([["write", str(p), str(ROWS), ENCRYPT, MASKS, codec, *KEY_SETS["all"]]
+                          for codec, p in paths.items()]
+                         + [["read", str(paths[c]), *KEY_SETS[n]] for c, n in pairs])
+    assert not any(o.strip() for o in out[:len(paths)]), out[:len(paths)]
+    results = [OrcJava.parse_read(o) for o in out[len(paths):]]
     return JavaFiles(paths, dict(zip(pairs, results, strict=True)))

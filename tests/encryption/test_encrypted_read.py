@@ -45,9 +45,8 @@ def samples(orc_java: OrcJava) -> tuple[list[Path], bytes, list[Any], list[Any]]
     keys = orc_java.keystore(root / "keys" / "kms.keystore", "ORC_KEY")
     pii = keys["pii@0"]
     files = [root / "files" / "encrypted" / f"sample{i}.orc" for i in (1, 2)]
-    with_key = orc_java.read(files, [[key_arg("pii", 0, pii)]] * 2)
-    without = orc_java.read(files, [[]] * 2)
-    return files, pii, with_key, without
+    both = orc_java.read(files * 2, [[key_arg("pii", 0, pii)]] * 2 + [[]] * 2)
+    return files, pii, both[:2], both[2:]
 
 
 def test_samples_decrypt_as_orc_java(samples: Any) -> None:

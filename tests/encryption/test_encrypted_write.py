@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 import pytest
-from helpers.orc_java_enc import HR, KEY_SETS, PII, OrcJava
+from helpers.orc_java_enc import HR, KEY_SETS, PII, JavaReadResult, OrcJava
 
 import aorc
 
@@ -54,12 +54,29 @@ def write(t: pa.Table, path: Path, compression: str, **kw: Any) -> None:
                           row_index_stride=1000, bloom_filter_columns=["ssn"], **kw)
 
 
-@pytest.mark.parametrize("compression", ["none", "zlib", "zstd"])
-def test_orc_java_reads_aorc_files(orc_java: OrcJava, tmp_path: Path, compression: str) -> None:
+COMPRESSIONS = ("none", "zlib", "zstd")
+
+
+@pytest.fixture(scope="module")
+def aorc_files(orc_java: OrcJava, tmp_path_factory: pytest.TempPathFactory
+               ) -> dict[str, tuple[Path, JavaReadResult, JavaReadResult]]:
+    """aorc's encrypted files, one per codec, and ORC Java's readings of them with the
+    keys and without (one JVM)."""
+    root = tmp_path_factory.mktemp("aorc-encrypted")
+    paths = {c: root / f"enc-{c}.orc" for c in COMPRESSIONS}
+    for c, path in paths.items():
+        write(table(), path, c)
+    reads = orc_java.read([p for p in paths.values() for _ in (0, 1)],
+                          [KEY_SETS["all"], []] * len(paths))
+    return {c: (paths[c], reads[2 * i], reads[2 * i + 1]) for i, c in enumerate(paths)}
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_orc_java_reads_aorc_files(aorc_files: dict[str, tuple[Path, JavaReadResult,
+                                                                JavaReadResult]],
+                                   compression: str) -> None:
     t = table()
-    path = tmp_path / "enc.orc"
-    write(t, path, compression)
-    with_keys, without = orc_java.read([path, path], [KEY_SETS["all"], []])
+    path, with_keys, without = aorc_files[compression]
     assert with_keys.error is None and without.error is None
     assert with_keys.rows == [[r[c] for c in COLUMNS] for r in t.to_pylist()]
     assert without.rows == masked(t)

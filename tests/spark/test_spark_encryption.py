@@ -9,9 +9,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import aorc
 import pyarrow as pa
 import pytest
+
+import aorc
 
 pytestmark = pytest.mark.spark
 
