@@ -130,10 +130,8 @@ class EncryptedFileAssembler(FileAssembler):
         variants = []
         for v in self.plan.variants:
             tree = encode_column(v.column, arrays[v.field], starts, opts,
-                                 dictionary_decisions=self._real_decisions, finish=real)
-            if tree.column_id not in real.placed:  # finish runs for a struct's fields only
-                tree = real(tree)
-            variants.append(tree)
+                                 dictionary_decisions=self._real_decisions)
+            variants.append(real(tree))  # every node of the subtree compressed
         return self._combine(clear, real, variants)
 
     def _combine(self, clear: EncodedStripe, real: ColumnCompressor,

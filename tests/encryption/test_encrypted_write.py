@@ -158,3 +158,32 @@ async def test_in_memory_keys_keep_their_secrets() -> None:
         aorc.keys.parse_key_spec("pii=zz" + PII.hex())
     assert PII.hex() not in str(info.value)
     assert aorc.keys.parse_key_spec(f"hr@1={HR.hex()}") == ("hr", 1, HR)
+
+
+def test_nested_columns_are_one_variant(orc_java: OrcJava, tmp_path: Path) -> None:
+    n = 2500
+    t = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "addr": pa.array([None if i == 1 else {"street": f"s{i}", "zip": i} for i in range(n)]),
+        "tags": [None if i == 2 else [f"t{i}", None] for i in range(n)],
+        "m": pa.array([[("k", i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
+    })
+    path = tmp_path / "nested.orc"
+    aorc.sync.write_table(t, path, encrypt="pii:addr,tags;hr:m", masks="sha256:tags,m",
+                          keys=keys(), row_index_stride=1000)
+    assert aorc.sync.read_table(path, keys=keys()).equals(t)
+    with aorc.sync.open_reader(path, keys=keys()) as reader:
+        assert [(v["column"], v["column_id"]) for v in reader.encryption["variants"]] == [
+            ("m", 7), ("addr", 2), ("tags", 5)]
+        assert reader.read(filters=[("addr.zip", "==", 5)]).column("id").to_pylist() == [5]
+        assert reader.scan_stats.row_groups_pruned_by_stats > 0
+    masked = aorc.sync.read_table(path)
+    assert masked.column("addr").null_count == n  # nullify: the whole struct
+    assert masked.column("tags")[0].as_py() == [hashlib.sha256(b"t0").hexdigest().upper(),
+                                                None]  # sha256 reaches into the list
+    assert masked.column("m")[0].as_py() == [(hashlib.sha256(b"k").hexdigest().upper(), None)]
+    assert pa_orc.read_table(path).equals(masked)
+    with_keys, without = orc_java.read([path, path], [KEY_SETS["all"], []])
+    assert with_keys.error is None and without.error is None
+    assert [r[0] for r in with_keys.rows] == list(range(n))
+    assert with_keys.rows[0][1] != without.rows[0][1]

@@ -5,8 +5,9 @@ As ORC Java's ``impl/mask`` computes them:
 * ``nullify``: every value null (the default mask);
 * ``sha256``: strings become the upper-case hex SHA-256 of their UTF-8 bytes (varchar(n)
   truncated to n characters; char(n) truncated, or padded with spaces and, as ORC Java pads,
-  a final NUL byte); binary values their 32-byte SHA-256 digest; other types are nullified.
-  Nulls stay null.
+  a final NUL byte); binary values their 32-byte SHA-256 digest; other primitive types are
+  nullified; lists, maps and structs keep their shape with each child masked so. Nulls stay
+  null.
 """
 
 from __future__ import annotations
@@ -33,6 +34,21 @@ def _sha256_text(value: bytes, t: OrcType) -> bytes:
             return digest[:t.max_length]
         return digest + b" " * (t.max_length - len(digest) - 1) + b"\0"
     return digest
+
+
+def _compound(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
+    """A list, map or struct with its children masked (its own nulls kept)."""
+    validity = None if arr.null_count == 0 else arr.is_null()
+    if t.kind == TypeKind.STRUCT:
+        children = [mask_array(arr.field(i), c, mask) for i, c in enumerate(t.children)]
+        return pa.StructArray.from_arrays(children, fields=list(arr.type), mask=validity)
+    offsets = arr.offsets
+    if t.kind == TypeKind.LIST:
+        values = mask_array(arr.values, t.children[0], mask)
+        return type(arr).from_arrays(offsets, values, type=arr.type, mask=validity)
+    keys = mask_array(arr.keys, t.children[0], mask)
+    items = mask_array(arr.items, t.children[1], mask)
+    return pa.MapArray.from_arrays(offsets, keys, items, type=arr.type, mask=validity)
 
 
 _HEX = np.frombuffer(b"0123456789ABCDEF", np.uint8)
@@ -70,10 +86,12 @@ def mask_array(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
     Raises:
         SchemaError: a mask aorc does not write.
     """
-    if mask == "nullify" or (mask == "sha256" and t.kind not in (*_STRINGS, TypeKind.BINARY)):
-        return pa.nulls(len(arr), arr.type)
-    if mask != "sha256":
+    if mask not in ("nullify", "sha256"):
         raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, sha256)")
+    if mask == "sha256" and t.kind.is_compound and t.kind != TypeKind.UNION:
+        return _compound(arr, t, mask)
+    if mask == "nullify" or t.kind not in (*_STRINGS, TypeKind.BINARY):
+        return pa.nulls(len(arr), arr.type)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if t.kind == TypeKind.STRING:
