@@ -96,7 +96,7 @@ from typing import Any, cast
 import numpy as np
 import pyarrow as pa
 
-from aorc.errors import AorcError, OldOffsetsError, SchemaError
+from aorc.errors import AorcError, OldOffsetsError, SchemaError, UnsupportedFeatureError
 from aorc.format.arrow import conform
 from aorc.format.types import from_arrow_schema
 from aorc.io import registry
@@ -259,6 +259,9 @@ class RollingSink:
                               "partition columns")
         self._orc_type = from_arrow_schema(self.file_schema)
         self.write_options = WriteOptions.create(options, write_options, caller="RollingSink")
+        if self.write_options.encrypt:  # never write the values in the clear instead
+            raise UnsupportedFeatureError("RollingSink does not encrypt columns yet: write "
+                                          "encrypted files with write_table or open_writer")
         self._options = self.write_options.resolve(self._orc_type)
         self._metadata = dict(self.write_options.metadata)
         stripe_size_given = "stripe_size" in write_options or (

@@ -99,3 +99,9 @@ def test_polars_scan_with_keys(tmp_path: Path) -> None:
     assert got["id"].to_list() == [7]
     masked = aorc_polars.read_orc(tmp_path / "p.orc")
     assert masked["ssn"].null_count() == 50
+
+
+def test_rolling_sink_refuses_to_drop_encryption(tmp_path: Path) -> None:
+    schema = pa.schema([("id", pa.int64()), ("ssn", pa.string())])
+    with pytest.raises(aorc.UnsupportedFeatureError, match="does not encrypt"):
+        aorc.RollingSink(str(tmp_path), schema, encrypt="pii:ssn")
