@@ -74,6 +74,9 @@ async def open_encryption(plan: EncryptionPlan, keys: KeyProvider | None) -> Loc
     local, sealed = [], []
     for v in plan.variants:
         made = await keys.create_local_key(current[v.key])
+        if len(made.key) != ALGORITHMS[current[v.key].algorithm] or len(made.encrypted) < 16:
+            raise SchemaError(f"encrypt: the key provider made a local key of the wrong "
+                              f"length for key {v.key!r}")
         local.append(made.key)
         sealed.append(made.encrypted)
     return LocalKeys(tuple(local), tuple(sealed), versions)
