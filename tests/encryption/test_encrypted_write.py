@@ -187,3 +187,17 @@ def test_nested_columns_are_one_variant(orc_java: OrcJava, tmp_path: Path) -> No
     assert with_keys.error is None and without.error is None
     assert [r[0] for r in with_keys.rows] == list(range(n))
     assert with_keys.rows[0][1] != without.rows[0][1]
+
+
+def test_statistics_outside_the_tail_read(tmp_path: Path) -> None:
+    """A footer longer than the first tail read: the encrypted stripe statistics (before the
+    Metadata) are then outside the bytes read at open and fetched on their own."""
+    t = table(2000)
+    path = tmp_path / "long-footer.orc"
+    rng = random.Random(3)
+    write(t, path, "zstd", metadata={"big": rng.randbytes(64 << 10)})
+    with aorc.sync.open_reader(path, keys=keys()) as reader:
+        assert reader.io_stats.requests >= 3  # tail, longer tail, statistics
+        assert reader.read().equals(t)
+        assert reader.stripes[0].statistics[2].minimum == min(t.column("ssn").to_pylist()[
+            :reader.stripes[0].num_rows])
