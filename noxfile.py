@@ -16,11 +16,14 @@ serialised by that ``flock`` on a shared machine. ``nox -s build`` checks the pa
 sdist and wheel build, and the wheel (with its compiled kernels) installs into a clean
 virtualenv and imports. ``nox -s polars-1`` runs ``tests/polars`` under Polars 1.x (the
 main environment has Polars 2). ``nox -s fuzz -- --seconds N`` fuzzes the reader for longer
-than the main test run's two minutes (see ``tests/fuzz/cli.py``).
+than the main test run's two minutes (see ``tests/fuzz/cli.py``). ``nox -s docs`` builds the
+documentation site with warnings as errors and loads it in headless Chromium
+(``tests/docs/test_doc_site.py``; Debian's ``chromium`` and ``chromium-driver``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tomllib
@@ -134,3 +137,24 @@ def build(session: nox.Session) -> None:
                 "--config-settings", "editable_mode=strict", external=True)
     with session.chdir(work):
         session.run(python, str(ROOT / "scripts" / "check_dist.py"), "--mypy", external=True)
+
+
+@nox.session(name="docs", reuse_venv=True)
+def docs(session: nox.Session) -> None:
+    """The docs site: ``mkdocs build --strict`` (a broken link or anchor, an unresolved API
+    reference, a docstring griffe cannot parse or a public name without one fails), then the
+    built site served on 127.0.0.1 and loaded in headless Chromium
+    (``tests/docs/test_doc_site.py``; with ``CI=true`` a missing Chromium fails). aorc is
+    imported from the tree (for the CLI help), so its runtime dependencies are installed too.
+    The site goes to ``site/`` and the front page's screenshot to ``site-screenshot.png``."""
+    session.install(*_requirements("docs"))
+    site = ROOT / "site"
+    env = {"PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
+    session.run("python", "-m", "mkdocs", "build", "--strict", "--config-file",
+                str(ROOT / "mkdocs.yml"), "--site-dir", str(site), env=env)
+    # the site's test alone, without tests/conftest.py (it needs the test extra)
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+                "-c", os.devnull, "--rootdir", str(ROOT), *session.posargs,
+                str(ROOT / "tests" / "docs" / "test_doc_site.py"),
+                env={**env, "AORC_DOCS_SITE": str(site),
+                     "AORC_DOCS_SCREENSHOT": str(ROOT / "site-screenshot.png")})

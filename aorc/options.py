@@ -49,7 +49,8 @@ from aorc.format.columns.encode.base import (
     EncodeOptions,
 )
 from aorc.format.encryption.spec import canonical_spec
-from aorc.format.types import OrcType, resolve_column
+from aorc.format.projection import resolve_column
+from aorc.format.types import OrcType
 from aorc.threads import thread_count
 
 __all__ = ["LEVEL_RANGES", "MIN_ROW_INDEX_STRIDE", "WriteOptions"]
@@ -254,7 +255,11 @@ class WriteOptions:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The option names, in field order."""
+        """The option names, in field order.
+
+        Returns:
+            The names.
+        """
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
@@ -270,6 +275,9 @@ class WriteOptions:
         Raises:
             SchemaError: ``options`` is not a WriteOptions, a keyword is unknown or a value
                 is bad.
+
+        Returns:
+            The options.
         """
         if options is not None and not isinstance(options, WriteOptions):
             raise SchemaError(f"options must be an aorc.WriteOptions, got "
@@ -287,6 +295,12 @@ class WriteOptions:
 
         Raises:
             SchemaError: a bad value.
+
+        Args:
+            **changes: field names and their new values.
+
+        Returns:
+            A new :class:`WriteOptions`.
         """
         return dataclasses.replace(self, **changes)
 
@@ -307,6 +321,12 @@ class WriteOptions:
 
         Raises:
             SchemaError: a name in ``bloom_filter_columns`` is not a column of ``root``.
+
+        Args:
+            root: the file's ORC type.
+
+        Returns:
+            The encoder's settings.
         """
         bloom: set[int] = set()
         for name in self.bloom_filter_columns:

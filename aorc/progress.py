@@ -55,7 +55,14 @@ class ProgressBar(Protocol):
     """A tqdm-compatible progress bar: aorc calls ``update(n)`` (and sets ``total``)."""
 
     def update(self, n: int) -> Any:  # pragma: no cover - protocol
-        """Count ``n`` more units done."""
+        """Count ``n`` more units done.
+
+        Args:
+            n: the units done since the last call.
+
+        Returns:
+            Anything (ignored).
+        """
 
 
 ProgressHook = Callable[[ProgressEvent], object] | ProgressBar
@@ -90,7 +97,11 @@ class ProgressTracker:
             self.set_total(total)
 
     def set_total(self, total: int) -> None:
-        """Say how much work there is (a bar whose ``total`` is unset gets it)."""
+        """Say how much work there is (a bar whose ``total`` is unset gets it).
+
+        Args:
+            total: the units of work in all.
+        """
         self.total = total
         if self._bar and getattr(self._hook, "total", None) is None:
             try:
@@ -102,7 +113,11 @@ class ProgressTracker:
                 refresh()
 
     def advance(self, n: int) -> None:
-        """Count ``n`` more units done and tell the hook (nothing for ``n == 0``)."""
+        """Count ``n`` more units done and tell the hook (nothing for ``n == 0``).
+
+        Args:
+            n: the units done since the last call.
+        """
         if n <= 0:
             return
         self.done += n
@@ -122,7 +137,17 @@ def _is_plain_callable(hook: object) -> bool:
 
 def tracker(hook: ProgressHook | None, operation: str, unit: str,
             total: int | None = None) -> ProgressTracker | None:
-    """A :class:`ProgressTracker` for ``hook``, or ``None`` when there is no hook."""
+    """A :class:`ProgressTracker` for ``hook``, or ``None`` when there is no hook.
+
+    Args:
+        hook: a callable taking :class:`ProgressEvent` s, a tqdm-like bar, or ``None``.
+        operation: what is being done (``"read"``, ``"write"``, ...).
+        unit: what is counted (``"rows"``, ``"files"``, ``"bytes"``).
+        total: the units of work in all, if known.
+
+    Returns:
+        A tracker, or ``None``.
+    """
     if hook is None:
         return None
     return ProgressTracker(hook, operation, unit, total)

@@ -61,6 +61,12 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 import pyarrow as pa
 
+from aorc.dataset.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
+from aorc.dataset.read import Dataset
+from aorc.dataset.read import open_dataset as _open_dataset
+from aorc.dataset.read import read_dataset as _read_dataset
+from aorc.dataset.table import read_table as _read_table
+from aorc.dataset.write import write_dataset as _write_dataset
 from aorc.errors import AorcError
 from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
@@ -68,17 +74,11 @@ from aorc.io import Source
 from aorc.io.output import Destination
 from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset
-from aorc.read.dataset import open_dataset as _open_dataset
-from aorc.read.dataset import read_dataset as _read_dataset
-from aorc.read.discovery import TAIL_CACHE_BYTES, DatasetSource, file_or_dataset
 from aorc.read.export import blocking_reader
 from aorc.read.reader import OrcReader
 from aorc.read.reader import open_reader as _open_reader
-from aorc.read.table import read_table as _read_table
 from aorc.sink.results import SinkCommit
 from aorc.sink.rolling import RollingSink as _RollingSink
-from aorc.write.dataset import write_dataset as _write_dataset
 from aorc.write.writer import OrcWriter
 from aorc.write.writer import open_writer as _open_writer
 from aorc.write.writer import write_table as _write_table
@@ -140,6 +140,12 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
     Raises:
         AorcError: when called from the private loop's own thread.
+
+    Args:
+        coroutine: any coroutine of aorc's (or one awaiting aorc's).
+
+    Returns:
+        The coroutine's result.
     """
     if threading.current_thread() is _thread:
         coroutine.close()
@@ -205,14 +211,35 @@ class SyncReader(_Blocking):
     def read(self, columns: Sequence[str] | None = None, filters: Any = None, *,
              stripes: Sequence[int] | None = None,
              use_threads: bool | int = True) -> pa.Table:
-        """Blocking :meth:`aorc.OrcReader.read` (same arguments)."""
+        """Blocking :meth:`aorc.OrcReader.read` (same arguments).
+
+        Args:
+            columns: as for :meth:`aorc.OrcReader.read`.
+            filters: as for :meth:`aorc.OrcReader.read`.
+            stripes: as for :meth:`aorc.OrcReader.read`.
+            use_threads: as for :meth:`aorc.OrcReader.read`.
+
+        Returns:
+            The rows read, as a ``pyarrow.Table``.
+        """
         return run(self._reader.read(columns, filters=filters, stripes=stripes,
                                      use_threads=use_threads))
 
     def iter_batches(self, columns: Sequence[str] | None = None, batch_size: int = 65536,
                      filters: Any = None, *, stripes: Sequence[int] | None = None,
                      use_threads: bool | int = True) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.OrcReader.iter_batches` (same arguments, checked at once)."""
+        """Blocking :meth:`aorc.OrcReader.iter_batches` (same arguments, checked at once).
+
+        Args:
+            columns: as for :meth:`aorc.OrcReader.iter_batches`.
+            batch_size: the largest number of rows per batch.
+            filters: as for :meth:`aorc.OrcReader.iter_batches`.
+            stripes: as for :meth:`aorc.OrcReader.iter_batches`.
+            use_threads: as for :meth:`aorc.OrcReader.iter_batches`.
+
+        Returns:
+            A plain iterator of ``pyarrow.RecordBatch``.
+        """
         source = self._reader.iter_batches(columns, batch_size=batch_size, filters=filters,
                                            stripes=stripes, use_threads=use_threads)
         return _iterate(source)
@@ -222,7 +249,18 @@ class SyncReader(_Blocking):
                   use_threads: bool | int = True) -> pa.RecordBatchReader:
         """The rows as a ``pyarrow.RecordBatchReader`` read batch by batch as it is pulled
         (:meth:`aorc.OrcReader.iter_batches`'s arguments, checked at once); releasing it
-        early stops the read."""
+        early stops the read.
+
+        Args:
+            columns: as for :meth:`aorc.OrcReader.iter_batches`.
+            batch_size: the largest number of rows per batch.
+            filters: as for :meth:`aorc.OrcReader.iter_batches`.
+            stripes: as for :meth:`aorc.OrcReader.iter_batches`.
+            use_threads: as for :meth:`aorc.OrcReader.iter_batches`.
+
+        Returns:
+            A ``pyarrow.RecordBatchReader``.
+        """
         return self._reader.iter_batches(columns, batch_size=batch_size, filters=filters,
                                          stripes=stripes, use_threads=use_threads).to_reader()
 
@@ -277,6 +315,9 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         read_dictionary: as for :func:`aorc.open_reader`.
         max_decoded_bytes: as for :func:`aorc.open_reader`.
         keys: as for :func:`aorc.open_reader`.
+
+    Returns:
+        A :class:`SyncReader` (a context manager).
     """
     return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary,
                                 max_decoded_bytes, keys)))
@@ -303,19 +344,46 @@ class SyncDataset(_Blocking):
 
     def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
                      batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.Dataset.iter_batches` (same arguments, checked at once)."""
+        """Blocking :meth:`aorc.Dataset.iter_batches` (same arguments, checked at once).
+
+        Args:
+            columns: as for :meth:`aorc.Dataset.iter_batches`.
+            filters: as for :meth:`aorc.Dataset.iter_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A plain iterator of ``pyarrow.RecordBatch``.
+        """
         return _iterate(self._dataset.iter_batches(columns, filters, batch_size=batch_size))
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
                    batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.Dataset.to_batches` (pyarrow.dataset's name)."""
+        """Blocking :meth:`aorc.Dataset.to_batches` (pyarrow.dataset's name).
+
+        Args:
+            columns: as for :meth:`aorc.Dataset.to_batches`.
+            filter: as for :meth:`aorc.Dataset.to_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A plain iterator of ``pyarrow.RecordBatch``.
+        """
         return _iterate(self._dataset.to_batches(columns, filter, batch_size=batch_size))
 
     def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
                   batch_size: int = 65536) -> pa.RecordBatchReader:
         """The matching rows as a ``pyarrow.RecordBatchReader`` read batch by batch as it is
         pulled (:meth:`aorc.Dataset.iter_batches`'s arguments, checked at once); releasing
-        it early stops the reads."""
+        it early stops the reads.
+
+        Args:
+            columns: as for :meth:`aorc.Dataset.iter_batches`.
+            filters: as for :meth:`aorc.Dataset.iter_batches`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A ``pyarrow.RecordBatchReader``.
+        """
         return self._dataset.iter_batches(columns, filters, batch_size=batch_size).to_reader()
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -333,13 +401,34 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  exclude_invalid_files: bool = False, path_glob_filter: str | None = None,
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
                  tail_cache_bytes: int = TAIL_CACHE_BYTES,
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
                  keys: KeyProvider | None = None) -> SyncDataset:
-    """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`."""
+    """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`.
+
+    Args:
+        source: as for :func:`aorc.open_dataset`.
+        partitioning: as for :func:`aorc.open_dataset`.
+        schema: as for :func:`aorc.open_dataset`.
+        timestamp_unit: as for :func:`aorc.open_dataset`.
+        storage_options: as for :func:`aorc.open_dataset`.
+        max_open_files: as for :func:`aorc.open_dataset`.
+        exclude_invalid_files: as for :func:`aorc.open_dataset`.
+        path_glob_filter: as for :func:`aorc.open_dataset`.
+        read_dictionary: as for :func:`aorc.open_dataset`.
+        schema_from: as for :func:`aorc.open_dataset`.
+        tail_cache_bytes: as for :func:`aorc.open_dataset`.
+        max_decoded_bytes: as for :func:`aorc.open_dataset`.
+        keys: as for :func:`aorc.open_dataset`.
+
+    Returns:
+        A :class:`SyncDataset`.
+    """
     kwargs = {"partitioning": partitioning, "schema": schema,
               "timestamp_unit": timestamp_unit, "storage_options": storage_options,
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
-              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes, "keys": keys}
+              "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
+              "max_decoded_bytes": max_decoded_bytes, "keys": keys}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 
@@ -368,7 +457,9 @@ def record_batch_reader(source: Source | DatasetSource, *,
                         batch_size: int = 65536,
                         storage_options: Mapping[str, Any] | None = None,
                         timestamp_unit: str = "ns",
-                        read_dictionary: Sequence[str] | None = None) -> pa.RecordBatchReader:
+                        read_dictionary: Sequence[str] | None = None,
+                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
+                        ) -> pa.RecordBatchReader:
     """A blocking ``pyarrow.RecordBatchReader`` of one ORC file or a dataset (as
     :func:`aorc.read_table` tells them apart), read batch by batch as it is pulled: hand it
     to DuckDB, Polars or pyarrow. The file is closed when the stream ends or is released
@@ -382,13 +473,17 @@ def record_batch_reader(source: Source | DatasetSource, *,
         storage_options: as for :func:`aorc.open_reader`.
         timestamp_unit: as for :func:`aorc.open_reader`.
         read_dictionary: as for :func:`aorc.open_reader`.
+        max_decoded_bytes: as for :func:`aorc.open_reader`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
         SchemaError: unknown columns, malformed filters (raised here, before any read).
+
+    Returns:
+        A ``pyarrow.RecordBatchReader`` (a context manager; closing it closes the file).
     """
     kwargs = {"storage_options": storage_options, "timestamp_unit": timestamp_unit,
-              "read_dictionary": read_dictionary}
+              "read_dictionary": read_dictionary, "max_decoded_bytes": max_decoded_bytes}
     stream, reader = run(_open_stream(source, columns, filters, batch_size, kwargs))
     finish = reader.close if reader is not None else None
     try:
@@ -417,7 +512,11 @@ class SyncWriter(_Blocking):
         return self._writer
 
     def write(self, data: Any) -> None:
-        """Blocking :meth:`aorc.OrcWriter.write`."""
+        """Blocking :meth:`aorc.OrcWriter.write`.
+
+        Args:
+            data: as for :meth:`aorc.OrcWriter.write`.
+        """
         run(self._writer.write(data))
 
     def close(self) -> None:
@@ -448,7 +547,18 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
                 storage_options: Mapping[str, Any] | None = None,
                 **keywords: Any) -> SyncWriter:
     """Blocking :func:`aorc.open_writer` (same arguments): use as ``with open_writer(path,
-    schema) as writer: writer.write(batch)``."""
+    schema) as writer: writer.write(batch)``.
+
+    Args:
+        dest: as for :func:`aorc.open_writer`.
+        schema: as for :func:`aorc.open_writer`.
+        options: as for :func:`aorc.open_writer`.
+        storage_options: as for :func:`aorc.open_writer`.
+        **keywords: :class:`aorc.WriteOptions` fields, as for :func:`aorc.open_writer`.
+
+    Returns:
+        A :class:`SyncWriter` (a context manager: an exception aborts the file).
+    """
     return SyncWriter(run(_new_writer(dest, schema, options, storage_options, keywords)))
 
 
@@ -471,11 +581,22 @@ class RollingSink(_Blocking):
 
     def write(self, data: pa.RecordBatch | pa.Table, *, topic: str, partition: int,
               offsets: Any) -> None:
-        """Blocking :meth:`aorc.sink.RollingSink.write`."""
+        """Blocking :meth:`aorc.sink.RollingSink.write`.
+
+        Args:
+            data: as for :meth:`aorc.sink.RollingSink.write`.
+            topic: as for :meth:`aorc.sink.RollingSink.write`.
+            partition: as for :meth:`aorc.sink.RollingSink.write`.
+            offsets: as for :meth:`aorc.sink.RollingSink.write`.
+        """
         run(self._sink.write(data, topic=topic, partition=partition, offsets=offsets))
 
     def flush(self, streams: Sequence[tuple[str, int]] | None = None) -> None:
-        """Blocking :meth:`aorc.sink.RollingSink.flush`."""
+        """Blocking :meth:`aorc.sink.RollingSink.flush`.
+
+        Args:
+            streams: as for :meth:`aorc.sink.RollingSink.flush`.
+        """
         run(self._sink.flush(streams))
 
     def close(self) -> None:

@@ -30,7 +30,7 @@ import pyarrow.orc as po
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_read import _uuid_strings, _with_nulls  # noqa: E402
+from bench_tables import _uuid_strings, _with_nulls  # noqa: E402
 
 __all__ = ["build_table", "main"]
 

@@ -4,7 +4,7 @@ the same compaction re-encoding every row (read and written again), on local dis
 Writes ``--files`` ORC files of about ``--file-mib`` MiB each (aorc's writer, zstd, events-like
 columns) into ``--partitions`` Hive folders, then compacts a fresh copy of the folder twice
 per repeat: once as ``aorc.compact`` does it (the files agree, so stripes are copied), once
-with the stripe copy refused (``aorc.compaction.merge_files`` patched to raise, as it does
+with the stripe copy refused (``aorc.dataset.compaction.merge_files`` patched to raise, as it does
 for files that disagree), so the re-encoding path runs on the same bins. Checks that
 pyarrow.dataset (ORC C++) reads the same rows before and after each, and prints the time,
 the input MB/s and the files before and after, best of ``--repeat`` (median).
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 
 import aorc
-import aorc.compaction as compaction
+import aorc.dataset.compaction as compaction
 from aorc.errors import UnsupportedFeatureError
 
 ROWS_PER_MIB = 37_000  # events-like rows per MiB of zstd ORC, measured

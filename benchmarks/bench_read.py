@@ -33,7 +33,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 
@@ -41,6 +40,7 @@ import pyarrow.orc as pa_orc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # bench_tables, fresh
 
+from bench_tables import TABLES, build_table  # noqa: E402
 from fresh import (  # noqa: E402
     Job,
     Summary,
@@ -52,64 +52,8 @@ from fresh import (  # noqa: E402
     timing_of,
 )
 
-LOW_CARDINALITY = 100
 #: The chart's library names for this script's reader names.
 LIBRARY_NAMES = {"pyarrow": "pyarrow.orc"}
-NULL_RATE = 0.10
-
-
-def _uuid_strings(rng: np.random.Generator, n: int) -> pa.Array:
-    """n random UUID-like strings (36 characters), built without a Python loop."""
-    hex_digits = np.frombuffer(b"0123456789abcdef", np.uint8)
-    raw = rng.integers(0, 256, (n, 16), dtype=np.uint8)
-    nibbles = np.empty((n, 32), np.uint8)
-    nibbles[:, 0::2] = hex_digits[raw >> 4]
-    nibbles[:, 1::2] = hex_digits[raw & 15]
-    text = np.full((n, 36), ord("-"), np.uint8)
-    for start, stop, at in ((0, 8, 0), (8, 12, 9), (12, 16, 14), (16, 20, 19), (20, 32, 24)):
-        text[:, at : at + stop - start] = nibbles[:, start:stop]
-    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * 36).tobytes())
-    return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(text.tobytes()))
-
-
-def _with_nulls(rng: np.random.Generator, values: np.ndarray, t: pa.DataType) -> pa.Array:
-    return pa.array(values, t, mask=rng.random(len(values)) < NULL_RATE)
-
-
-def build_table(rows: int, seed: int = 0) -> pa.Table:
-    """The benchmark table: ``rows`` rows of mixed column types.
-
-    Args:
-        rows: the number of rows.
-        seed: the random seed.
-
-    Returns:
-        The table.
-    """
-    rng = np.random.default_rng(seed)
-    words = pa.array([f"category-{i:03d}-{'x' * (i % 7)}" for i in range(LOW_CARDINALITY)])
-    categories = pa.DictionaryArray.from_arrays(
-        pa.array(
-            rng.integers(0, LOW_CARDINALITY, rows, dtype=np.int32),
-            mask=rng.random(rows) < NULL_RATE,
-        ),
-        words,
-    ).dictionary_decode()
-    seconds = rng.integers(946_684_800, 1_893_456_000, rows)  # 2000 .. 2030
-    columns: dict[str, pa.Array] = {
-        "id": pa.array(np.arange(rows, dtype=np.int64)),
-        "small_int": pa.array(rng.integers(0, 1000, rows, dtype=np.int32)),
-        "rand_int32": pa.array(rng.integers(-(2**31), 2**31, rows, dtype=np.int32)),
-        "rand_int64": _with_nulls(rng, rng.integers(-(2**63), 2**63 - 1, rows), pa.int64()),
-        "ts": _with_nulls(
-            rng, seconds * 10**9 + rng.integers(0, 1000, rows) * 10**6, pa.timestamp("ns")
-        ),
-        "category": categories,
-        "uuid": _uuid_strings(rng, rows),
-        "value": _with_nulls(rng, rng.standard_normal(rows) * 1000, pa.float64()),
-        "flag": pa.array(rng.random(rows) < 0.3),
-    }
-    return pa.table(columns)
 
 
 def _load_aorc() -> Any:
@@ -174,7 +118,6 @@ def _row(label: str, stats: dict[str, Summary]) -> str:
 
 def _specs(names: list[str], rows: int | None) -> list[tuple[str, Callable[[], pa.Table], str]]:
     """(label, table builder, codec) per requested table name."""
-    from bench_tables import TABLES
 
     out = []
     for name in names:

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))  # aorc from the checkout
 sys.path.insert(0, str(ROOT / "tests"))  # helpers.s3proxy
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_read
 
-from bench_read import build_table  # noqa: E402
+from bench_tables import build_table  # noqa: E402
 
 BUCKET = "bench"
 KEY = "data.orc"
@@ -77,32 +77,6 @@ def start_servers(latency: float, in_process: bool = False) -> Any:
 
     proxy.stop = stop_both  # type: ignore[method-assign]
     return proxy
-
-
-def cache_moto_object_bytes() -> None:
-    """Make moto serve ranged GETs in time proportional to the range, as a real store does.
-
-    moto re-reads the whole object from its spooled temporary file for every GetObject,
-    ranged or not (about 0.15 s per request for a 90 MiB object here), which would bury the
-    latency being measured under a server cost proportional to the number of requests. The
-    benchmark object is written once before any read, so its bytes can be kept: the value
-    is cached per key, and any write to the key drops the cache.
-    """
-    from moto.s3.models import FakeKey
-
-    original: Any = FakeKey.__dict__["value"]  # the property object
-
-    def get(self: Any) -> bytes:
-        cached: bytes | None = self.__dict__.get("_bench_bytes")
-        if cached is None:
-            cached = self.__dict__["_bench_bytes"] = original.fget(self)
-        return cached
-
-    def set_(self: Any, new_value: bytes) -> None:
-        self.__dict__.pop("_bench_bytes", None)
-        original.fset(self, new_value)
-
-    setattr(FakeKey, "value", property(get, set_))  # noqa: B010 - patching a property
 
 
 def set_environment(endpoint: str) -> None:

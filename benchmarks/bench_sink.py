@@ -51,7 +51,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from bench_read import build_table  # noqa: E402
+from bench_tables import build_table  # noqa: E402
 
 import aorc  # noqa: E402
 from aorc.sink.rolling import RollingSink  # noqa: E402

@@ -63,7 +63,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dataset import file_table  # noqa: E402
-from bench_read import build_table  # noqa: E402
+from bench_tables import build_table  # noqa: E402
 from stores_server import StoresProcess  # noqa: E402
 
 BUCKET = "bench"

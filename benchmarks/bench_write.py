@@ -57,8 +57,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bench_read import build_table  # noqa: E402
-from bench_tables import TABLES, build, pyorc_rows, pyorc_schema  # noqa: E402
+from bench_tables import (  # noqa: E402
+    TABLES,
+    build,
+    build_table,  # noqa: E402
+    pyorc_rows,
+    pyorc_schema,
+)
 from fresh import (  # noqa: E402
     Job,
     add_timing_arguments,

@@ -67,7 +67,7 @@ def source(rows=ROWS):
 def main(who, out, budget):
     if who == "aorc":
         import aorc
-        import aorc.write.dataset as wd
+        import aorc.dataset.write as wd
         asyncio.run(aorc.write_dataset(source(1000), out + "-warm", partition_cols=["k"]))
         base = hwm()
         t0 = time.perf_counter()

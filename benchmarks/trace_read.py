@@ -39,7 +39,7 @@ import pyarrow.orc as pa_orc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-from bench_read import build_table  # noqa: E402
+from bench_tables import build_table  # noqa: E402
 
 import aorc  # noqa: E402
 from aorc.threads import shared_pool  # noqa: E402

@@ -22,7 +22,7 @@ for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().pare
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from helpers.corpus import corpus_root  # noqa: E402
+from helpers.corpus import CORPUS_ABSENT, corpus_root  # noqa: E402
 from helpers.lzo_peer import available as lzo_available  # noqa: E402
 from helpers.readers import READER_ENV, reader_name  # noqa: E402
 
@@ -82,7 +82,7 @@ def corpus() -> Path:
     """The ORC conformance corpus folder; skips the test when it is absent."""
     root = corpus_root()
     if root is None:
-        pytest.skip("ORC conformance corpus (../shared/orc-conformance) absent")
+        pytest.skip(CORPUS_ABSENT)
     return root
 
 

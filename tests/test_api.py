@@ -71,3 +71,61 @@ def test_import_does_not_load_pyarrow_dataset() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=120)
     assert done.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------- moved modules (issue 31)
+
+def test_moved_module_paths_warn_and_give_the_new_module() -> None:
+    """Each old path of the 0.x layout imports, with a DeprecationWarning naming the new
+    path, as the new module itself (same objects), in a fresh interpreter (so that the
+    import really goes through the alias, not ``sys.modules``)."""
+    import subprocess
+    import sys
+
+    from aorc import _MOVED_MODULES
+    assert _MOVED_MODULES, "no moved modules listed"
+    code = "\n".join([
+        "import importlib, warnings, json",
+        "import aorc",
+        f"moved = {dict(_MOVED_MODULES)!r}",
+        "out = {}",
+        "for old, new in moved.items():",
+        "    with warnings.catch_warnings(record=True) as caught:",
+        "        warnings.simplefilter('always')",
+        "        m = importlib.import_module(old)",
+        "    n = importlib.import_module(new)",
+        "    msgs = [str(w.message) for w in caught if w.category is DeprecationWarning]",
+        "    out[old] = [m is n, n.__spec__.name == new, any(new in s for s in msgs)]",
+        "print(json.dumps(out))",
+    ])
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=ROOT)
+    import json
+    seen = json.loads(result.stdout)
+    assert seen == {old: [True, True, True] for old in _MOVED_MODULES}
+
+
+def test_moved_top_level_modules_as_attributes() -> None:
+    import warnings
+
+    import aorc.dataset.compaction
+    import aorc.dataset.hive
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert aorc.compaction is aorc.dataset.compaction  # type: ignore[attr-defined]
+        assert aorc.hive is aorc.dataset.hive  # type: ignore[attr-defined]
+    assert [w.category for w in caught] == [DeprecationWarning, DeprecationWarning]
+    try:
+        aorc.no_such_thing  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:
+        raise AssertionError("an unknown attribute of aorc did not raise")
+
+
+def test_at_most_seven_flat_modules() -> None:
+    """``ls aorc/`` stays readable: concepts are packages, at most 7 modules sit at the top
+    (besides ``__init__`` and ``__main__``)."""
+    flat = sorted(p.name for p in (ROOT / "aorc").glob("*.py")
+                  if p.name not in ("__init__.py", "__main__.py"))
+    assert len(flat) <= 7, flat

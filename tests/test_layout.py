@@ -190,3 +190,57 @@ def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     tree = ast.parse('if url.startswith("s3://"): pass\nok = scheme == "s3a:"\n')
     assert len(list(_scheme_tests(tree))) == 2
     assert not list(_scheme_tests(ast.parse('x = "see s3://bucket/key"')))
+
+
+def _local_imports(folder: Path) -> dict[str, set[str]]:
+    """Each module of a folder of scripts (``benchmarks/``, ``scripts/``) and the folder's
+    modules it imports, at any depth of its code (imports inside functions count: they close
+    a circle all the same)."""
+    names = {p.stem for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+        graph[path.stem] = (found & names) - {path.stem}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph``, or None (depth-first search, colours)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+@pytest.mark.parametrize("folder", ["benchmarks", "scripts", "examples"])
+def test_no_import_circle_among_scripts(folder: str) -> None:
+    """Issue 31: no circle anywhere in the repository; import-linter checks aorc's own
+    packages, this the folders of scripts beside it."""
+    graph = _local_imports(PACKAGE.parent / folder)
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None

@@ -2,7 +2,7 @@
 the timestamp unit of what ``head``/``cat`` print.
 
 Every command decides "file or dataset" as :func:`aorc.read_table` does
-(:func:`aorc.read.discovery.file_or_dataset`): a folder, or a URL ending with ``/``, is a
+(:func:`aorc.dataset.discovery.file_or_dataset`): a folder, or a URL ending with ``/``, is a
 dataset; otherwise a file, unless no file has that name and it is an object-store prefix
 (``s3://lake/events`` as well as ``s3://lake/events/``). Datasets take
 ``--exclude-invalid-files`` and ``--path-glob-filter`` (:func:`dataset_flags`).
@@ -25,13 +25,14 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from aorc.cli.convert import Progress
-from aorc.compaction import DEFAULT_TARGET_SIZE, compact
+from aorc.dataset.compaction import DEFAULT_TARGET_SIZE, compact
+from aorc.dataset.discovery import file_or_dataset
+from aorc.dataset.partitioning import normalize_filters
+from aorc.dataset.read import Dataset, open_dataset
 from aorc.filters.text import filters_from_text
+from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import TypeKind
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset, open_dataset
-from aorc.read.discovery import file_or_dataset
-from aorc.read.partitioning import normalize_filters
 from aorc.read.reader import OrcReader, open_reader
 
 __all__ = [
@@ -111,6 +112,8 @@ class DatasetFlags:
 
     exclude_invalid_files: bool = False
     path_glob_filter: str | None = None
+    #: the decoding budget of one stripe (``--max-decoded-bytes``; also for one file)
+    max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
 
 
 #: No dataset flags given.
@@ -118,7 +121,7 @@ NO_DATASET_FLAGS = DatasetFlags()
 
 
 def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
-    """Add ``--exclude-invalid-files`` and ``--path-glob-filter``."""
+    """Add ``--exclude-invalid-files``, ``--path-glob-filter`` and ``--max-decoded-bytes``."""
     group = parser.add_argument_group("datasets (a folder or prefix)")
     group.add_argument("--exclude-invalid-files", action="store_true",
                        help="skip files that are not ORC, and files at another partition "
@@ -127,12 +130,18 @@ def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
                        help="read only files whose names match, e.g. '*.orc' or 'part-*' "
                        "(default: every file but hidden ones and *.txt, *.md, *.json, *.crc, "
                        "...)")
+    parser.add_argument("--max-decoded-bytes", type=int, metavar="BYTES",
+                        default=DEFAULT_MAX_DECODED_BYTES,
+                        help="the most bytes the decompressed streams of one stripe may take "
+                        f"(default {DEFAULT_MAX_DECODED_BYTES}, 1 GiB); a stripe needing more "
+                        "is refused with ResourceLimitError")
 
 
 def dataset_flags(args: argparse.Namespace) -> DatasetFlags:
     """The :class:`DatasetFlags` of parsed arguments."""
     return DatasetFlags(bool(getattr(args, "exclude_invalid_files", False)),
-                        getattr(args, "path_glob_filter", None))
+                        getattr(args, "path_glob_filter", None),
+                        getattr(args, "max_decoded_bytes", DEFAULT_MAX_DECODED_BYTES))
 
 
 async def open_source(source: str, storage_options: Mapping[str, Any] | None,
@@ -146,14 +155,16 @@ async def open_source(source: str, storage_options: Mapping[str, Any] | None,
         if unit == "auto":
             async with open_reader(source, storage_options=storage_options) as probe:
                 unit = "us" if _extreme_timestamps(probe) else "ns"
-        return await open_reader(source, storage_options=storage_options, timestamp_unit=unit)
+        return await open_reader(source, storage_options=storage_options, timestamp_unit=unit,
+                                 max_decoded_bytes=flags.max_decoded_bytes)
 
     async def dataset() -> Dataset:
         return await open_dataset(source, storage_options=storage_options,
                                   timestamp_unit="us" if timestamp_unit == "auto"
                                   else timestamp_unit,
                                   exclude_invalid_files=flags.exclude_invalid_files,
-                                  path_glob_filter=flags.path_glob_filter)
+                                  path_glob_filter=flags.path_glob_filter,
+                                  max_decoded_bytes=flags.max_decoded_bytes)
 
     opened: OrcReader | Dataset = await file_or_dataset(source, one_file, dataset)
     return opened
@@ -208,13 +219,15 @@ async def count(source: str, filters: Sequence[str], out: TextIO,
         async with open_reader(source, storage_options=storage_options):
             pass  # a file of that name exists (else a prefix is tried)
         return await open_dataset([source], storage_options=storage_options,
-                                  timestamp_unit=timestamp_unit, partitioning=None)
+                                  timestamp_unit=timestamp_unit, partitioning=None,
+                                  max_decoded_bytes=flags.max_decoded_bytes)
 
     async def whole() -> Dataset:
         return await open_dataset(source, storage_options=storage_options,
                                   timestamp_unit=timestamp_unit,
                                   exclude_invalid_files=flags.exclude_invalid_files,
-                                  path_glob_filter=flags.path_glob_filter)
+                                  path_glob_filter=flags.path_glob_filter,
+                                  max_decoded_bytes=flags.max_decoded_bytes)
 
     dataset: Dataset = await file_or_dataset(source, one_file, whole)
     terms = filters_from_text(filters, dataset.schema)

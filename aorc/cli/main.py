@@ -53,11 +53,11 @@ from aorc.cli.export import OUTPUT_FORMATS, check_output_options, output_format
 from aorc.cli.iceberg import is_iceberg_url, table_count, table_meta, table_rows
 from aorc.cli.jsonl import batch_jsonl, batch_jsonl_bytes
 from aorc.cli.values import csv_column, json_default
+from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
 from aorc.keys import InMemoryKeys, parse_key_spec
 from aorc.options import WriteOptions
-from aorc.read.dataset import Dataset
 from aorc.read.reader import OrcReader, StripeFooterInfo
 
 __all__ = ["main"]

@@ -3,7 +3,7 @@
 JSON filters, the command line and hand-written filters give dates, timestamps and decimals
 as text. :func:`parse_text` turns such a text into a value of the column's type, with one
 grammar for data columns (:mod:`aorc.filters.parse`), partition columns
-(:func:`aorc.read.partitioning.filter_value`, after Spark's folder grammar) and the CLI's
+(:func:`aorc.dataset.partitioning.filter_value`, after Spark's folder grammar) and the CLI's
 ``--filter`` (:mod:`aorc.filters.text`); :func:`accepted_formats` says what it takes:
 
 - dates: ``yyyy-MM-dd``;

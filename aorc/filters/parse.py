@@ -487,7 +487,7 @@ def _set_leaf(base: Leaf, values: Any) -> Leaf:
     if isinstance(values, str | bytes | bytearray | dict) or not isinstance(values, Iterable):
         raise SchemaError(f"filter on {base.name!r}: {base.op.value!r} needs a list, tuple or "
                           f"set of values, got {type(values).__name__}")
-    members: dict[Any, None] = {}
+    members: dict[Any, Any] = {}
     null_in_set = False
     for value in values:
         value = _plain(_from_text(base, value))
@@ -496,11 +496,19 @@ def _set_leaf(base: Leaf, values: Any) -> Leaf:
             continue
         member = _exact_member(base, value)
         if member is not None:
-            members[member] = None
+            members.setdefault(_set_key(member), member)
     if not members and not null_in_set:
         return _replace(base, Op.FALSE if base.op == Op.IN else Op.TRUE)
     return Leaf(base.name, base.column, base.path, base.ancestors, base.op,
-                values=tuple(members), null_in_set=null_in_set)
+                values=tuple(members.values()), null_in_set=null_in_set)
+
+
+def _set_key(member: Any) -> Any:
+    """What makes two members of an ``in`` set the same: equality, except that 0.0 and -0.0
+    stay apart (pyarrow's ``is_in`` matches a zero only with a zero of its own sign)."""
+    if isinstance(member, float) and member == 0.0:
+        return (member, math.copysign(1.0, member))
+    return member
 
 
 def _replace(base: Leaf, op: Op, value: Any = None) -> Leaf:

@@ -125,7 +125,11 @@ class ColumnStatistics:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: recorded fields only; decimals as strings, dates and timestamps
-        as ISO-8601 text (timestamps with nanoseconds)."""
+        as ISO-8601 text (timestamps with nanoseconds).
+
+        Returns:
+            A dict of the recorded fields, JSON-ready.
+        """
         out: dict[str, Any] = {"kind": self.kind.name.lower() if self.kind is not None else None}
         for name in _DICT_FIELDS:
             value = getattr(self, name)

@@ -27,6 +27,7 @@ See ``docs/resources.md``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -35,7 +36,12 @@ from typing import Any, TypeVar
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError, Message
 
-from aorc.errors import CorruptFileError, UnsupportedFeatureError, UnsupportedVersionError
+from aorc.errors import (
+    CorruptFileError,
+    ResourceLimitError,
+    UnsupportedFeatureError,
+    UnsupportedVersionError,
+)
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import Budget, CompressionKind, decompress_stream
 from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
@@ -45,12 +51,15 @@ _M = TypeVar("_M", bound=Message)
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_MAX_COLUMNS",
     "MAGIC",
+    "MAX_COLUMNS_ENV",
     "TAIL_READ_SIZE",
     "FileTail",
     "NeedBytes",
     "StripeInfo",
     "decompress",
+    "max_columns",
     "parse_compressed",
     "parse_message",
     "parse_tail",
@@ -428,11 +437,50 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
     footer_end = len(view) - 1 - ps_len
     footer = parse_compressed(pb.Footer, view[footer_end - footer_len:footer_end], kind,
                               block_size, f"{where}: footer", limit=section_limit(file_length))
+    _check_width(len(footer.types), where)
     meta_end = footer_end - footer_len
     metadata = bytes(view[meta_end - meta_len:meta_end])
     stripes_end = file_length - needed - ps.stripeStatisticsLength
     return _build_tail(ps, footer, file_length, ps_len, version, kind, block_size, metadata,
                        stripes_end, source, where)
+
+
+#: The most columns (type ids: the root, every column and every nested field) a file may
+#: declare, unless the environment variable :data:`MAX_COLUMNS_ENV` says otherwise. Far
+#: above any real schema, and below what one process reads within the hostile-input bounds
+#: (a file's schema and a table of no rows take about 1.2 KiB of memory per column: a
+#: footer of 10^6 int columns took 1.2 GB).
+DEFAULT_MAX_COLUMNS = 500_000
+#: Environment variable raising (or lowering) :data:`DEFAULT_MAX_COLUMNS`.
+MAX_COLUMNS_ENV = "AORC_MAX_COLUMNS"
+
+
+def max_columns() -> int:
+    """The most columns a file may declare: ``AORC_MAX_COLUMNS`` or
+    :data:`DEFAULT_MAX_COLUMNS`.
+
+    Raises:
+        ResourceLimitError: ``AORC_MAX_COLUMNS`` is not a positive integer.
+    """
+    text = os.environ.get(MAX_COLUMNS_ENV)
+    if text is None:
+        return DEFAULT_MAX_COLUMNS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ResourceLimitError(f"{MAX_COLUMNS_ENV} must be a positive integer, got {text!r}")
+    return value
+
+
+def _check_width(columns: int, where: str) -> None:
+    limit = max_columns()
+    if columns > limit:
+        raise ResourceLimitError(
+            f"{where}: the footer declares {columns} columns (type ids, nested ones included), "
+            f"more than the {limit} aorc reads; set the environment variable "
+            f"{MAX_COLUMNS_ENV} to read it (about 1.2 KiB of memory per column)")
 
 
 def _check_magic(ps_bytes: memoryview, view: memoryview, file_length: int, where: str) -> None:
@@ -525,16 +573,20 @@ def _check_types(footer: pb.Footer, where: str) -> bool:
     Whether the types were sound as they are (nothing repaired)."""
     sound = True
     for cid, t in enumerate(footer.types):
+        if t.ByteSize() == 2 and t.kind:  # only a kind, set (a million-column footer)
+            continue
         if not t.HasField("kind"):
             unknown = unknown_enum_value(t, 1)
             if unknown is not None:
                 raise UnsupportedFeatureError(f"{where}: column {cid} has unknown type kind "
                                               f"{unknown}")
             raise CorruptFileError(f"{where}: column {cid} has no type kind")
-        for i, name in enumerate(t.fieldNames):
-            if isinstance(name, bytes):
-                t.fieldNames[i] = _text(name)
-                sound = False
+        names = t.fieldNames
+        if names and bytes in set(map(type, names)):
+            for i, name in enumerate(names):
+                if isinstance(name, bytes):
+                    names[i] = _text(name)
+            sound = False
         for attr in t.attributes:
             if isinstance(attr.key, bytes) or isinstance(attr.value, bytes):
                 attr.key, attr.value = _text(attr.key), _text(attr.value)

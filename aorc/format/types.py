@@ -10,11 +10,13 @@ a writer is opened, before any recursive walk could exhaust the stack.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
+import gc
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -31,10 +33,8 @@ __all__ = [
     "TypeKind",
     "from_arrow_schema",
     "from_arrow_type",
+    "gc_paused",
     "parse_type_string",
-    "requested_order",
-    "resolve_column",
-    "select_columns",
     "to_arrow_schema",
     "to_arrow_type",
     "to_proto",
@@ -125,7 +125,7 @@ _BY_NAME.update(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OrcType:
     """One node of an ORC schema.
 
@@ -237,18 +237,19 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
     if not flat:
         raise CorruptFileError("footer has no types")
     check_proto_depth(flat)
+    with gc_paused():  # a tree holds no cycles; collecting during a wide one costs 60%
+        return _build_tree(flat)
 
+
+def _build_tree(flat: list[pb.Type]) -> OrcType:
     def build(cid: int) -> OrcType:
         if cid >= len(flat):
             raise CorruptFileError(f"type {cid} referenced but footer has {len(flat)} types")
         p = flat[cid]
-        if not p.HasField("kind"):
-            raise CorruptFileError(f"column {cid} has no type kind")
-        try:
-            kind = TypeKind(p.kind)
-        except ValueError as exc:
-            raise CorruptFileError(f"column {cid} has unknown type kind {p.kind}") from exc
-        names = tuple(_text(n, cid) for n in p.fieldNames)
+        kind = _kind_of(p, cid)
+        names = p.fieldNames
+        if names and bytes in set(map(type, names)):
+            raise CorruptFileError(f"column {cid}: name or attribute is not valid UTF-8")
         expected = cid + 1
         children = []
         for sub in p.subtypes:
@@ -256,7 +257,12 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
                 raise CorruptFileError(
                     f"column {cid}: subtype {sub} is not in pre-order (expected {expected})"
                 )
-            child = build(sub)
+            leaf = flat[sub] if sub < len(flat) else None
+            # most columns: a type of two bytes (the kind's tag and value) holds nothing else
+            if leaf is not None and leaf.ByteSize() == 2 and leaf.kind in _PLAIN_LEAVES:
+                child = _plain_leaf(_KINDS[leaf.kind], sub)
+            else:
+                child = build(sub)
             children.append(child)
             expected = child.max_column_id + 1
         _check_arity(cid, kind, len(children), len(names))
@@ -266,7 +272,7 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
             kind,
             cid,
             tuple(children),
-            names,
+            tuple(names),
             p.maximumLength if p.HasField("maximumLength") else None,
             p.precision if p.HasField("precision") else None,
             p.scale if p.HasField("scale") else None,
@@ -275,6 +281,42 @@ def types_from_proto(types: Iterable[pb.Type]) -> OrcType:
         )
 
     return build(0)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block (made for building many acyclic
+    objects at once: a footer of a million columns; Python's collector otherwise walks the
+    growing heap again and again)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+#: Type kinds by their protobuf number.
+_KINDS: dict[int, TypeKind] = {k.value: k for k in TypeKind}
+#: Kinds whose node is complete without any field but the kind: no children, no length,
+#: precision or scale (BOOLEAN, 0, is left out: an unset kind reads as 0 too).
+_PLAIN_LEAVES = frozenset(k.value for k in TypeKind if not k.is_compound and k not in (
+    TypeKind.BOOLEAN, TypeKind.DECIMAL, TypeKind.CHAR, TypeKind.VARCHAR))
+
+
+def _kind_of(p: pb.Type, cid: int) -> TypeKind:
+    kind = _KINDS.get(p.kind)
+    if kind is None:
+        raise CorruptFileError(f"column {cid} has unknown type kind {p.kind}")
+    if not p.kind and not p.HasField("kind"):
+        raise CorruptFileError(f"column {cid} has no type kind")
+    return kind
+
+
+def _plain_leaf(kind: TypeKind, cid: int) -> OrcType:
+    """``OrcType(kind, cid, max_column_id=cid)``."""
+    return OrcType(kind, cid, (), (), None, None, None, (), cid)
 
 
 def _text(value: str | bytes, cid: int) -> str:
@@ -656,131 +698,3 @@ def from_arrow_schema(schema: pa.Schema) -> OrcType:
         field_names=tuple(schema.names),
     )
     return _renumber(root, 0)
-
-
-# --------------------------------------------------------------------------- projection
-
-
-def select_columns(root: OrcType, names: Iterable[str] | None) -> set[int]:
-    """Column ids to read for a selection of top-level names or dotted nested paths.
-
-    The selection includes each named node's whole subtree and its ancestors (so the
-    result can be decoded as a tree). ``None`` selects everything.
-
-    Raises:
-        SchemaError: for a name that is not in the schema.
-    """
-    if names is None:
-        return {t.column_id for t in root.walk()}
-    if isinstance(names, str):
-        raise SchemaError("columns must be a list of names, not a string")
-    names = tuple(names)
-    key = (id(root), names)
-    if not all(isinstance(n, str) for n in names):
-        return _selected(root, names)  # its error, uncached
-    known = _SELECTED.get(key)
-    if known is not None and known[0] is root:
-        return set(known[1])
-    selected = _selected(root, names)
-    if len(_SELECTED) >= _KEPT:
-        _SELECTED.clear()
-    _SELECTED[key] = (root, frozenset(selected))  # the tree kept: its id stays its own
-    return selected
-
-
-#: Selections and column orders worked out last, by type tree (the files of a dataset
-#: share theirs: see :mod:`aorc.format.tail`) and names: a read of many small files
-#: resolves its names once.
-_SELECTED: dict[tuple[int, tuple[str, ...]], tuple[OrcType, frozenset[int]]] = {}
-_ORDERS: dict[tuple[int, tuple[str, ...]], tuple[OrcType, list[str] | None]] = {}
-_KEPT = 256
-
-
-def _selected(root: OrcType, names: Sequence[str]) -> set[int]:
-    selected = {root.column_id}
-    for name in names:
-        node = _resolve(root, name)
-        selected.update(t.column_id for t in node.walk())
-        selected.update(_ancestors(root, node.column_id))
-    for t in root.walk():  # an Arrow map needs its keys, and some values
-        if t.kind == TypeKind.MAP and t.column_id in selected:
-            selected.update(k.column_id for k in t.children[0].walk())
-            if t.children[1].column_id not in selected:
-                selected.update(v.column_id for v in t.children[1].walk())
-    return selected
-
-
-def requested_order(root: OrcType, columns: Sequence[str] | None) -> list[str] | None:
-    """The top-level columns of a ``columns=`` selection in the order they were asked for
-    (``None`` when that is the file's order, or everything is read)."""
-    if columns is None or root.kind != TypeKind.STRUCT:
-        return None
-    key = (id(root), tuple(columns))
-    if not all(isinstance(n, str) for n in key[1]):
-        return _order(root, key[1])  # its error, uncached
-    known = _ORDERS.get(key)
-    if known is not None and known[0] is root:
-        return None if known[1] is None else list(known[1])
-    found = _order(root, key[1])
-    if len(_ORDERS) >= _KEPT:
-        _ORDERS.clear()
-    _ORDERS[key] = (root, None if found is None else list(found))
-    return found
-
-
-def _order(root: OrcType, columns: Sequence[str]) -> list[str] | None:
-    order: dict[str, None] = {}
-    for name in columns:
-        node = _resolve(root, name)
-        top = next(c for c in root.children
-                   if c.column_id <= node.column_id <= c.max_column_id)
-        order[root.field_names[root.children.index(top)]] = None
-    names = list(order)
-    file_order = sorted(names, key=root.field_names.index)
-    return None if names == file_order else names
-
-
-def resolve_column(root: OrcType, name: str) -> OrcType:
-    """The node a top-level name or dotted path names (see :func:`select_columns`).
-
-    Raises:
-        SchemaError: for a name that is not in the schema.
-    """
-    return _resolve(root, name)
-
-
-def _resolve(root: OrcType, name: str) -> OrcType:
-    if root.kind != TypeKind.STRUCT:
-        if name == "_col0":
-            return root
-        raise SchemaError(f"unknown column {name!r}: the file's root type is {type_string(root)}")
-    if name in root.field_names:
-        return root.children[root.field_names.index(name)]
-    node = root
-    parts = name.split(".")
-    for i, part in enumerate(parts):
-        while node.kind == TypeKind.LIST and part not in ("item", "element"):
-            node = node.children[0]  # a list is crossed implicitly
-        if node.kind == TypeKind.STRUCT and part in node.field_names:
-            node = node.children[node.field_names.index(part)]
-            continue
-        if node.kind == TypeKind.LIST:
-            node = node.children[0]
-            continue
-        if node.kind == TypeKind.MAP and part in ("key", "value"):
-            node = node.children[0 if part == "key" else 1]
-            continue
-        rest = ".".join(parts[i:])
-        if node.kind == TypeKind.STRUCT and rest in node.field_names:
-            return node.children[node.field_names.index(rest)]
-        raise SchemaError(f"unknown column {name!r} in {type_string(root)}")
-    return node
-
-
-def _ancestors(root: OrcType, column_id: int) -> list[int]:
-    out = []
-    node = root
-    while node.column_id != column_id:
-        out.append(node.column_id)
-        node = next(c for c in node.children if c.column_id <= column_id <= c.max_column_id)
-    return out

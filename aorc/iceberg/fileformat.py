@@ -102,17 +102,36 @@ class OrcFormatModel(FileFormatModel):
         return FileFormat.ORC
 
     def file_extension(self) -> str:
-        """``"orc"``."""
+        """``"orc"``.
+
+        Returns:
+            ``"orc"``.
+        """
         return "orc"
 
     def create_writer(self, output_file: OutputFile, file_schema: Schema,
                       properties: Properties) -> OrcFormatWriter:
-        """A writer of one data file."""
+        """A writer of one data file.
+
+        Args:
+            output_file: pyiceberg's file to write.
+            file_schema: the Iceberg schema of the file.
+            properties: the table's properties (compression, stripe size, ...).
+
+        Returns:
+            An :class:`OrcFormatWriter`.
+        """
         return OrcFormatWriter(output_file, file_schema, properties)
 
     def add_field_metadata(self, field: NestedField, metadata: dict[bytes, bytes],
                            include_field_ids: bool) -> None:
-        """The Arrow field metadata pyiceberg's readers of ORC look at."""
+        """The Arrow field metadata pyiceberg's readers of ORC look at.
+
+        Args:
+            field: the Iceberg field.
+            metadata: the Arrow field metadata to complete (in place).
+            include_field_ids: whether to record the field id.
+        """
         if include_field_ids:
             metadata[ICEBERG_ID.encode()] = str(field.field_id).encode()
         metadata[ICEBERG_REQUIRED.encode()] = str(field.required).lower().encode()
@@ -120,7 +139,11 @@ class OrcFormatModel(FileFormatModel):
 
 def register() -> bool:
     """Register :class:`OrcFormatModel` with pyiceberg (done by ``import aorc.iceberg``);
-    False when an ORC model was registered already (it is left in place)."""
+    False when an ORC model was registered already (it is left in place).
+
+    Returns:
+        True when this call registered the model.
+    """
     if FileFormat.ORC in FileFormatFactory.available_formats():
         return False
     FileFormatFactory.register(OrcFormatModel())

@@ -36,6 +36,7 @@ from pyiceberg.table import DataScan, ManifestGroupPlanner, Table
 from pyiceberg.table.delete_file_index import DeleteFileIndex
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import Record
+from pyiceberg.types import ListType, MapType
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.iceberg import config
@@ -153,14 +154,19 @@ class IcebergScan:
 
     def __post_init__(self) -> None:
         metadata = self.scan.table_metadata
-        self.projected = self.scan.projection()
         self.table_schema = metadata.schema()
-        self.bound = bind(self.table_schema, self.scan.row_filter, self.scan.case_sensitive)
+        try:  # pyiceberg says ValueError for columns the table lacks and literals that
+            # do not fit their column: aorc's callers get its own SchemaError
+            self.projected = self.scan.projection()
+            self.bound = bind(self.table_schema, self.scan.row_filter,
+                              self.scan.case_sensitive)
+        except ValueError as exc:
+            raise SchemaError(f"{exc} (the table's columns: "
+                              f"{', '.join(self.table_schema.column_names)})") from exc
         filter_ids = extract_field_ids(self.bound)
         wanted = {f.field_id for f in self.projected.fields}
         self.read_schema = self.projected if filter_ids <= _all_ids(self.projected) else \
-            prune_columns(self.table_schema, _all_ids(self.projected) | filter_ids,
-                          select_full_types=False)
+            _prune(self.table_schema, _all_ids(self.projected) | filter_ids)
         self.extra = [f.name for f in self.read_schema.fields if f.field_id not in wanted]
         self.mapping = metadata.name_mapping()
         self.unit = timestamp_unit_for(self.read_schema)
@@ -217,8 +223,7 @@ class IcebergScan:
         ids = {i for f in task.equality_deletes for i in (f.equality_ids or [])}
         if not ids or ids <= _all_ids(self.read_schema):
             return self.read_schema
-        return prune_columns(self.table_schema, _all_ids(self.read_schema) | ids,
-                             select_full_types=False)
+        return _prune(self.table_schema, _all_ids(self.read_schema) | ids)
 
     async def _finish(self, table: pa.Table, task: FileTask, schema: Schema) -> pa.Table:
         """Equality deletes, the exact filter, then the output columns."""
@@ -232,6 +237,16 @@ class IcebergScan:
             table = table.filter(expression_to_pyarrow(self.bound, schema))
         table = table.select([f.name for f in self.projected.fields])
         return table.cast(self.output) if table.schema != self.output else table
+
+
+def _prune(schema: Schema, ids: set[int]) -> Schema:
+    """``schema`` with the fields of ``ids`` (and what holds them), as pyiceberg's reader
+    projects a scan: a list or map is kept through the ids below it, never selected by its
+    own (``prune_columns`` refuses that without ``select_full_types``, which would take whole
+    structs of which one field was asked)."""
+    by_id = index_by_id(schema)
+    kept = {i for i in ids if not isinstance(by_id[i].field_type, ListType | MapType)}
+    return prune_columns(schema, kept, select_full_types=False)
 
 
 def _all_ids(schema: Schema) -> set[int]:
@@ -323,7 +338,19 @@ async def iter_batches(table_or_scan: Table | DataScan, *,
                        files_at_once: int = DEFAULT_FILES_AT_ONCE
                        ) -> AsyncIterator[pa.RecordBatch]:
     """Stream an Iceberg table's matching rows as record batches (arguments as
-    :func:`read_table`), file by file in plan order, the next files read ahead."""
+    :func:`read_table`), file by file in plan order, the next files read ahead.
+
+    Args:
+        table_or_scan: as for :func:`read_table`.
+        columns: as for :func:`read_table`.
+        filters: as for :func:`read_table`.
+        snapshot_id: as for :func:`read_table`.
+        storage_options: as for :func:`read_table`.
+        files_at_once: as for :func:`read_table`.
+
+    Returns:
+        An async iterator of ``pyarrow.RecordBatch``.
+    """
     scan = IcebergScan(scan_of(table_or_scan, columns=columns, filters=filters,
                                snapshot_id=snapshot_id), {})
     scan.storage_options = _storage(scan.scan, storage_options)

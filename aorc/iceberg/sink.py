@@ -104,14 +104,32 @@ class IcebergTarget:
 
     def prepare(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Rows in the table's file form (columns by name; see
-        :func:`aorc.iceberg.schema.to_file_batches`)."""
+        :func:`aorc.iceberg.schema.to_file_batches`).
+
+        Args:
+            batch: the rows as the sink got them.
+
+        Returns:
+            The rows in the table's file form.
+
+        Raises:
+            SchemaError: the rows do not fit the table's schema, or came back as several
+                batches.
+        """
         batches = to_file_batches(self._schema, batch)
         if len(batches) != 1:  # pragma: no cover - one batch in, one out
             raise SchemaError("internal error: one batch became several")
         return batches[0]
 
     def route(self, batch: pa.RecordBatch) -> tuple[np.ndarray, list[str]]:
-        """Each row's partition folder (``PartitionKey.to_path()``)."""
+        """Each row's partition folder (``PartitionKey.to_path()``).
+
+        Args:
+            batch: rows in the table's file form.
+
+        Returns:
+            ``(index of each row's folder, the folders)``.
+        """
         codes, keys = partition_codes(self._schema, self._spec, batch)
         paths = []
         for key in keys:
@@ -122,14 +140,22 @@ class IcebergTarget:
         return codes, paths
 
     def file_metrics(self) -> MetricsCollector:
-        """The metrics of one data file."""
+        """The metrics of one data file.
+
+        Returns:
+            A new :class:`MetricsCollector`.
+        """
         return MetricsCollector(self._schema, self._properties)
 
     # ----------------------------------------------------------------- positions
 
     async def restore(self) -> dict[tuple[str, int], int]:
         """The positions committed: for each stream, the newest snapshot (of the current
-        one's ancestry) that names it (the table is refreshed first)."""
+        one's ancestry) that names it (the table is refreshed first).
+
+        Returns:
+            ``{(topic, partition): last committed offset}``.
+        """
         def read() -> dict[tuple[str, int], int]:
             self.table.refresh()
             meta = self.table.metadata
@@ -151,7 +177,13 @@ class IcebergTarget:
 
     async def commit(self, commit: SinkCommit, files: Sequence[CommittedFile],
                      positions: dict[tuple[str, int], int]) -> None:
-        """Commit a cut's files and the positions (batched with cuts arriving meanwhile)."""
+        """Commit a cut's files and the positions (batched with cuts arriving meanwhile).
+
+        Args:
+            commit: what the sink commits (files and positions).
+            files: the data files written, with their metrics.
+            positions: the newest offset of each stream in them.
+        """
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         done.add_done_callback(_retrieved)  # (an aborted cut no longer awaits its result)
         self._pending.append((commit, files, dict(positions), done))

@@ -85,7 +85,14 @@ Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | S
 
 
 def source_name(source: object) -> str:
-    """A short printable name for a source, for messages."""
+    """A short printable name for a source, for messages.
+
+    Args:
+        source: anything :func:`open_store` takes.
+
+    Returns:
+        A path, URL or a short description (``<bytes>``, ``<file object>``).
+    """
     if isinstance(source, (bytes, bytearray, memoryview)):
         return "<memory>"
     if isinstance(source, Store):
@@ -123,6 +130,9 @@ def open_store(source: Source, storage_options: Mapping[str, Any] | None = None,
     Raises:
         UnsupportedFeatureError: for a URL scheme no store is registered for.
         SchemaError: for an unknown storage option, mode or source type.
+
+    Returns:
+        A :class:`Store` (opened lazily).
     """
     if mode != "r":
         if mode == "w":

@@ -135,6 +135,13 @@ class AzureStore(RemoteStore):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``az://`` or ``abfs[s]://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         options = dict(storage_options or {})
         etag = options.pop("if_match", None)
@@ -205,6 +212,13 @@ class AzureOutput(UploadOutput):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``az://`` or ``abfs[s]://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The output.
         """
         if storage_options and "if_match" in storage_options:
             raise SchemaError("storage option if_match pins reads to an object's version; "
@@ -213,7 +227,14 @@ class AzureOutput(UploadOutput):
 
     def part_size(self, number: int) -> int:
         """The size of block ``number`` (1-based): doubled every
-        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB."""
+        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB.
+
+        Args:
+            number: the block's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
         from aorc.io.azure_config import MAX_BLOCK_SIZE
         return min(MAX_BLOCK_SIZE,
                    self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))

@@ -258,6 +258,12 @@ class AzureConfig:
 
         Raises:
             SchemaError: an unknown option or a bad value.
+
+        Args:
+            storage_options: the settings (``None``: from the environment alone).
+
+        Returns:
+            The checked settings.
         """
         options = dict(storage_options or {})
         if all(isinstance(v, (str, int, float, bool, type(None))) for v in options.values()):
@@ -304,6 +310,12 @@ class AzureConfig:
 
         Raises:
             SchemaError: no account is known, or the URL's differs from the settings'.
+
+        Args:
+            account: the account named by the URL, if any.
+
+        Returns:
+            ``(endpoint, account)``.
         """
         known = self.account_name
         if account and known and account != known:
@@ -319,7 +331,11 @@ class AzureConfig:
         return f"https://{name}.blob.core.windows.net", name
 
     def auth_key(self) -> str:
-        """A digest of what decides the credentials (secrets hashed, never kept in clear)."""
+        """A digest of what decides the credentials (secrets hashed, never kept in clear).
+
+        Returns:
+            A hex digest.
+        """
         credential = f"object:{id(self.credential)}" if self.credential is not None else None
         text = repr((self.account_name, self.account_key, self.sas_token, credential,
                      self.client_id, self.client_secret, self.tenant_id, self.anon))

@@ -64,7 +64,11 @@ class IOStats:
     unranged: int = 0
 
     def snapshot(self) -> IOStats:
-        """A copy of the current counts."""
+        """A copy of the current counts.
+
+        Returns:
+            A new :class:`IOStats`.
+        """
         return dataclasses.replace(self)
 
     def __sub__(self, other: IOStats) -> IOStats:
@@ -116,7 +120,15 @@ class StoreOptions:
     @classmethod
     def pop_from(cls, options: dict[str, Any], **defaults: Any) -> StoreOptions:
         """Take this class's keys out of ``options`` (a mutable copy) and build the options;
-        ``defaults`` replace the class's defaults for the keys ``options`` does not give."""
+        ``defaults`` replace the class's defaults for the keys ``options`` does not give.
+
+        Args:
+            options: the storage options, a mutable copy (its keys of this class are removed).
+            **defaults: defaults replacing the class's own.
+
+        Returns:
+            The options.
+        """
         names = [f.name for f in dataclasses.fields(cls)]
         return cls(**{**defaults, **{name: options.pop(name) for name in names
                                      if name in options}})
@@ -188,16 +200,38 @@ class Store(Protocol):
 
     async def read_tail(self, n: int) -> tuple[bytes, int]:
         """Return the last ``n`` bytes (all of them if the object is shorter) and the
-        object's size, with one request."""
+        object's size, with one request.
+
+        Args:
+            n: how many bytes from the end.
+
+        Returns:
+            ``(bytes, size of the object)``.
+        """
         ...
 
     async def read_range(self, offset: int, length: int) -> bytes:
-        """Return ``length`` bytes starting at ``offset``."""
+        """Return ``length`` bytes starting at ``offset``.
+
+        Args:
+            offset: the first byte.
+            length: how many bytes.
+
+        Returns:
+            The bytes.
+        """
         ...
 
     async def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """Return the bytes of each ``(offset, length)`` range, in order; nearby ranges are
-        fetched together and requests run concurrently."""
+        fetched together and requests run concurrently.
+
+        Args:
+            ranges: ``(offset, length)`` pairs.
+
+        Returns:
+            The bytes of each range, in the order given.
+        """
         ...
 
     async def close(self) -> None:
@@ -267,6 +301,16 @@ class BaseStore:
         """Return the last ``n`` bytes of the object (all if shorter) and its size.
 
         This is a single request. Raises StoreError subclasses on store failures.
+
+        Args:
+            n: how many bytes from the end.
+
+        Returns:
+            ``(bytes, size of the object)``.
+
+        Raises:
+            ValueError: ``n`` is negative.
+            StoreError: the store failed (its subclasses: not found, access denied, ...).
         """
         if n < 0:
             raise ValueError(f"tail length must not be negative, got {n}")
@@ -285,6 +329,13 @@ class BaseStore:
         Raises:
             CorruptFileError: when the object ends before the range does (a truncated file
                 or metadata pointing past its end).
+
+        Args:
+            offset: the first byte.
+            length: how many bytes.
+
+        Returns:
+            The bytes.
         """
         return await self._request(offset, length, self._semaphore)
 
@@ -316,6 +367,12 @@ class BaseStore:
         flight, except that requests fetching at most ``max_request_size`` bytes in all go
         out at once as a burst (see ``max_burst`` in :class:`StoreOptions`). If one request
         fails the others are cancelled and the error is raised.
+
+        Args:
+            ranges: ``(offset, length)`` pairs.
+
+        Returns:
+            The bytes of each range, in the order given.
         """
         plan = plan_ranges(ranges, max_merge_distance=self.options.max_merge_distance,
                            max_request_size=self.options.max_request_size,

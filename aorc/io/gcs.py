@@ -139,6 +139,13 @@ class GCSStore(RemoteStore):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``gs://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         bucket, name = parse_gcs_url(url)
         options = dict(storage_options or {})
@@ -205,6 +212,13 @@ class GCSOutput(UploadOutput):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``gs://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The output.
         """
         bucket, name = parse_gcs_url(url)
         if storage_options and "if_match" in storage_options:
@@ -213,7 +227,14 @@ class GCSOutput(UploadOutput):
         return cls(bucket, name, GCSConfig.from_options(storage_options))
 
     def part_size(self, number: int) -> int:
-        """Every chunk has ``part_size`` bytes (the last one may have fewer)."""
+        """Every chunk has ``part_size`` bytes (the last one may have fewer).
+
+        Args:
+            number: the chunk's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
         return self.config.part_size
 
     def _create_only(self) -> dict[str, str]:

@@ -186,6 +186,12 @@ class GCSConfig:
 
         Raises:
             SchemaError: an unknown option or a bad value.
+
+        Args:
+            storage_options: the settings (``None``: from the environment alone).
+
+        Returns:
+            The checked settings.
         """
         options = dict(storage_options or {})
         if all(isinstance(v, (str, int, float, bool, type(None))) for v in options.values()):
@@ -227,7 +233,11 @@ class GCSConfig:
         return self.memory_budget if self.memory_budget is not None else 2 * self.part_size
 
     def auth_key(self) -> str:
-        """A digest of what decides the credentials (secrets hashed, never kept in clear)."""
+        """A digest of what decides the credentials (secrets hashed, never kept in clear).
+
+        Returns:
+            A hex digest.
+        """
         token = self.token
         if token is not None and not isinstance(token, str):
             token = f"object:{id(token)}"

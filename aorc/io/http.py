@@ -70,6 +70,12 @@ class HTTPConfig:
 
         Raises:
             SchemaError: an unknown option or a bad value.
+
+        Args:
+            storage_options: the settings (``None``: from the environment alone).
+
+        Returns:
+            The checked settings.
         """
         options = dict(storage_options or {})
         options.setdefault("max_concurrency", 8)
@@ -133,6 +139,13 @@ class HTTPStore(RemoteStore):
 
         Raises:
             SchemaError: a URL without a file, or a bad storage option.
+
+        Args:
+            url: the ``http(s)://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         if url.split("?", 1)[0].endswith("/") or not url.partition("://")[2].strip("/"):
             raise SchemaError(f"an HTTP(S) URL must name a file, got {redact_url(url)!r}")

@@ -559,6 +559,10 @@ def register_scheme(name: str, scheme: Scheme) -> None:
 
     Raises:
         SchemaError: ``name`` is not a valid URL scheme.
+
+    Args:
+        name: the URL scheme (``mirror`` for ``mirror://...``).
+        scheme: what serves it.
     """
     if not isinstance(name, str) or not name or not name[0].isalpha() or not all(
             c.isalnum() or c in "+-." for c in name):

@@ -85,6 +85,13 @@ class S3Store(RemoteStore):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``s3://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The store.
         """
         bucket, key = parse_s3_url(url)
         options = dict(storage_options or {})
@@ -178,6 +185,13 @@ class S3Output(UploadOutput):
 
         Raises:
             SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the ``s3://`` URL.
+            storage_options: the store's settings (see the module docstring).
+
+        Returns:
+            The output.
         """
         bucket, key = parse_s3_url(url)
         if storage_options and "if_match" in storage_options:
@@ -187,7 +201,14 @@ class S3Output(UploadOutput):
 
     def part_size(self, number: int) -> int:
         """The size of part ``number`` (1-based): doubled every :data:`PARTS_PER_DOUBLING`
-        parts, at most 5 GiB."""
+        parts, at most 5 GiB.
+
+        Args:
+            number: the part's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
         return min(MAX_PART_SIZE,
                    self.config.part_size << ((number - 1) // PARTS_PER_DOUBLING))
 

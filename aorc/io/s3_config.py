@@ -266,6 +266,12 @@ class S3Config:
 
         Raises:
             SchemaError: an unknown option or a bad value.
+
+        Args:
+            storage_options: the settings (``None``: from the environment alone).
+
+        Returns:
+            The checked settings.
         """
         key = _options_key(storage_options)
         if key is None or cls is not S3Config:
@@ -308,7 +314,11 @@ class S3Config:
         return (self.store.max_concurrency + 1) * self.part_size
 
     def botocore_config_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``botocore.config.Config`` (aiobotocore's ``AioConfig``)."""
+        """Keyword arguments for ``botocore.config.Config`` (aiobotocore's ``AioConfig``).
+
+        Returns:
+            The keyword arguments.
+        """
         # aorc builds every request's parameters itself: botocore's check of them against
         # the service model (its parameter_validation, which the botocore docs suggest
         # turning off for speed) would only cost time on each request. A ``config``
@@ -324,7 +334,11 @@ class S3Config:
         return kwargs
 
     def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``create_client`` other than ``config``."""
+        """Keyword arguments of ``create_client`` other than ``config``.
+
+        Returns:
+            The keyword arguments.
+        """
         kwargs: dict[str, Any] = {}
         if self.endpoint_url is not None:
             kwargs["endpoint_url"] = self.endpoint_url
@@ -341,7 +355,11 @@ class S3Config:
     def client_key(self) -> str:
         """A digest of everything that shapes a client: the connection settings and the
         ``AWS_*`` environment (so a changed environment gets a new client). Secrets are
-        hashed, never stored in clear in the key."""
+        hashed, never stored in clear in the key.
+
+        Returns:
+            A hex digest.
+        """
         environ = os.environ
         aws = tuple(sorted((k, environ[k]) for k in environ if k.startswith("AWS_")))
         return _client_key(self, aws)

@@ -56,11 +56,21 @@ class KeyProvider(Protocol):
     """
 
     async def key_names(self) -> list[str]:
-        """The names of the master keys the provider holds."""
+        """The names of the master keys the provider holds.
+
+        Returns:
+            The key names, sorted.
+        """
         ...
 
     async def current_version(self, name: str) -> KeyVersion:
-        """The current version of the key ``name`` (new files use it).
+        """The current (newest) version of the key ``name``: new files use it.
+
+        Args:
+            name: the key's name.
+
+        Returns:
+            The key version, with its algorithm.
 
         Raises:
             KeyError: the provider has no key of that name.
@@ -68,10 +78,27 @@ class KeyProvider(Protocol):
         ...
 
     async def create_local_key(self, key: KeyVersion) -> LocalKey:
-        """A new random local key for ``key``'s algorithm and its encrypted form."""
+        """A new random local key for ``key``'s algorithm, and its encrypted form.
+
+        Args:
+            key: the master key version that encrypts it.
+
+        Returns:
+            The local key and the bytes stored in the file.
+
+        Raises:
+            KeyError: the provider has no such key version.
+        """
         ...
 
     async def decrypt_local_key(self, key: KeyVersion, encrypted: bytes) -> bytes | None:
-        """The local key that ``encrypted`` encrypts under ``key``; ``None`` when the
-        provider does not have that key version."""
+        """The local key that ``encrypted`` stands for under ``key``.
+
+        Args:
+            key: the master key version the file names.
+            encrypted: the encrypted local key stored in the file.
+
+        Returns:
+            The local key; ``None`` when the provider does not have that key version.
+        """
         ...

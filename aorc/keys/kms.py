@@ -103,15 +103,25 @@ class HadoopKMS:
                 await session.close()
 
     async def key_names(self) -> list[str]:
-        """The names of the KMS's keys (``GET /v1/keys/names``)."""
+        """The names of the master keys the provider holds.
+
+        Returns:
+            The key names, sorted.
+        """
         names = await self._call("GET", "keys/names")
         return sorted(str(n) for n in names or [])
 
     async def current_version(self, name: str) -> KeyVersion:
-        """The newest version of ``name`` and its algorithm, from the key's metadata.
+        """The current (newest) version of the key ``name``: new files use it.
+
+        Args:
+            name: the key's name.
+
+        Returns:
+            The key version, with its algorithm.
 
         Raises:
-            KeyError: the KMS has no such key.
+            KeyError: the provider has no key of that name.
         """
         meta = await self._call("GET", f"key/{quote(name, safe='')}/_metadata")
         if not meta:
@@ -131,7 +141,17 @@ class HadoopKMS:
         return _unb64(found["material"])
 
     async def create_local_key(self, key: KeyVersion) -> LocalKey:
-        """A new local key: random encrypted bytes, decrypted by the KMS."""
+        """A new random local key for ``key``'s algorithm, and its encrypted form.
+
+        Args:
+            key: the master key version that encrypts it.
+
+        Returns:
+            The local key and the bytes stored in the file.
+
+        Raises:
+            KeyError: the provider has no such key version.
+        """
         encrypted = self._random(ALGORITHMS[key.algorithm])
         local = await self._decrypt(key, encrypted)
         if local is None:
@@ -139,17 +159,32 @@ class HadoopKMS:
         return LocalKey(local, encrypted)
 
     async def decrypt_local_key(self, key: KeyVersion, encrypted: bytes) -> bytes | None:
-        """The local key ``encrypted`` stands for, decrypted by the KMS; ``None`` when it
-        has no such key version."""
+        """The local key that ``encrypted`` stands for under ``key``.
+
+        Args:
+            key: the master key version the file names.
+            encrypted: the encrypted local key stored in the file.
+
+        Returns:
+            The local key; ``None`` when the provider does not have that key version.
+        """
         if len(encrypted) < _IV_LENGTH:
             return None
         return await self._decrypt(key, bytes(encrypted))
 
     async def generate_encrypted_keys(self, name: str, count: int = 1
                                       ) -> list[tuple[str, bytes, bytes]]:
-        """New data keys from the KMS (``eek_op=generate``): ``(version name, iv, encrypted
-        material)`` each, as Hadoop's ``generateEncryptedKey`` returns them (HDFS's use;
-        ORC's local keys are made by :meth:`create_local_key`)."""
+        """New data keys from the KMS (``eek_op=generate``), as Hadoop's
+        ``generateEncryptedKey`` returns them (HDFS's use; ORC's local keys are made by
+        :meth:`create_local_key`).
+
+        Args:
+            name: the master key's name.
+            count: how many keys.
+
+        Returns:
+            ``(version name, iv, encrypted material)`` per key.
+        """
         found = await self._call("GET", f"key/{quote(name, safe='')}/_eek",
                                  {"eek_op": "generate", "num_keys": str(count)})
         return [(str(k["versionName"]), _unb64(k["iv"]),

@@ -69,14 +69,24 @@ class InMemoryKeys:
         return f"InMemoryKeys({names})"
 
     async def key_names(self) -> list[str]:
-        """The names of the keys held."""
+        """The names of the master keys the provider holds.
+
+        Returns:
+            The key names, sorted.
+        """
         return sorted(self._current)
 
     async def current_version(self, name: str) -> KeyVersion:
-        """The highest version of ``name``.
+        """The current (newest) version of the key ``name``: new files use it.
+
+        Args:
+            name: the key's name.
+
+        Returns:
+            The key version, with its algorithm.
 
         Raises:
-            KeyError: no key of that name.
+            KeyError: the provider has no key of that name.
         """
         if name not in self._current:
             raise KeyError(f"no key named {name!r}")
@@ -84,10 +94,16 @@ class InMemoryKeys:
         return KeyVersion(name, version, self._keys[(name, version)][0])
 
     async def create_local_key(self, key: KeyVersion) -> LocalKey:
-        """A random local key, encrypted as ORC Java's ``InMemoryKeystore`` does.
+        """A new random local key for ``key``'s algorithm, and its encrypted form.
+
+        Args:
+            key: the master key version that encrypts it.
+
+        Returns:
+            The local key and the bytes stored in the file.
 
         Raises:
-            KeyError: no such key version.
+            KeyError: the provider has no such key version.
         """
         found = self._keys.get((key.name, key.version))
         if found is None:
@@ -97,7 +113,15 @@ class InMemoryKeys:
         return LocalKey(_ctr(master, encrypted), encrypted)
 
     async def decrypt_local_key(self, key: KeyVersion, encrypted: bytes) -> bytes | None:
-        """The local key ``encrypted`` stands for; ``None`` without that key version."""
+        """The local key that ``encrypted`` stands for under ``key``.
+
+        Args:
+            key: the master key version the file names.
+            encrypted: the encrypted local key stored in the file.
+
+        Returns:
+            The local key; ``None`` when the provider does not have that key version.
+        """
         found = self._keys.get((key.name, key.version))
         if found is None or len(encrypted) < _IV_LENGTH:
             return None
@@ -105,8 +129,13 @@ class InMemoryKeys:
 
 
 def parse_key_spec(spec: str) -> tuple[str, int, bytes]:
-    """Parse ``NAME=HEX`` or ``NAME@VERSION=HEX`` (the CLI's ``--key``) into name, version
-    and key bytes.
+    """Parse ``NAME=HEX`` or ``NAME@VERSION=HEX`` (the CLI's ``--key``).
+
+    Args:
+        spec: the text.
+
+    Returns:
+        The key's name, version and bytes.
 
     Raises:
         ValueError: a malformed spec (the message does not repeat the key).

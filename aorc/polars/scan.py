@@ -20,13 +20,13 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
+from aorc.dataset.discovery import DatasetSource
+from aorc.dataset.read import Dataset, open_dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.io import IOStats
 from aorc.keys import KeyProvider
 from aorc.polars.predicate import to_filters
 from aorc.polars.stream import combine_filters, frames, polars_schema, read_columns
-from aorc.read.dataset import Dataset, open_dataset
-from aorc.read.discovery import DatasetSource
 from aorc.read.pushdown import ScanStats
 from aorc.sync import run
 
@@ -62,7 +62,11 @@ class OrcScan:
         return self.dataset.io_stats
 
     def lazy(self) -> pl.LazyFrame:
-        """A LazyFrame reading this file or dataset."""
+        """A LazyFrame reading this file or dataset.
+
+        Returns:
+            A ``polars.LazyFrame``.
+        """
         keywords: dict[str, Any] = {"schema": self.schema}
         if "explain_name" in inspect.signature(register_io_source).parameters:
             keywords["explain_name"] = "aorc ORC"
@@ -70,7 +74,14 @@ class OrcScan:
 
     def filters_for(self, predicate: pl.Expr | None) -> Any:
         """The aorc filters a run with ``predicate`` reads with: the scan's own ``filters``
-        and what of ``predicate`` maps (see :mod:`aorc.polars.predicate`)."""
+        and what of ``predicate`` maps (see :mod:`aorc.polars.predicate`).
+
+        Args:
+            predicate: Polars' predicate of a run, or ``None``.
+
+        Returns:
+            aorc filters (list form or an expression), or ``None``.
+        """
         implied = to_filters(predicate, self.schema) if predicate is not None else None
         return combine_filters(self._filters, implied)
 
@@ -92,12 +103,24 @@ def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any]
               keys: KeyProvider | None = None) -> OrcScan:
     """Open an ORC file or dataset for Polars (its tails are read now, for the schema).
 
-    Args are those of :func:`scan_orc`.
+    Args:
+        source: as :func:`scan_orc`.
+        storage_options: as :func:`scan_orc`.
+        partitioning: as :func:`scan_orc`.
+        schema: as :func:`scan_orc`.
+        filters: as :func:`scan_orc`.
+        timestamp_unit: as :func:`scan_orc`.
+        max_open_files: as :func:`scan_orc`.
+        path_glob_filter: as :func:`scan_orc`.
+        read_dictionary: as :func:`scan_orc`.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
         SchemaError, CorruptFileError: as :func:`aorc.open_dataset`.
         UnsupportedFeatureError: a column of a type Polars lacks (a union).
+
+    Returns:
+        An :class:`OrcScan`.
     """
     if filters is not None and not isinstance(filters, list) and not _is_expression(filters):
         raise SchemaError("filters must be list-form filters or a pyarrow.compute "
@@ -150,6 +173,9 @@ def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] 
         ObjectNotFoundError: nothing exists at ``source``.
         UnsupportedFeatureError: a column of a type Polars lacks (a union).
         SchemaError: as :func:`aorc.open_dataset`.
+
+    Returns:
+        A ``polars.LazyFrame``.
     """
     if not isinstance(source, (str, list, tuple, os.PathLike)):
         from aorc.polars.iceberg import is_iceberg_table, scan_iceberg
@@ -171,6 +197,14 @@ def read_orc(source: DatasetSource | str, *, columns: Sequence[str] | None = Non
         columns: the columns to read (all by default).
         n_rows: read at most this many rows.
         **keywords: the keyword arguments of :func:`scan_orc`.
+
+    Returns:
+        A ``polars.DataFrame``.
+
+    Raises:
+        ObjectNotFoundError: nothing exists at ``source``.
+        SchemaError: as :func:`scan_orc`.
+        AorcError: Polars returned no DataFrame.
     """
     frame = scan_orc(source, **keywords)
     if columns is not None:

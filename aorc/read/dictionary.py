@@ -18,7 +18,8 @@ import pyarrow as pa
 from aorc.errors import SchemaError
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import arrow_field
-from aorc.format.types import OrcType, TypeKind, resolve_column
+from aorc.format.projection import resolve_column
+from aorc.format.types import OrcType, TypeKind
 
 __all__ = ["check_read_dictionary", "dictionary_columns", "dictionary_schema",
            "present_columns"]

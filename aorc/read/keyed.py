@@ -26,7 +26,7 @@ from aorc.io import Store
 from aorc.keys import KeyProvider, KeyVersion
 from aorc.read.common import guarded
 
-__all__ = ["apply_keys", "check_keys", "describe_encryption"]
+__all__ = ["EncryptionView", "apply_keys", "check_keys", "describe_encryption"]
 
 
 def check_keys(keys: Any) -> KeyProvider | None:
@@ -66,11 +66,13 @@ async def apply_keys(store: Store, tail: FileTail, tail_bytes: bytes,
     encryption, or when the provider holds none of the file's keys).
 
     Raises:
+        SchemaError: ``keys`` is not a key provider.
         CorruptFileError: a hostile encryption block.
         DecryptionError: a key that does not decrypt its columns.
     """
-    if keys is None or not tail.has_encryption:
+    if check_keys(keys) is None or not tail.has_encryption:
         return tail
+    assert keys is not None
     info = guarded(store.path, None, parse_encryption, tail)
     assert info is not None
     names = set(await keys.key_names())
@@ -104,3 +106,24 @@ def describe_encryption(tail: FileTail, names: dict[int, str]) -> dict[str, Any]
         return None
     done = frozenset() if tail.decryption is None else tail.decryption.decrypted
     return info.describe(names, done)
+
+
+class EncryptionView:
+    """The ``encryption`` property of :class:`aorc.OrcReader` (a base class of it)."""
+
+    _tail: FileTail
+
+    def column_names(self) -> list[str]:
+        """A dotted name per column id (the reader's)."""
+        raise NotImplementedError
+
+    @property
+    def encryption(self) -> dict[str, Any] | None:
+        """The file's column encryption, ``None`` when it has none: the key provider kind,
+        the master keys (name, version, algorithm), the variants (column, key, version,
+        algorithm, mask, whether this reader decrypts it) and the masks. Never key bytes.
+
+        Raises:
+            CorruptFileError: the encryption block is damaged.
+        """
+        return describe_encryption(self._tail, dict(enumerate(self.column_names())))

@@ -47,7 +47,7 @@ from aorc.format.columns.base import Context, Placement, decode_level
 from aorc.format.encryption import keyed_layout
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, StripeInfo
-from aorc.format.types import OrcType, TypeKind
+from aorc.format.types import OrcType, TypeKind, gc_paused
 from aorc.read.common import (
     INLINE_BYTES,
     FetchedBytes,
@@ -245,7 +245,7 @@ class ReadPlan:
 
     Args:
         tail: the file's tail.
-        selected: column ids to return (from :func:`aorc.format.types.select_columns`).
+        selected: column ids to return (from :func:`aorc.format.projection.select_columns`).
         stripes: indices of the stripes to read (in file order); ``None`` for all.
         predicate: the filter, or ``None``.
         opts: decoding options.
@@ -311,10 +311,11 @@ class ReadPlan:
         if root.kind != TypeKind.STRUCT:
             return pa.schema([arrow_field("_col0", root, self.selected,
                                           dictionary_strings=dictionary, timestamp_unit=unit)])
-        return pa.schema([arrow_field(n, c, self.selected, dictionary_strings=dictionary,
-                                      timestamp_unit=unit)
-                          for n, c in zip(root.field_names, root.children, strict=True)
-                          if c.column_id in self.selected])
+        with gc_paused():  # a field per column: a footer may declare a million
+            return pa.schema([arrow_field(n, c, self.selected, dictionary_strings=dictionary,
+                                          timestamp_unit=unit)
+                              for n, c in zip(root.field_names, root.children, strict=True)
+                              if c.column_id in self.selected])
 
     def decode_whole(self, data: bytes | memoryview, schema: pa.Schema | None = None
                      ) -> list[pa.RecordBatch] | None:

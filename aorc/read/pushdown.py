@@ -40,6 +40,7 @@ from aorc.format.codec.compression import Budget, CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
 from aorc.format.columns.base import Context, Placement, StripeStreams, decode_level
 from aorc.format.encryption import stream_bytes
+from aorc.format.projection import select_columns
 from aorc.format.rowgroups import (
     StreamStart,
     column_positions,
@@ -52,7 +53,7 @@ from aorc.format.rowgroups import (
 from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_bloom_filter_index, parse_row_index
 from aorc.format.tail import FileTail, StripeInfo
-from aorc.format.types import OrcType, TypeKind, select_columns
+from aorc.format.types import OrcType, TypeKind
 from aorc.read.common import FetchedBytes, LazyStreams, decode_weights, merge_ranges
 from aorc.threads import pool_map
 
@@ -141,7 +142,7 @@ class ScanPlanner:
 
     Args:
         tail: the file's tail.
-        selected: column ids to return (from :func:`aorc.format.types.select_columns`).
+        selected: column ids to return (from :func:`aorc.format.projection.select_columns`).
         predicate: the parsed filter.
         opts: decoding options.
         stats: counters to update.

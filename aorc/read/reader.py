@@ -46,13 +46,12 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
 from aorc.format.columns.timestamps import check_timestamp_unit
+from aorc.format.projection import requested_order, select_columns
 from aorc.format.statistics import StatisticsList
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import (
     OrcType,
     TypeKind,
-    requested_order,
-    select_columns,
     to_arrow_schema,
     type_string,
 )
@@ -72,7 +71,7 @@ from aorc.read.common import (
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.footers import FooterCache
-from aorc.read.keyed import apply_keys, check_keys, describe_encryption
+from aorc.read.keyed import EncryptionView, apply_keys
 from aorc.read.plan import (
     GroupPlan,
     ReadPlan,
@@ -120,7 +119,7 @@ FOOTER_CACHE_BYTES = _footers.FOOTER_CACHE_BYTES
 
 # =========================================================================== the reader
 
-class OrcReader:
+class OrcReader(EncryptionView):
     """An open ORC file. Create it with :func:`open_reader`.
 
     File-level information (schema, statistics, stripes, metadata) is available at once;
@@ -207,17 +206,6 @@ class OrcReader:
         return StatisticsList(self._tail.column_statistics, self.column_names())
 
     @property
-    def encryption(self) -> dict[str, Any] | None:
-        """The file's column encryption, ``None`` when it has none: the key provider kind,
-        the master keys (name, version, algorithm), the variants (column, key, version,
-        algorithm, mask, whether this reader decrypts it) and the masks. Never key bytes.
-
-        Raises:
-            CorruptFileError: the encryption block is damaged.
-        """
-        return describe_encryption(self._tail, dict(enumerate(self.column_names())))
-
-    @property
     def metadata(self) -> dict[str, bytes]:
         """User metadata key/value pairs."""
         return dict(self._tail.user_metadata)
@@ -284,7 +272,11 @@ class OrcReader:
     def column_names(self) -> list[str]:
         """A dotted path name per column id (root ``""``), as ``columns=`` accepts them:
         struct fields by name, list elements ``item``, map ``key``/``value``, union
-        branches ``_union_N`` (e.g. ``"a.item.b"`` for ``a:array<struct<b:int>>``)."""
+        branches ``_union_N`` (e.g. ``"a.item.b"`` for ``a:array<struct<b:int>>``).
+
+        Returns:
+            One name per ORC column id.
+        """
         names = [""] * (self._tail.schema.max_column_id + 1)
 
         def walk(t: OrcType, prefix: str) -> None:
@@ -367,6 +359,12 @@ class OrcReader:
         Raises:
             SchemaError: for an index out of range.
             CorruptFileError: when the footer is damaged.
+
+        Args:
+            index: the stripe's index in the file (0-based).
+
+        Returns:
+            The stripe's :class:`StripeFooterInfo`.
         """
         self._check_open()
         if not 0 <= index < len(self._tail.stripes):
@@ -440,6 +438,9 @@ class OrcReader:
                 iteration starts).
             CorruptFileError: (during iteration) when the file is damaged; the message names
                 the file and the stripe.
+
+        Returns:
+            An async iterator of ``pyarrow.RecordBatch`` (a :class:`BatchStream`).
         """
         self._check_open()
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -478,6 +479,15 @@ class OrcReader:
             filters: as for :meth:`iter_batches`.
             stripes: as for :meth:`iter_batches`.
             use_threads: as for :meth:`iter_batches`.
+
+        Returns:
+            The rows read, as a ``pyarrow.Table``.
+
+        Raises:
+            SchemaError: as :meth:`iter_batches`.
+            CorruptFileError: the file is damaged (the message names the stripe).
+            ResourceLimitError: a stripe would decode to more than ``max_decoded_bytes`` or to
+                more than memory holds.
         """
         self._check_open()
         threads = thread_count(use_threads)
@@ -489,7 +499,19 @@ class OrcReader:
                       filters: Any = None) -> pa.Table | None:
         """:meth:`read` on this thread, without I/O, when the bytes read at open time hold
         every range the read needs (a small file read whole); ``None`` otherwise. Datasets
-        of many small files decode a group of files per worker task with it."""
+        of many small files decode a group of files per worker task with it.
+
+        Args:
+            columns: as for :meth:`read`.
+            filters: as for :meth:`read`.
+
+        Returns:
+            The rows read, or ``None`` when the read needs more bytes than were read at open time.
+
+        Raises:
+            CorruptFileError: the file is damaged (as :meth:`read`).
+            ResourceLimitError: as :meth:`read`.
+        """
         self._check_open()
         plan = self._plan(columns, filters, None, 1)
         batches: list[pa.RecordBatch] = []
@@ -677,7 +699,6 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
                 keys: KeyProvider | None = None) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
-    keys = check_keys(keys)
     check_read_dictionary(read_dictionary)
     check_max_decoded_bytes(max_decoded_bytes)
     owns_store = not isinstance(source, Store)
@@ -761,11 +782,9 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         max_decoded_bytes: the most bytes the decompressed streams (and dictionary tables)
             of one stripe may take, 1 GiB by default: beyond it a read raises
             :class:`~aorc.errors.ResourceLimitError` before allocating (see "Resource
-            limits" in the README). Raise it for stripes that decompress to more.
-        keys: a key provider (:class:`aorc.InMemoryKeys`, :class:`aorc.keys.HadoopKMS`,
-            any :class:`aorc.KeyProvider`) for files with encrypted columns: the columns
-            whose master key it holds read decrypted (values, statistics, row indexes, bloom
-            filters); the others read as their masked copy, as without ``keys``.
+            limits" in the user guide). Raise it for stripes that decompress to more.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns: those whose key it holds
+            read decrypted, the others masked; a wrong key raises :class:`aorc.DecryptionError`.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
@@ -773,8 +792,9 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         UnsupportedVersionError: for a future format version.
         SchemaError: a ``read_dictionary`` column that is unknown or holds no strings, or a
             ``max_decoded_bytes`` that is not a positive integer.
-        DecryptionError: a key of ``keys`` does not decrypt the columns it should (a wrong
-            key, or a version the provider lacks).
+
+    Returns:
+        An :class:`OrcReader`, opened when awaited or entered with ``async with``.
     """
     return _OpenReader(source, storage_options, timestamp_unit, read_dictionary,
                        max_decoded_bytes, keys)

@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc.errors import SchemaError
-from aorc.hive import (
+from aorc.dataset.hive import (
     HIVE_DEFAULT_PARTITION,
     check_folder_name,
     escape_file_name,
     partition_segment,
 )
+from aorc.errors import SchemaError
 from aorc.io.registry import join as join_uri
 from aorc.threads import pool_map
 
@@ -69,7 +69,16 @@ INT64_MIN = np.iinfo(np.int64).min
 def file_name(topic: str, partition: int, first_offset: int) -> str:
     """The name of the file of a stream whose first row has ``first_offset`` (a topic
     starting with ``_`` or ``.``, such as ``_schemas``, is escaped: ``%5Fschemas``, so that
-    the file is not hidden)."""
+    the file is not hidden).
+
+    Args:
+        topic: the stream's topic.
+        partition: the stream's partition.
+        first_offset: the offset of the file's first row.
+
+    Returns:
+        The file name, ``<topic>+<partition>+<first_offset, 20 digits>.orc``.
+    """
     return f"{escape_file_name(topic)}+{partition}+{first_offset:020d}.orc"
 
 

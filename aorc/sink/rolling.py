@@ -101,12 +101,11 @@ from aorc.format.arrow import conform
 from aorc.format.types import from_arrow_schema
 from aorc.io import registry
 from aorc.options import WriteOptions
+from aorc.sink.cuts import Cuts
 from aorc.sink.files import (
     OpenSinkFile,
     StaleTemporaries,
     abort_files,
-    all_or_cancel,
-    committed_file,
     default_stripe_target,
     scaled_capacity,
     sink_encryption,
@@ -164,7 +163,7 @@ LIGHT_CELLS = 64 * 1024
 
 # =========================================================================== the sink
 
-class RollingSink:
+class RollingSink(Cuts):
     """Writes record streams into rolling, partitioned ORC files (see the module docstring).
 
     Use as ``async with RollingSink(...) as sink``: leaving the block normally flushes and
@@ -360,7 +359,7 @@ class RollingSink:
         :meth:`abort`) does nothing.
 
         Raises:
-            the first error of a file write or a commit callback (the sink then aborts).
+            AorcError: the first error of a file write or commit callback (then aborts).
         """
         if self._state == "closed" or (self._state == "aborted" and self._error is None):
             return  # (after an explicit abort there is nothing left to close)
@@ -408,8 +407,11 @@ class RollingSink:
             await asyncio.gather(timer, return_exceptions=True)
 
     async def flush(self, streams: Sequence[tuple[str, int]] | None = None) -> None:
-        """Cut the given streams (default: all) and wait until their files are complete and
-        committed, e.g. before a Kafka consumer gives up partitions."""
+        """Cut streams and wait until their files are complete and committed.
+
+        Args:
+            streams: ``(topic, partition)`` pairs (a consumer giving them up); ``None``: all.
+        """
         self._check()
         async with self._lock:
             chosen = [s for key, s in self._streams.items() if streams is None or key in streams]
@@ -699,85 +701,6 @@ class RollingSink:
             released.cancel()
         self._check()
         return True
-
-    # ----------------------------------------------------------------- cuts
-
-    def _cut(self, stream: StreamState, reason: str) -> None:
-        """Close every open file of ``stream``: they are finished, then completed and
-        committed after the stream's previous cut committed."""
-        if not stream.files:
-            return
-        assert stream.last_offset is not None
-        self._note_memory()
-        files = [f for f in stream.files.values() if f.writer is not None]
-        self._closing.update(f.writer for f in files)
-        stream.files, stream.opened_at = {}, None
-        self.stats.cuts[reason] = self.stats.cuts.get(reason, 0) + 1
-        if reason == "memory":
-            self.stats.files_cut_for_memory += len(files)
-        task = asyncio.create_task(self._finish_cut(stream, files, stream.chain, reason))
-        stream.chain = task
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None and self._error is None:
-            self._error = exc
-            if self._state == "open":
-                self._state = "failed"
-            self._released.set()
-
-    async def _finish_cut(self, stream: StreamState, files: list[OpenFile],
-                          previous: asyncio.Task[None] | None, reason: str) -> None:
-        offset = max(f.last for f in files)
-        writers = [f.writer for f in files]
-        try:
-            await all_or_cancel([self._finish_file(stream, f) for f in files])
-            if previous is not None:
-                await previous
-            await all_or_cancel([self._complete_file(w) for w in writers])
-        except BaseException:
-            await abort_files(files)
-            raise
-        finally:
-            self._closing.difference_update(writers)
-            self._released.set()
-        written = [self._done_file(stream, f) for f in files]
-        order = sorted(range(len(files)), key=lambda k: (written[k].partition_path,
-                                                           written[k].first_offset))
-        commit = SinkCommit(stream.topic, stream.partition, offset,
-                            tuple(written[k] for k in order), reason)
-        if self.target is not None:
-            key = (stream.topic, stream.partition)
-            positions = {**self._owned, key: offset}
-            await self.target.commit(commit, [committed_file(written[k], files[k])
-                                              for k in order], positions)
-            self._owned[key] = max(offset, self._owned.get(key, offset))
-        if self._on_commit is not None:
-            await self._on_commit(commit)
-        self.stats.commits += 1
-        self.stats.rows_committed += sum(f.num_rows for f in written)
-        self.stats.files_committed += len(written)
-
-    async def _finish_file(self, stream: StreamState, f: OpenFile) -> None:
-        async with self._uploads:
-            await f.writer.finish({"aorc.sink.last_offset": str(f.last).encode()})
-
-    async def _complete_file(self, writer: OpenSinkFile) -> None:
-        async with self._uploads:
-            await writer.complete()
-
-    def _done_file(self, stream: StreamState, f: OpenFile) -> SinkFile:
-        size = f.writer.size
-        self.stats.files_written += 1
-        self.stats.rows_written += f.rows
-        self.stats.bytes_written += size
-        return SinkFile(f.writer.uri, f.path, stream.topic, stream.partition, f.first,
-                        f.last, f.rows, size)
 
     # ----------------------------------------------------------------- age
 

@@ -35,7 +35,7 @@ columns Spark marked ``timestamp_ntz`` as ``TimestampNTZType``; :func:`write` ty
 timestamps as Spark's ORC writer does (see :mod:`aorc.spark.compat`);
 ``char``/``varchar`` as strings; unions are not supported. Folders named ``key=value`` below
 the listed root (Hive style) become columns typed as ``spark.read.orc`` types them, by the
-datasets' code (:mod:`aorc.read.partitioning`): int, bigint, decimal(p,0), double, timestamp
+datasets' code (:mod:`aorc.dataset.partitioning`): int, bigint, decimal(p,0), double, timestamp
 (the folder's wall clock in the session time zone), date, else string, widened as Spark
 widens a column's values.
 

@@ -2,7 +2,7 @@
 
 :func:`list_files` lists the files under files, folders and prefixes; Hive ``key=value``
 folders below a root become partition columns (:func:`partition_columns`, typed by
-:mod:`aorc.read.partitioning` as datasets type them); :func:`plan_read` checks that the files
+:mod:`aorc.dataset.partitioning` as datasets type them); :func:`plan_read` checks that the files
 share a schema, resolves filters on partition columns (skipping files), prunes stripes by
 their statistics and groups the rest into :class:`Split` s of about ``split_bytes``;
 :func:`pack_splits` packs splits into tasks as Spark packs files. :mod:`aorc.spark.reader`
@@ -22,17 +22,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from aorc.errors import SchemaError, UnsupportedFeatureError
-from aorc.format.types import parse_type_string, select_columns
-from aorc.io import registry
-from aorc.read.common import group_stripes
-from aorc.read.partitioning import (
+from aorc.dataset.partitioning import (
     filter_value,
     infer_partition_schema,
     normalize_filters,
     partition_table,
     partition_values,
 )
+from aorc.errors import SchemaError, UnsupportedFeatureError
+from aorc.format.projection import select_columns
+from aorc.format.types import parse_type_string
+from aorc.io import registry
+from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader
 from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
@@ -68,6 +69,13 @@ async def list_files(uris: str | Sequence[str],
 
     Raises:
         ObjectNotFoundError: a URI names nothing.
+
+    Args:
+        uris: one URI or several.
+        storage_options: the store's settings.
+
+    Returns:
+        ``(root, file)`` pairs.
     """
     roots = [uris] if isinstance(uris, str) else list(uris)
     out: list[tuple[str, str]] = []
@@ -81,7 +89,7 @@ async def list_files(uris: str | Sequence[str],
 def partition_columns(files: Sequence[tuple[str, str]], time_zone: str | None = None
                       ) -> tuple[pa.Schema, list[dict[str, Any]]]:
     """The Hive partition columns of (root, file) pairs and each file's typed values, as
-    datasets infer them (:mod:`aorc.read.partitioning`, Spark's rules); timestamps are the
+    datasets infer them (:mod:`aorc.dataset.partitioning`, Spark's rules); timestamps are the
     folders' wall clocks in ``time_zone`` (Spark's session time zone, as
     :func:`aorc.spark.compat.session_zone` reads it), typed ``timestamp("us", zone)`` as
     Spark's TimestampType (``None``: left as wall clocks, ``timestamp("us")``).
@@ -259,6 +267,14 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
     Raises:
         SchemaError: files with different schemas or partition folders, unknown columns,
             bad filters.
+
+    Args:
+        uris: files, folders or prefixes.
+        columns: the columns to read (all by default).
+        filters: aorc filters (list form).
+        storage_options: the store's settings.
+        split_bytes: the target size of a split.
+        time_zone: the zone of timestamp partition folders.
     """
     files = await list_files(uris, storage_options)
     part_schema, typed_values = partition_columns(files, time_zone)
@@ -289,7 +305,17 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
 async def read_schema(uris: str | Sequence[str], columns: Sequence[str] | None = None, *,
                       storage_options: Mapping[str, Any] | None = None,
                       time_zone: str | None = "UTC") -> pa.Schema:
-    """The schema :func:`plan_read` gives, from the listing and the first file only."""
+    """The schema :func:`plan_read` gives, from the listing and the first file only.
+
+    Args:
+        uris: files, folders or prefixes.
+        columns: the columns to read (all by default).
+        storage_options: the store's settings.
+        time_zone: the zone of timestamp partition folders.
+
+    Returns:
+        The Arrow schema of the rows.
+    """
     files = await list_files(uris, storage_options)
     part_schema, _ = partition_columns(files, time_zone)
     columns = _data_columns(columns, part_schema)
@@ -345,7 +371,16 @@ def pack_splits(splits: list[Split], cores: int | None,
     max(OPEN_COST_BYTES, total / cores))`` bytes, counting :data:`OPEN_COST_BYTES` per
     split. So small reads make one task per core (each task costs the JVM and the Python
     worker a fixed share), large ones tasks of about ``max_bytes``; splits keep their order.
-    ``cores`` unknown (``None``): this machine's CPUs."""
+    ``cores`` unknown (``None``): this machine's CPUs.
+
+    Args:
+        splits: the splits, in order.
+        cores: the cores Spark has (``None``: this machine's CPUs).
+        max_bytes: the largest size of a task.
+
+    Returns:
+        The splits of each task.
+    """
     cores = cores or os.cpu_count() or 1
     total = sum(s.nbytes + OPEN_COST_BYTES for s in splits)
     target = min(max_bytes, max(OPEN_COST_BYTES, total // cores))

@@ -18,9 +18,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from aorc.dataset.partitioning import normalize_filters
 from aorc.errors import SchemaError
 from aorc.filters.ops import Op, spark_op
-from aorc.read.partitioning import normalize_filters
 from aorc.spark.compat import (
     default_parallelism,
     executor_path,
@@ -209,6 +209,9 @@ def register(spark: Any) -> bool:
 
     Raises:
         UnsupportedFeatureError: this PySpark has no Python data sources (before 4.0).
+
+    Args:
+        spark: the ``SparkSession`` (classic or Spark Connect).
     """
     require_data_sources(spark)
     executor_path(spark)

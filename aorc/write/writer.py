@@ -200,7 +200,11 @@ class OrcWriter:
 
     def column_statistics(self) -> list[ColumnStatistics]:
         """The file's column statistics (by ORC column id) over the stripes written so far:
-        after :meth:`close`, those of the file's footer."""
+        after :meth:`close`, those of the file's footer.
+
+        Returns:
+            One :class:`aorc.ColumnStatistics` per ORC column id.
+        """
         return self._assembler.column_statistics()
 
     @property
@@ -320,6 +324,9 @@ class OrcWriter:
                 taken: then the file is abandoned).
             AorcError: the writer is closed, or broken by an earlier error.
             StoreError: writing a finished stripe failed.
+
+        Args:
+            data: the rows to append (see above for the kinds accepted).
         """
         rows = record_input(data)
         if rows.is_stream:

@@ -11,10 +11,10 @@ import pyarrow.orc as po
 import pyorc
 import pytest
 from helpers.cli import assert_one_line_error, run, run_subprocess
-from helpers.corpus import corpus_root, read_expected
+from helpers.corpus import CORPUS_ABSENT, corpus_root, read_expected
 
 CORPUS = corpus_root()
-needs_corpus = pytest.mark.skipif(CORPUS is None, reason="ORC conformance corpus absent")
+needs_corpus = pytest.mark.skipif(CORPUS is None, reason=CORPUS_ABSENT)
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.orc as pa_orc
+from helpers.corpus import corpus_root
 
 from aorc.format._proto import orc_proto_pb2 as pb
 
-CONFORMANCE = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "orc-conformance"
+#: The corpus folder (``AORC_ORC_CONFORMANCE`` or ../shared/orc-conformance); a folder that
+#: does not exist when the corpus is absent, so that ``CONFORMANCE.is_dir()`` tells.
+CONFORMANCE = corpus_root() or pathlib.Path("/nonexistent/orc-conformance")
 
 
 @dataclasses.dataclass

@@ -172,3 +172,47 @@ def test_dictionary_within_the_budget_reads(tmp_path: pathlib.Path) -> None:
         assert encoding.kind == "DICTIONARY_V2" and encoding.dictionary_size == 100
     with aorc.sync.open_reader(str(path), max_decoded_bytes=64 * 1024) as reader:
         assert reader.read().equals(table)
+
+
+def test_max_decoded_bytes_reaches_every_reading_entry_point(tmp_path: pathlib.Path) -> None:
+    """``max_decoded_bytes`` is not only ``open_reader``'s: ``read_table`` (a file and a
+    dataset), ``open_dataset``/``read_dataset``, their ``aorc.sync`` twins, the blocking
+    record batch reader and the CLI (``--max-decoded-bytes``) refuse the same stripe, and
+    read it with the default."""
+    import asyncio
+
+    from helpers.cli import run
+
+    folder = tmp_path / "ds" / "part=1"
+    folder.mkdir(parents=True)
+    path = folder / "strings.orc"
+    table = _strings_file(path)
+    root = str(tmp_path / "ds")
+    limit = MiB
+    refused = [
+        lambda: aorc.sync.read_table(str(path), max_decoded_bytes=limit),
+        lambda: aorc.sync.read_table(root, max_decoded_bytes=limit),
+        lambda: aorc.sync.read_dataset(root, max_decoded_bytes=limit),
+        lambda: aorc.sync.open_dataset(root, max_decoded_bytes=limit).read(),
+        lambda: asyncio.run(aorc.read_table(root, max_decoded_bytes=limit)),
+        lambda: asyncio.run(aorc.read_dataset(root, max_decoded_bytes=limit)),
+    ]
+    for i, read in enumerate(refused):
+        with pytest.raises(ResourceLimitError, match="max_decoded_bytes=1048576"):
+            read()
+            raise AssertionError(f"entry point {i} read past the limit")
+    # through the Arrow C stream the error's message survives, its class does not
+    stream = aorc.sync.record_batch_reader(root, max_decoded_bytes=limit)
+    with pytest.raises((ResourceLimitError, pa.ArrowInvalid),
+                       match="max_decoded_bytes=1048576"):
+        stream.read_all()
+    assert aorc.sync.read_table(str(path)).equals(table)
+    assert aorc.sync.read_dataset(root).column("s").equals(table.column("s"))
+    for command in ("cat", "head"):
+        result = run(command, str(path), "--max-decoded-bytes", str(limit))
+        assert result.returncode == 1 and "max_decoded_bytes=1048576" in result.stderr, \
+            (command, result.stderr)
+        ok = run(command, str(path), "--max-decoded-bytes", str(8 * MiB))
+        assert ok.returncode == 0, ok.stderr
+    bad = run("cat", str(path), "--max-decoded-bytes", "0")
+    assert bad.returncode == 1 and "max_decoded_bytes" in bad.stderr

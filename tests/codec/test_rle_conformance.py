@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.corpus import CORPUS_ABSENT
 from orc_stream_helpers import CONFORMANCE, Stripe, parse_orc, read_expected
 
 from aorc.format._proto import orc_proto_pb2 as pb
@@ -102,7 +103,7 @@ def decodable(t: Any) -> bool:
     return t.kind in simple or (t.kind == T.DECIMAL and t.precision > 0)
 
 
-@pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="conformance corpus not found")
+@pytest.mark.skipif(not CONFORMANCE.is_dir(), reason=CORPUS_ABSENT)
 @pytest.mark.parametrize("name", FILES)
 def test_java_written_columns(name: str) -> None:
     orc = parse_orc((CONFORMANCE / "files" / f"{name}.orc").read_bytes())
@@ -128,7 +129,7 @@ def test_java_written_columns(name: str) -> None:
     assert first_row == len(expected)
 
 
-@pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="conformance corpus not found")
+@pytest.mark.skipif(not CONFORMANCE.is_dir(), reason=CORPUS_ABSENT)
 @pytest.mark.parametrize(
     "name", ["TestOrcFile.columnProjection", "TestOrcFile.testPredicatePushdown"]
 )

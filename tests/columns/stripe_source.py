@@ -17,9 +17,10 @@ import pyarrow.orc as pa_orc
 
 from aorc.format.codec.compression import decompress_stream
 from aorc.format.columns import DecodeOptions, DictStripeStreams, decode_stripe
+from aorc.format.projection import select_columns
 from aorc.format.stripe import DATA_KINDS, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, NeedBytes, parse_tail
-from aorc.format.types import select_columns, to_arrow_schema
+from aorc.format.types import to_arrow_schema
 
 CONFORMANCE = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "orc-conformance"
 

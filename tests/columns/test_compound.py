@@ -14,7 +14,8 @@ from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read, pyorc_by
 from aorc.errors import CorruptFileError, UnsupportedFeatureError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns import DecodeOptions, arrow_type, decode_column, decode_stripe
-from aorc.format.types import parse_type_string, select_columns, to_arrow_schema
+from aorc.format.projection import select_columns
+from aorc.format.types import parse_type_string, to_arrow_schema
 
 RNG = np.random.default_rng(9)
 

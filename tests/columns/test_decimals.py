@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyorc
 import pytest
+from helpers.corpus import CORPUS_ABSENT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from stream_builders import direct_rle_v2, literal_rle_v1, make_streams, varints128
@@ -170,7 +171,7 @@ def test_decimal64_files_match_pyarrow(name: str) -> None:
     """Version UNSTABLE-PRE-2.0: precision <= 18 stored as RLE v2 integers."""
     path = CONFORMANCE / "files" / name
     if not path.is_file():
-        pytest.skip("conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     data = path.read_bytes()
     assert decode_file(data).equals(pyarrow_read(data))
 

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyorc
 import pytest
+from helpers.corpus import CORPUS_ABSENT
 from stream_builders import literal_rle_v1, make_streams
 from stripe_source import (
     CONFORMANCE,
@@ -176,6 +177,6 @@ CORRUPT = ["missing_blob_stream_in_string_dict.orc", "missing_length_stream_in_s
 def test_corrupt_dictionary_files(name: str) -> None:
     path = CONFORMANCE / "files" / "corrupt" / name
     if not path.is_file():
-        pytest.skip("conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     with pytest.raises(CorruptFileError):  # from the decoders, or earlier for some
         decode_file(path.read_bytes())

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
 import pytest
-from helpers.corpus import CorpusFile, corpus_params, corpus_root, load_manifest
+from helpers.corpus import CORPUS_ABSENT, CorpusFile, corpus_params, corpus_root, load_manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +33,7 @@ _MS = 1_000_000
 
 def _entry(name: str) -> CorpusFile:
     if corpus_root() is None:
-        pytest.skip("ORC conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     return next(e for e in load_manifest() if e.name == name)
 
 

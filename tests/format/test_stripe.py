@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers.corpus import CorpusFile, corpus_params, corpus_root, load_manifest
+from helpers.corpus import CORPUS_ABSENT, CorpusFile, corpus_params, corpus_root, load_manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +53,7 @@ def _footers(data: bytes, tail: FileTail) -> list[pb.StripeFooter]:
 
 def _entry(name: str) -> CorpusFile:
     if corpus_root() is None:
-        pytest.skip("ORC conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     return next(e for e in load_manifest() if e.name == name)
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import tracemalloc
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow.orc as po
 import pytest
-from helpers.corpus import CorpusFile, corpus_params, corpus_root
+from helpers.corpus import CORPUS_ABSENT, CorpusFile, corpus_params, corpus_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -207,7 +208,7 @@ def test_need_bytes_for_postscript_first() -> None:
 def _entry(name: str) -> CorpusFile:
     root = corpus_root()
     if root is None:
-        pytest.skip("ORC conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     from helpers.corpus import load_manifest
 
     return next(e for e in load_manifest() if e.name == name)
@@ -519,7 +520,7 @@ def _exercise(data: bytes, file_length: int, first: int) -> None:
 @pytest.fixture(scope="module")
 def fuzz_inputs() -> list[bytes]:
     if corpus_root() is None:
-        pytest.skip("ORC conformance corpus absent")
+        pytest.skip(CORPUS_ABSENT)
     return [_entry(name).path.read_bytes() for name in _FUZZ_FILES]
 
 
@@ -569,3 +570,32 @@ def test_huge_lengths_allocate_nothing() -> None:
 def test_fuzz_errors_are_aorc_errors() -> None:
     """The allowed exceptions are all AorcErrors (the fuzz test's contract)."""
     assert all(issubclass(e, AorcError) for e in _ALLOWED)
+
+
+def test_a_footer_wider_than_the_column_limit_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """Issue 31: a footer declaring more columns than AORC_MAX_COLUMNS (default 500,000) is a
+    ResourceLimitError naming the count and the variable, before the type tree is built;
+    the variable raises the limit; a malformed one is refused."""
+    import pyarrow as pa
+    import pyarrow.orc as pa_orc
+
+    from aorc.errors import ResourceLimitError
+    from aorc.format.tail import DEFAULT_MAX_COLUMNS, MAX_COLUMNS_ENV, max_columns
+
+    path = tmp_path / "four.orc"
+    pa_orc.write_table(pa.table({f"c{i}": [i] for i in range(4)}), str(path))
+    data = path.read_bytes()
+    monkeypatch.delenv(MAX_COLUMNS_ENV, raising=False)
+    assert max_columns() == DEFAULT_MAX_COLUMNS == 500_000
+    assert isinstance(parse_tail(data, len(data)), FileTail)  # 5 type ids: the root and 4
+    monkeypatch.setenv(MAX_COLUMNS_ENV, "4")
+    with pytest.raises(ResourceLimitError, match=r"declares 5 columns .* more than the 4 .*"
+                                                 r"AORC_MAX_COLUMNS"):
+        parse_tail(data, len(data), source="four.orc")
+    monkeypatch.setenv(MAX_COLUMNS_ENV, "5")
+    assert parse_tail(data, len(data)).schema.max_column_id == 4
+    for bad in ("0", "-3", "many"):
+        monkeypatch.setenv(MAX_COLUMNS_ENV, bad)
+        with pytest.raises(ResourceLimitError, match="AORC_MAX_COLUMNS must be"):
+            parse_tail(data, len(data))

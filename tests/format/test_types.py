@@ -11,13 +11,13 @@ import pyarrow.orc as po
 import pytest
 
 from aorc.errors import CorruptFileError, SchemaError
+from aorc.format.projection import select_columns
 from aorc.format.types import (
     ORC_ATTRIBUTES_METADATA_KEY,
     ORC_TYPE_METADATA_KEY,
     TypeKind,
     from_arrow_schema,
     parse_type_string,
-    select_columns,
     to_arrow_schema,
     to_proto,
     type_string,
@@ -204,8 +204,9 @@ def test_attributes_on_every_node_reach_pyarrow_and_pyorc(tmp_path: pathlib.Path
 def test_selections_are_worked_out_once_per_tree() -> None:
     """select_columns and requested_order keep their answers per type tree and names (a
     dataset's files share their tree): the same answer again, in a set of the caller's own."""
-    from aorc.format import types as types_module
-    from aorc.format.types import from_arrow_schema, requested_order, select_columns
+    from aorc.format import projection as types_module
+    from aorc.format.projection import requested_order, select_columns
+    from aorc.format.types import from_arrow_schema
 
     root = from_arrow_schema(pa.schema([("a", pa.int64()), ("b", pa.struct([("c", pa.string())])),
                                        ("d", pa.float64())]))

@@ -22,7 +22,8 @@ The classes (numbers of the issue):
    the unfixed reader well past the 10 s bound on a faster machine); decimal columns whose
    scale changes every row (10^5 and 10^6 rows, a few hundred bytes and 2 KB); 2,000 stripes
    naming one time zone in 2,000 spellings (padded with blanks);
-5. type trees 200 and 256 levels deep (structs, and lists with their LENGTH streams).
+5. type trees 200 and 256 levels deep (structs, and lists with their LENGTH streams);
+6. (issue 31) a footer declaring 10^6 columns, in a file of no rows.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "empty_chunks",
     "footer_bomb",
     "many_rows",
+    "wide_schema",
     "zone_spellings",
 ]
 
@@ -224,6 +226,17 @@ def deep_types(depth: int = 256, kind: str = "struct", rows: int = 3) -> bytes:
     return orc_file(types, [Stripe(rows, streams, encodings)])
 
 
+# =========================================================================== 6. wide schemas
+
+def wide_schema(columns: int = 10**6, compression: CompressionKind = CompressionKind.ZSTD
+                ) -> bytes:
+    """A file of no rows whose footer declares a struct of ``columns`` int columns (issue 31:
+    10^6 columns, a few MB of zstd footer; it read correctly in 14 s and 1.1 GB)."""
+    types = [struct([(f"c{i}", i + 1) for i in range(columns)])]
+    types += [primitive(pb.Type.INT)] * columns
+    return orc_file(types, [], compression=compression)
+
+
 # =========================================================================== the cases
 
 def _check_longs(expected: Callable[[int], Any]) -> Callable[[Any], None]:
@@ -269,6 +282,13 @@ def _check_deep(kind: str) -> Callable[[Any], None]:
         while not pa.types.is_int64(column.type):
             column = column.field(0) if kind == "struct" else column.flatten()
         assert column.to_pylist() == [1, 2, 3], "wrong values"
+    return check
+
+
+def _check_wide(columns: int) -> Callable[[Any], None]:
+    def check(table: Any) -> None:
+        assert table.num_rows == 0 and table.num_columns == columns, "wrong shape"
+        assert table.schema.names[-1] == f"c{columns - 1}", "wrong names"
     return check
 
 
@@ -350,6 +370,13 @@ def _cases() -> list[Case]:
              lambda: deep_types(256), check=_check_deep("struct"), fixed_on=decode),
         Case("deep-list-256", "5. type tree 256 levels deep (lists)",
              lambda: deep_types(256, "list"), check=_check_deep("list"), fixed_on=decode),
+        # above aorc.format.tail.DEFAULT_MAX_COLUMNS: refused (ResourceLimitError) at once
+        Case("wide-schema-1e6", "6. (issue 31) a footer declaring 10^6 int columns, no rows",
+             wide_schema, check=_check_wide(10**6), fixed_on="h31-wide"),
+        # at the limit: read, within the bounds
+        Case("wide-schema-5e5", "6. (issue 31) a footer declaring 5*10^5 int columns",
+             lambda: wide_schema(5 * 10**5 - 1), check=_check_wide(5 * 10**5 - 1),
+             fixed_on="h31-wide"),
     ]
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as pa_orc
 import pytest
+from helpers.corpus import CORPUS_ABSENT
 
 from fuzz.model import build, parse_model
 from fuzz.mutations import NAMED, mutate
@@ -60,7 +61,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[BaseFile
 def _corpus_files() -> list[BaseFile]:
     files = corpus_files()
     if not files:
-        pytest.skip("ORC conformance corpus (../shared/orc-conformance) absent")
+        pytest.skip(CORPUS_ABSENT)
     return files
 
 

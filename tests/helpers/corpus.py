@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 __all__ = [
+    "CORPUS_ABSENT",
     "CorpusFile",
     "corpus_params",
     "corpus_root",
@@ -29,6 +30,14 @@ __all__ = [
 ]
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+
+#: The reason of every test skipped for want of the corpus: how to get it.
+CORPUS_ABSENT = (
+    "ORC conformance corpus absent: it is not part of the repository. Set "
+    "AORC_ORC_CONFORMANCE to a folder holding Apache ORC's example files as "
+    "../shared/orc-conformance lays them out (MANIFEST.tsv; files/ = the examples/ folder of "
+    "a checkout of apache/orc; expected/ = its expected/ outputs), or put that folder at "
+    "../shared/orc-conformance beside the repository")
 
 
 def corpus_root() -> Path | None:
@@ -127,5 +136,5 @@ def corpus_params(predicate: Callable[[CorpusFile], bool]) -> list[object]:
     rather than vanishing.
     """
     if corpus_root() is None:
-        return [pytest.param(None, marks=pytest.mark.skip(reason="ORC conformance corpus absent"))]
+        return [pytest.param(None, marks=pytest.mark.skip(reason=CORPUS_ABSENT))]
     return [pytest.param(entry, id=entry.name) for entry in load_manifest() if predicate(entry)]

@@ -13,9 +13,9 @@ import pytest
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.filters.predicate import parse_filters
+from aorc.format.projection import select_columns
 from aorc.format.stripe import parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, parse_tail
-from aorc.format.types import select_columns
 from aorc.read.common import merge_ranges
 from aorc.read.footers import FooterCache
 from aorc.read.plan import GroupPlan, NeedsData, ReadPlan

@@ -16,8 +16,8 @@ import pytest
 from helpers.rounds import RoundStore
 
 import aorc
+from aorc.format.projection import select_columns
 from aorc.format.tail import FileTail, parse_tail
-from aorc.format.types import select_columns
 from aorc.read import plan as read_plan
 from aorc.read import reader as read_module
 

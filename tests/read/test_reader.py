@@ -15,17 +15,18 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 import pyorc
 import pytest
-from helpers.corpus import corpus_root
+from helpers.corpus import CORPUS_ABSENT, corpus_root
 
 import aorc
 import aorc.read.plan
 import aorc.read.reader
 from aorc.errors import CorruptFileError, ObjectNotFoundError, SchemaError, StoreError
-from aorc.format.types import parse_type_string, select_columns
+from aorc.format.projection import select_columns
+from aorc.format.types import parse_type_string
 from aorc.io import MemoryStore
 
 CORPUS = corpus_root()
-needs_corpus = pytest.mark.skipif(CORPUS is None, reason="ORC conformance corpus absent")
+needs_corpus = pytest.mark.skipif(CORPUS is None, reason=CORPUS_ABSENT)
 
 
 def corpus_file(name: str) -> pathlib.Path:

@@ -565,6 +565,8 @@ def arrow_field(name: str, t: OrcType, selected: set[int] | None = None, *,
     :func:`aorc.format.types.to_arrow_field`."""
     base = to_arrow_field(name, t)
     if (selected is None or not t.kind.is_compound) and not dictionary_strings:
+        if timestamp_unit == "ns":  # the type as it is (no second field made per column)
+            return base
         return base.with_type(with_timestamp_unit(base.type, timestamp_unit))
     dt = arrow_type(t, selected, dictionary_strings=dictionary_strings,
                     timestamp_unit=timestamp_unit)
@@ -631,7 +633,7 @@ def decode_stripe(root: OrcType, selected: set[int] | None, streams: StripeStrea
     Args:
         root: the file's root type.
         selected: column ids to decode (``None``: all), as from
-            :func:`aorc.format.types.select_columns`.
+            :func:`aorc.format.projection.select_columns`.
         streams: the stripe's decompressed streams.
         num_rows: the stripe's row count.
         opts: decoding options.

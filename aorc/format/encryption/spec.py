@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import SchemaError
-from aorc.format.types import OrcType, resolve_column
+from aorc.format.projection import resolve_column
+from aorc.format.types import OrcType
 
 __all__ = [
     "MASK_NAMES",
