@@ -42,6 +42,7 @@ from aorc.errors import (
     AorcError,
     AorcWarning,
     CorruptFileError,
+    DecryptionError,
     FormatError,
     InputTypeError,
     ObjectChangedError,
@@ -58,6 +59,7 @@ from aorc.errors import (
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import MOVED_MODULES as _io_moved
 from aorc.io import IOStats, Store, open_store
+from aorc.keys import InMemoryKeys, KeyProvider
 from aorc.options import WriteOptions
 from aorc.progress import ProgressEvent
 from aorc.read.reader import (
@@ -85,9 +87,12 @@ __all__ = [
     "CorruptFileError",
     "Dataset",
     "DatasetFile",
+    "DecryptionError",
     "FormatError",
     "IOStats",
+    "InMemoryKeys",
     "InputTypeError",
+    "KeyProvider",
     "ObjectChangedError",
     "ObjectExistsError",
     "ObjectNotFoundError",

@@ -6,8 +6,9 @@ Every error aorc raises on purpose is an :class:`AorcError`::
     ├── FormatError              the bytes are not a valid ORC file (also a ValueError)
     │   ├── CorruptFileError     a structure is damaged: bad lengths, truncated streams, ...
     │   └── UnsupportedVersionError   a future format version that aorc refuses to guess at
-    ├── UnsupportedFeatureError  valid ORC that aorc cannot handle (e.g. encrypted columns
-    │                            without keys, an unknown codec)
+    ├── UnsupportedFeatureError  valid ORC that aorc cannot handle (e.g. an unknown codec)
+    ├── DecryptionError          a key does not decrypt an encrypted column (wrong key or
+    │                            version); names the key and the column, never its bytes
     ├── SchemaError              a user-supplied schema, column name or option is wrong
     │                            (also a ValueError)
     ├── InputTypeError           data given to a writer is of no kind it accepts (also a
@@ -37,6 +38,7 @@ __all__ = [
     "AorcError",
     "AorcWarning",
     "CorruptFileError",
+    "DecryptionError",
     "FormatError",
     "InputTypeError",
     "ObjectChangedError",
@@ -75,6 +77,12 @@ class UnsupportedVersionError(FormatError):
 
 class UnsupportedFeatureError(AorcError):
     """The file is valid ORC but uses a feature aorc does not support."""
+
+
+class DecryptionError(AorcError):
+    """A key provider's key does not decrypt an encrypted column of the file (a wrong key,
+    or a version the provider lacks). The message names the key and the column; key bytes
+    are never shown."""
 
 
 class SchemaError(AorcError, ValueError):

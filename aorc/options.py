@@ -48,6 +48,7 @@ from aorc.format.columns.encode.base import (
     DEFAULT_TIMEZONE,
     EncodeOptions,
 )
+from aorc.format.encryption.spec import canonical_spec
 from aorc.format.projection import resolve_column
 from aorc.format.types import OrcType
 from aorc.threads import thread_count
@@ -197,6 +198,12 @@ class WriteOptions:
             and 6 for the footer). zstd takes 1 to 22, zlib 0 to 9; snappy, lz4 and none
             have no levels and ignore it. pyarrow.orc's default
             (``compression_strategy="speed"``) is zstd level 1.
+        encrypt: the columns to encrypt and their master keys, in ORC Java's spelling
+            (``orc.encrypt``): ``"pii:ssn,email;hr:salary"``, or a mapping
+            ``{"pii": ["ssn", "email"]}``; the writer needs ``keys=`` (a key provider).
+        masks: how the clear copies of encrypted columns are masked, in ORC Java's spelling
+            (``orc.mask``): ``"sha256:email"`` or ``{"sha256": ["email"]}``; columns
+            without a mask are nullified. aorc writes ``nullify`` and ``sha256``.
 
     Raises:
         SchemaError: a value is of the wrong type or out of range.
@@ -213,6 +220,8 @@ class WriteOptions:
     timezone: str = DEFAULT_TIMEZONE
     use_threads: bool | int = True
     compression_level: int | None = None
+    encrypt: str | None = None
+    masks: str | None = None
 
     def __post_init__(self) -> None:
         checked = {
@@ -229,6 +238,8 @@ class WriteOptions:
             "metadata": _user_metadata(self.metadata),
             "timezone": _timezone(self.timezone),
             "use_threads": _threads(self.use_threads),
+            "encrypt": canonical_spec(self.encrypt, "encrypt"),
+            "masks": canonical_spec(self.masks, "masks"),
         }
         checked["compression_level"] = _level(self.compression_level,
                                               _compression(self.compression))

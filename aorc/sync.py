@@ -75,6 +75,7 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
 from aorc.io import Source
 from aorc.io.output import Destination
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.read.export import blocking_reader
 from aorc.read.reader import OrcReader
@@ -296,16 +297,18 @@ def _iterate(source: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.Record
 
 async def _open(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str, read_dictionary: Sequence[str] | None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> OrcReader:
     return await _open_reader(source, storage_options=storage_options,
                               timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
-                              max_decoded_bytes=max_decoded_bytes)
+                              max_decoded_bytes=max_decoded_bytes, keys=keys)
 
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> SyncReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> SyncReader:
     """Open an ORC file for reading, blocking: use as ``with open_reader(path) as r:``.
 
     Args:
@@ -315,12 +318,13 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         timestamp_unit: as for :func:`aorc.open_reader`.
         read_dictionary: as for :func:`aorc.open_reader`.
         max_decoded_bytes: as for :func:`aorc.open_reader`.
+        keys: as for :func:`aorc.open_reader`.
 
     Returns:
         A :class:`SyncReader` (a context manager).
     """
     return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary,
-                                max_decoded_bytes)))
+                                max_decoded_bytes, keys)))
 
 
 # =========================================================================== datasets
@@ -513,7 +517,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  read_dictionary: Sequence[str] | None = None, schema_from: str = "all",
                  tail_cache_bytes: int = TAIL_CACHE_BYTES,
                  max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                 schema_mapping: str = "name") -> SyncDataset:
+                 schema_mapping: str = "name",
+                 keys: KeyProvider | None = None) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`.
 
     Args:
@@ -530,6 +535,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         tail_cache_bytes: as for :func:`aorc.open_dataset`.
         max_decoded_bytes: as for :func:`aorc.open_dataset`.
         schema_mapping: as for :func:`aorc.open_dataset`.
+        keys: as for :func:`aorc.open_dataset`.
 
     Returns:
         A :class:`SyncDataset`.
@@ -539,7 +545,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
               "max_open_files": max_open_files, "exclude_invalid_files": exclude_invalid_files,
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
               "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
-              "max_decoded_bytes": max_decoded_bytes, "schema_mapping": schema_mapping}
+              "max_decoded_bytes": max_decoded_bytes, "schema_mapping": schema_mapping,
+              "keys": keys}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 #: The public modules: aorc's own __all__ and every public subpackage's.
-PUBLIC_MODULES = ["aorc", "aorc.errors", "aorc.io", "aorc.iceberg", "aorc.kafka", "aorc.options",
-                  "aorc.polars", "aorc.progress", "aorc.sink", "aorc.spark", "aorc.sync"]
+PUBLIC_MODULES = ["aorc", "aorc.errors", "aorc.io", "aorc.iceberg", "aorc.kafka", "aorc.keys",
+                  "aorc.options", "aorc.polars", "aorc.progress", "aorc.sink", "aorc.spark",
+                  "aorc.sync"]
 
 #: Methods every class has, whose docstrings come from Python (or need none).
 _SKIPPED_METHODS = {"__init__", "__new__", "__post_init__", "__repr__", "__str__", "__hash__",

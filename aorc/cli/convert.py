@@ -33,6 +33,7 @@ from aorc.errors import AorcError, CorruptFileError, ObjectNotFoundError, Schema
 from aorc.format.types import parse_type_string, to_arrow_schema
 from aorc.io import open_store
 from aorc.io.registry import is_remote
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker
 from aorc.read.reader import OrcReader, open_reader
@@ -462,7 +463,8 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
                   progress: bool | ProgressHook | None = None,
                   null_values: Sequence[str] | None = None,
                   strings_can_be_null: bool = False, options: WriteOptions | None = None,
-                  to: str | None = None, **write_options: Any) -> ConvertResult:
+                  to: str | None = None, keys: KeyProvider | None = None,
+                  **write_options: Any) -> ConvertResult:
     """Convert a CSV, JSON lines, Parquet, Arrow IPC or ORC file to an ORC, Parquet, CSV,
     JSON lines or Arrow IPC file, batch by batch.
 
@@ -490,6 +492,7 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
             :class:`aorc.ProgressEvent`, or a tqdm-like bar; see :mod:`aorc.progress`),
             told of the rows converted (bytes for CSV and JSON inputs), with no bar.
         options: an :class:`aorc.WriteOptions` for an ORC output (default: the defaults).
+        keys: the key provider of ``encrypt`` (ORC output).
         **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``; for
             other outputs only ``compression`` (Parquet: zstd, zlib, snappy, lz4, none;
             Arrow: zstd, lz4, none) and ``compression_level`` (Parquet).
@@ -530,7 +533,7 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
             return await _write_all(it, export, target, src)
         target = wanted if wanted is not None else _writable(first.schema)
         writer = open_writer(dest, schema if schema else target, write,
-                             storage_options=dest_options)
+                             storage_options=dest_options, keys=keys)
         return await _write_all(it, writer, target, src)
 
 

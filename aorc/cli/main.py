@@ -60,6 +60,7 @@ from aorc.cli.values import csv_column, json_default
 from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
+from aorc.keys import InMemoryKeys, parse_key_spec
 from aorc.options import WriteOptions
 from aorc.read.reader import OrcReader, StripeFooterInfo
 
@@ -95,6 +96,7 @@ async def describe(reader: OrcReader) -> dict[str, Any]:
                        for cid, stats in enumerate(reader.statistics)],
         "stripes": [_stripe_dict(s, f) for s, f in zip(reader.stripes, footers, strict=True)],
         "bloom_filter_columns": [{"column": c, "name": names[c]} for c in bloom],
+        "encryption": reader.encryption,
     }
 
 
@@ -162,7 +164,20 @@ def print_meta(info: dict[str, Any], out: TextIO) -> None:
     bloom = ", ".join(f"{b['column']} {b['name'] or '<root>'}"
                       for b in info["bloom_filter_columns"])
     lines.append(f"bloom filters: {bloom or 'none'}")
+    lines.extend(_encryption_lines(info.get("encryption")))
     out.write("\n".join(lines) + "\n")
+
+
+def _encryption_lines(enc: dict[str, Any] | None) -> list[str]:
+    """The encryption block for people: keys, variants and masks (never key bytes)."""
+    if not enc:
+        return ["encryption: none"]
+    lines = [f"encryption: key provider {enc['provider']}"]
+    lines += [f"  key {k['name']} version {k['version']} ({k['algorithm']})"
+              for k in enc["keys"]]
+    lines += [f"  column {v['column_id']} {v['column']}: key {v['key']}@{v['version']}, "
+              f"mask {v['mask'] or 'none'}" for v in enc["variants"]]
+    return lines
 
 
 async def _meta(path: str, as_json: bool, out: TextIO,
@@ -333,7 +348,31 @@ def _write_fields(args: argparse.Namespace) -> dict[str, Any]:
         options["metadata"] = _pairs(args.metadata, "--metadata")
     if args.threads is not None:
         options["use_threads"] = args.threads
+    if getattr(args, "encrypt", None):
+        options["encrypt"] = args.encrypt
+    if getattr(args, "mask", None):
+        options["masks"] = args.mask
     return options
+
+
+def _key_provider(args: argparse.Namespace) -> InMemoryKeys | None:
+    """The master keys of ``--key NAME[@VERSION]=HEX`` and ``--keys FILE`` (one such line
+    each; ``#`` comments); ``None`` when none are given."""
+    specs = list(getattr(args, "key", None) or [])
+    if getattr(args, "keys", None):
+        with open(args.keys, encoding="utf-8") as f:
+            specs += [line.strip() for line in f
+                      if line.strip() and not line.lstrip().startswith("#")]
+    if not specs:
+        return None
+    found: dict[str, dict[int, bytes]] = {}
+    for spec in specs:
+        try:
+            name, version, key = parse_key_spec(spec)
+        except ValueError as exc:
+            raise SchemaError(f"--key: {exc}") from None
+        found.setdefault(name, {})[version] = key
+    return InMemoryKeys(found)
 
 
 # =========================================================================== main
@@ -412,6 +451,16 @@ def _writer_flags(parser: argparse.ArgumentParser) -> None:
                         help="threads that encode and compress columns (default: one per CPU)")
     parser.add_argument("--metadata", action="append", metavar="KEY=VALUE",
                         help="user metadata; repeatable")
+    parser.add_argument("--encrypt", metavar="KEY:COL,...;...",
+                        help="columns to encrypt and their master keys, as ORC Java's "
+                        "orc.encrypt (e.g. 'pii:ssn,email;hr:salary'); needs --key/--keys")
+    parser.add_argument("--mask", metavar="MASK:COL,...;...",
+                        help="masks of the clear copies, as orc.mask (e.g. 'sha256:email'; "
+                        "default nullify)")
+    parser.add_argument("--key", action="append", metavar="NAME[@VERSION]=HEX",
+                        help="a master key (16 or 32 bytes in hex); repeatable")
+    parser.add_argument("--keys", metavar="FILE",
+                        help="a file of master keys, one NAME[@VERSION]=HEX per line")
 
 
 def _filter_flag(parser: argparse.ArgumentParser) -> None:
@@ -492,7 +541,7 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
                                null_values=(args.null_values.split(",")
                                             if args.null_values is not None else None),
                                strings_can_be_null=args.strings_can_be_null, to=args.to,
-                               **_write_fields(args))
+                               keys=_key_provider(args), **_write_fields(args))
         out.write(f"wrote {result.rows} rows, {result.bytes_written} bytes to {args.output} "
                   f"({output_format(args.output, args.to)})\n")
 

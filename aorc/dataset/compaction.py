@@ -57,6 +57,7 @@ from aorc.io import open_output, registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker, tracker
+from aorc.read.reader import open_reader
 from aorc.write.merge import merge_files
 from aorc.write.writer import open_writer
 
@@ -211,6 +212,16 @@ async def _recover(root: str, storage_options: Mapping[str, Any] | None,
 async def _re_encode(paths: list[str], output: str, storage_options: Mapping[str, Any] | None,
                      options: WriteOptions) -> None:
     dataset = await open_dataset(paths, partitioning=None, storage_options=storage_options)
+    for path in paths:  # re-encoding reads masked copies: it would lose encrypted values
+        cached = dataset.tail_cache.get(path)
+        if cached is None:
+            async with open_reader(path, storage_options=storage_options) as reader:
+                encrypted = reader.encryption is not None
+        else:
+            encrypted = cached.tail.has_encryption
+        if encrypted:
+            raise SchemaError(f"{path}: encrypted columns cannot be re-encoded without their "
+                              "keys (it would keep only their masked copies)")
     writer = open_writer(output, dataset.schema, options=options,
                          storage_options=storage_options)
     async with writer:

@@ -45,8 +45,10 @@ from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
 from aorc.format.types import OrcType, to_arrow_schema
 from aorc.io import IOStats, registry
 from aorc.io.base import gather_or_cancel
+from aorc.keys import KeyProvider
 from aorc.read.common import INLINE_BYTES, run_light
 from aorc.read.dictionary import dictionary_columns, dictionary_schema, present_columns
+from aorc.read.keyed import apply_keys
 
 __all__ = [
     "COMPACT_FILE_BYTES",
@@ -174,6 +176,7 @@ class DatasetOptions:
         schema_mapping: ``"name"`` (files' columns matched to ``given_schema`` by name,
             by position only for Hive's ``_col0, _col1, ...``) or ``"position"`` (always by
             position, ORC Java's ``orc.force.positional.evolution``).
+        keys: the key provider for encrypted columns (see :func:`aorc.open_reader`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -186,6 +189,7 @@ class DatasetOptions:
     tail_cache_bytes: int = TAIL_CACHE_BYTES
     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
     schema_mapping: str = "name"
+    keys: KeyProvider | None = None
 
 
 @dataclass(frozen=True)
@@ -440,6 +444,7 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
                                        f"{len(data)} were read")
+        tail = await apply_keys(store, tail, data, options.keys)
         etag = getattr(store, "etag", None)
     finally:
         io.requests += store.stats.requests

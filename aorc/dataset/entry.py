@@ -25,6 +25,7 @@ from aorc.errors import SchemaError
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.nesting import check_depth
 from aorc.io import IOStats
+from aorc.keys import KeyProvider
 from aorc.progress import ProgressHook
 from aorc.read.common import check_max_decoded_bytes
 from aorc.read.dictionary import check_read_dictionary
@@ -43,7 +44,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 eager: bool = False, schema_from: str = "all",
                 tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                schema_mapping: str = "name") -> Dataset:
+                schema_mapping: str = "name", keys: KeyProvider | None = None) -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_max_decoded_bytes(max_decoded_bytes)
@@ -58,7 +59,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
-                             tail_cache_bytes, max_decoded_bytes, schema_mapping)
+                             tail_cache_bytes, max_decoded_bytes, schema_mapping, keys)
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
@@ -90,7 +91,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        schema_from: str = "all",
                        tail_cache_bytes: int = TAIL_CACHE_BYTES,
                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                       schema_mapping: str = "name") -> Dataset:
+                       schema_mapping: str = "name",
+                       keys: KeyProvider | None = None) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
@@ -139,6 +141,9 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         schema_mapping: ``"name"`` (files' columns meet ``schema``'s by name, or by position
             when all are ``_col0, _col1, ...`` as Hive 1 wrote them, as ORC Java does) or
             ``"position"`` (always by position: ORC's ``orc.force.positional.evolution``).
+        keys: an :class:`aorc.KeyProvider` for encrypted columns (see
+            :func:`aorc.open_reader`): columns whose key it has read decrypted, the others
+            masked.
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -158,7 +163,7 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                        schema_from=schema_from, tail_cache_bytes=tail_cache_bytes,
                        max_decoded_bytes=max_decoded_bytes,
-                       schema_mapping=schema_mapping)
+                       schema_mapping=schema_mapping, keys=keys)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -172,7 +177,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        read_dictionary: Sequence[str] | None = None,
                        progress: ProgressHook | None = None,
                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                       schema_mapping: str = "name") -> pa.Table:
+                       schema_mapping: str = "name",
+                       keys: KeyProvider | None = None) -> pa.Table:
     """Read a dataset into one table (arguments as :func:`open_dataset`, :meth:`Dataset.read`;
     ``progress=`` counts files read). Files of partitions ``filters`` exclude are never read.
 
@@ -190,6 +196,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             is why Spark leaves ``mergeSchema`` off by default.
             With ``schema=`` no file is opened for its schema.
         schema_mapping: as :func:`open_dataset`.
+        keys: as :func:`open_dataset`.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
@@ -207,7 +214,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                           eager=True, filters=filters if schema_from == "read" else None,
                           max_decoded_bytes=max_decoded_bytes,
-                          schema_mapping=schema_mapping)
+                          schema_mapping=schema_mapping, keys=keys)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

@@ -172,7 +172,7 @@ class Dataset(SmallFileReads):
         """
         plan = self._plan(columns, filters)
         counter = tracker(progress, "read_dataset", "files", len(plan.files))
-        if all_small_local([f for f, _ in plan.files]):
+        if self._options.keys is None and all_small_local([f for f, _ in plan.files]):
             tables = await self._read_local(plan, counter)
         else:
             threads = self._file_threads(len(plan.files))
@@ -297,7 +297,7 @@ class Dataset(SmallFileReads):
         # at most max_open_files tasks each, not one per file (100,000 files: 100,000 tasks)
         limit = self._options.max_open_files
         schemas_of = pruned if schema_from == "all" else []
-        if all_small_local([f for f, _ in survivors]):
+        if self._options.keys is None and all_small_local([f for f, _ in survivors]):
             results: list[Any] = [*await self._raw_local(survivors, wanted, counter),
                                   *await map_bounded(schemas_of, self._schema_only, limit)]
         else:
@@ -358,7 +358,7 @@ class Dataset(SmallFileReads):
             raise SchemaError("the dataset has no files to infer a schema from; pass schema=")
         # Each file's schema only (files of one schema share it), merged once per distinct
         # schema; at most max_open_files tails in flight, not a task per file.
-        if all_small_local(files):
+        if self._options.keys is None and all_small_local(files):
             opened = await run_groups(files, self._local_schemas,
                                       threads=group_threads(files))
         else:

@@ -13,6 +13,7 @@ from aorc.dataset.entry import read_dataset
 from aorc.errors import SchemaError
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.io import Source
+from aorc.keys import KeyProvider
 from aorc.read.reader import open_reader
 
 __all__ = ["read_table"]
@@ -24,7 +25,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
                      timestamp_unit: str = "ns", use_threads: bool | int = True,
                      stripes: Sequence[int] | None = None,
                      read_dictionary: Sequence[str] | None = None,
-                     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> pa.Table:
+                     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                     keys: KeyProvider | None = None) -> pa.Table:
     """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
     an Arrow table.
 
@@ -46,6 +48,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         max_decoded_bytes: the most bytes the decompressed streams of one stripe may take,
             as :func:`aorc.open_reader` (default 1 GiB; more raises
             :class:`aorc.ResourceLimitError`).
+        keys: a key provider for encrypted columns, as for :func:`aorc.open_reader`.
 
     Raises:
         SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
@@ -58,7 +61,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         async with open_reader(cast(Source, source), storage_options=storage_options,
                                timestamp_unit=timestamp_unit,
                                read_dictionary=read_dictionary,
-                               max_decoded_bytes=max_decoded_bytes) as reader:
+                               max_decoded_bytes=max_decoded_bytes, keys=keys) as reader:
             return await reader.read(columns, filters=filters, use_threads=use_threads,
                                      stripes=stripes)
 
@@ -69,7 +72,7 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
                                   filters=filters, storage_options=storage_options,
                                   timestamp_unit=timestamp_unit,
                                   read_dictionary=read_dictionary,
-                                  max_decoded_bytes=max_decoded_bytes)
+                                  max_decoded_bytes=max_decoded_bytes, keys=keys)
 
     table: pa.Table = await file_or_dataset(source, one_file, dataset)
     return table

@@ -259,6 +259,8 @@ class _DatasetWriter:
         # One thread encodes every file's stripes (as the sink's files do): fewer threads
         # allocating, fewer allocator heaps holding freed memory.
         self.encoder = WorkerPool(1, "aorc-dataset-encoder")
+        #: The key provider of ``encrypt=`` (``keys=`` of :func:`write_dataset`).
+        self.keys: Any = None
 
     # ----------------------------------------------------------------- rows
 
@@ -295,7 +297,7 @@ class _DatasetWriter:
         self.stats.files += 1
         await _make_parents(uri, self.state)
         writer = open_writer(uri, self.file_schema, options=self.options,
-                             storage_options=self.storage_options)
+                             storage_options=self.storage_options, keys=self.keys)
         writer.stripe_arrow_limit = max(1, self.max_memory // STRIPE_SHARE)
         writer.executor = self.encoder
         self.state.started.add(uri)
@@ -443,7 +445,8 @@ async def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
             pandas DataFrames are converted to it (as ``pyarrow.Table.from_pandas(df,
             schema=...)``: what a column of dicts, or of mixed values, needs). Default: the
             data's own.
-        **write_options: writer options as keywords (as :func:`aorc.open_writer` takes them),
+        **write_options: writer options as keywords (as :func:`aorc.open_writer` takes them,
+            ``keys=`` for ``encrypt=`` included),
             overriding the fields of ``options``.
 
     Returns:
@@ -482,6 +485,7 @@ async def _write_stream(stream: BatchStream, base: str, partition_cols: list[str
     _check(schema, partition_cols, basename_template, existing_data_behavior,
            max_rows_per_file, max_concurrency, max_memory)
     file_schema = pa.schema([f for f in schema if f.name not in partition_cols])
+    keys = write_options.pop("keys", None)  # the key provider of encrypt= (not an option)
     opts = WriteOptions.create(options, write_options, caller="write_dataset")
     opts.resolve(from_arrow_schema(file_schema))  # bad options fail before any file is written
     if existing_data_behavior == "error":
@@ -490,6 +494,7 @@ async def _write_stream(stream: BatchStream, base: str, partition_cols: list[str
     engine = _DatasetWriter(base, partition_cols, file_schema, basename_template,
                             max_rows_per_file, storage_options, opts, max_concurrency,
                             max_memory, counter)
+    engine.keys = keys
     try:
         async for batch in stream.batches:
             await engine.write(conform(batch, schema))

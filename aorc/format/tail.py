@@ -31,7 +31,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError, Message
@@ -196,6 +196,8 @@ class FileTail:
         user_metadata: user key/value metadata.
         has_encryption: the file has encrypted columns (footer ``encryption``).
         source: name of the file for error messages, when known.
+        decryption: the decrypted local keys of a reader opened with keys (see
+            :func:`aorc.format.encryption.decrypted_tail`); ``None`` otherwise.
     """
 
     postscript: pb.PostScript
@@ -217,6 +219,7 @@ class FileTail:
     has_encryption: bool
     source: str | None = None
     _metadata_bytes: bytes = field(default=b"", repr=False)
+    decryption: Any = field(default=None, repr=False)  # FileKeys (encryption imports tail)
 
     # ------------------------------------------------------------------ descriptions
     @property

@@ -25,6 +25,7 @@ from aorc.dataset.entry import open_dataset
 from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.io import IOStats
+from aorc.keys import KeyProvider
 from aorc.polars.predicate import to_filters
 from aorc.polars.stream import combine_filters, frames, polars_schema, read_columns
 from aorc.read.pushdown import ScanStats
@@ -99,7 +100,8 @@ def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any]
               partitioning: Any = "hive", schema: pa.Schema | None = None,
               filters: Any = None, timestamp_unit: str = "ns", max_open_files: int = 16,
               path_glob_filter: str | None = None,
-              read_dictionary: Sequence[str] | None = None) -> OrcScan:
+              read_dictionary: Sequence[str] | None = None,
+              keys: KeyProvider | None = None) -> OrcScan:
     """Open an ORC file or dataset for Polars (its tails are read now, for the schema).
 
     Args:
@@ -127,7 +129,7 @@ def open_scan(source: DatasetSource | str, *, storage_options: Mapping[str, Any]
     dataset = run(open_dataset(source, partitioning=partitioning, schema=schema,
                                timestamp_unit=timestamp_unit, storage_options=storage_options,
                                max_open_files=max_open_files, path_glob_filter=path_glob_filter,
-                               read_dictionary=read_dictionary))
+                               read_dictionary=read_dictionary, keys=keys))
     return OrcScan(dataset, filters)
 
 
@@ -141,7 +143,8 @@ def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] 
              partitioning: Any = "hive", schema: pa.Schema | None = None,
              filters: Any = None, timestamp_unit: str = "ns", max_open_files: int = 16,
              path_glob_filter: str | None = None,
-             read_dictionary: Sequence[str] | None = None) -> pl.LazyFrame:
+             read_dictionary: Sequence[str] | None = None,
+             keys: KeyProvider | None = None) -> pl.LazyFrame:
     """Lazily read an ORC file or dataset as a :class:`polars.LazyFrame`.
 
     Polars pushes its projection, predicate and row limit down: only the columns used are
@@ -165,6 +168,7 @@ def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] 
         max_open_files: files of a dataset read at once.
         path_glob_filter: read only the dataset files whose names match this glob.
         read_dictionary: string columns read as Arrow dictionaries (Polars Categorical).
+        keys: a key provider for encrypted columns (see :func:`aorc.open_reader`).
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -182,7 +186,7 @@ def scan_orc(source: DatasetSource | str, *, storage_options: Mapping[str, Any] 
     return open_scan(source, storage_options=storage_options, partitioning=partitioning,
                      schema=schema, filters=filters, timestamp_unit=timestamp_unit,
                      max_open_files=max_open_files, path_glob_filter=path_glob_filter,
-                     read_dictionary=read_dictionary).lazy()
+                     read_dictionary=read_dictionary, keys=keys).lazy()
 
 
 def read_orc(source: DatasetSource | str, *, columns: Sequence[str] | None = None,

@@ -27,6 +27,7 @@ from aorc.format.codec.compression import (
     recorded_size,
     split_chunks,
 )
+from aorc.format.encryption import stream_bytes
 from aorc.format.stripe import StreamInfo
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import OrcType, TypeKind
@@ -323,7 +324,7 @@ class LazyStreams:
                 return None
             raw = self._fetched.get(s.offset, s.length)
             try:
-                plain = self._decompress(raw)
+                plain = self._decompress(memoryview(stream_bytes(s, raw)))
             except AorcError as exc:
                 what = f"column {column} {stream_kind_name(kind)} stream"
                 raise prefixed(exc, what) from exc

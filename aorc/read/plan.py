@@ -44,6 +44,7 @@ from aorc.filters.predicate import Predicate
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns import DecodeOptions, arrow_field
 from aorc.format.columns.base import Context, Placement, decode_level
+from aorc.format.encryption import keyed_layout
 from aorc.format.stripe import DATA_KINDS, StreamInfo, parse_stripe_footer, stream_layout
 from aorc.format.tail import FileTail, StripeInfo
 from aorc.format.types import OrcType, TypeKind, gc_paused
@@ -235,7 +236,8 @@ def parse_layout(path: str, tail: FileTail, stripe: StripeInfo,
     """Parse a stripe footer and lay out its streams (errors name file and stripe)."""
     where = f"stripe {stripe.index}"
     footer = guarded(path, where, parse_stripe_footer, raw_footer, tail, stripe)
-    return footer, guarded(path, where, stream_layout, stripe, footer)
+    layout = guarded(path, where, stream_layout, stripe, footer)
+    return guarded(path, where, keyed_layout, tail, stripe, footer, layout)
 
 
 class ReadPlan:
@@ -336,6 +338,8 @@ class ReadPlan:
             where = f"stripe {stripe.index}"
             footer = guarded(path, where, parse_stripe_footer, raw, tail, stripe)
             layout = guarded(path, where, stream_layout, stripe, footer, selected)
+            footer, layout = guarded(path, where, keyed_layout, tail, stripe, footer, layout,
+                                     selected)
             streams = {(s.column, s.kind): s for s in layout if s.kind in DATA_KINDS}
             lazy = LazyStreams(footer, streams, fetched, tail,
                                max_decoded_bytes=opts.max_decoded_bytes)

@@ -39,6 +39,7 @@ from aorc.format.codec.bloom import BloomFilter, bloom_filter_usable
 from aorc.format.codec.compression import Budget, CompressionKind
 from aorc.format.columns import DecodeOptions, arrow_field, decode_stripe
 from aorc.format.columns.base import Context, Placement, StripeStreams, decode_level
+from aorc.format.encryption import stream_bytes
 from aorc.format.projection import select_columns
 from aorc.format.rowgroups import (
     StreamStart,
@@ -282,7 +283,8 @@ class ScanPlanner:
         for (column, kind), s in streams.items():
             if kind != K.ROW_INDEX or not fetched.covers(s.offset, s.length) or not s.length:
                 continue
-            index = parse_row_index(fetched.get(s.offset, s.length), self.tail,
+            raw = stream_bytes(s, fetched.get(s.offset, s.length))
+            index = parse_row_index(raw, self.tail,
                                     where=f"stripe {stripe.index} column {column} row index")
             if len(index.entry) == n_groups:  # otherwise unusable: read as if absent
                 out[column] = list(index.entry)
@@ -337,7 +339,7 @@ class ScanPlanner:
             if s is None or not fetched.covers(s.offset, s.length):
                 continue
             index = parse_bloom_filter_index(
-                fetched.get(s.offset, s.length), self.tail,
+                stream_bytes(s, fetched.get(s.offset, s.length)), self.tail,
                 where=f"stripe {stripe.index} column {column} bloom filter")
             if len(index.bloomFilter) == n_groups:
                 out[column] = [(s.kind, b) for b in index.bloomFilter]
@@ -661,7 +663,8 @@ class _SegmentStreams:
 
     def _positioned(self, column: int, kind: int, start: StreamStart) -> memoryview:
         offset, length = self._work.segments[column, kind, self._first]
-        raw = self._fetched.get(offset, length)
+        raw = stream_bytes(self._work.streams[column, kind], self._fetched.get(offset, length),
+                           offset)
         where = f"column {column} {pb.Stream.Kind.Name(kind)} stream"
         try:
             plain = decompress_complete(raw, self._tail.compression, self._tail.block_size,

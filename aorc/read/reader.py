@@ -57,6 +57,7 @@ from aorc.format.types import (
 )
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
+from aorc.keys import KeyProvider
 from aorc.read import footers as _footers
 from aorc.read import plan as _plan
 from aorc.read.common import (
@@ -70,6 +71,7 @@ from aorc.read.common import (
 from aorc.read.dictionary import check_read_dictionary, dictionary_columns, dictionary_schema
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.footers import FooterCache
+from aorc.read.keyed import EncryptionView, apply_keys
 from aorc.read.plan import (
     GroupPlan,
     ReadPlan,
@@ -117,7 +119,7 @@ FOOTER_CACHE_BYTES = _footers.FOOTER_CACHE_BYTES
 
 # =========================================================================== the reader
 
-class OrcReader:
+class OrcReader(EncryptionView):
     """An open ORC file. Create it with :func:`open_reader`.
 
     File-level information (schema, statistics, stripes, metadata) is available at once;
@@ -694,7 +696,8 @@ def _parse_tail(path: str, tail: bytes, size: int) -> FileTail | NeedBytes:
 async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> OrcReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
     check_read_dictionary(read_dictionary)
     check_max_decoded_bytes(max_decoded_bytes)
@@ -713,6 +716,7 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{store.path}: the file tail asks for {tail.n} bytes "
                                        f"after {len(tail_bytes)} were read")
+        tail = await apply_keys(store, tail, tail_bytes, keys)
         return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
                          timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
                          max_decoded_bytes=max_decoded_bytes)
@@ -745,7 +749,8 @@ class _OpenReader:
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
-                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> _OpenReader:
+                max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                keys: KeyProvider | None = None) -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -778,6 +783,8 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
             of one stripe may take, 1 GiB by default: beyond it a read raises
             :class:`~aorc.errors.ResourceLimitError` before allocating (see "Resource
             limits" in the user guide). Raise it for stripes that decompress to more.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns: those whose key it holds
+            read decrypted, the others masked; a wrong key raises :class:`aorc.DecryptionError`.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
@@ -790,4 +797,4 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         An :class:`OrcReader`, opened when awaited or entered with ``async with``.
     """
     return _OpenReader(source, storage_options, timestamp_unit, read_dictionary,
-                       max_decoded_bytes)
+                       max_decoded_bytes, keys)

@@ -29,13 +29,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from aorc.errors import SchemaError
 from aorc.format.columns.encode import EncodeOptions
+from aorc.format.encryption.spec import EncryptionPlan, plan_encryption
 from aorc.format.types import OrcType
 from aorc.io import open_output, registry
 from aorc.io.output import TEMP_MARKER, Output
+from aorc.keys import KeyProvider
+from aorc.options import WriteOptions
 from aorc.sink.plan import OpenFile, Routing, held_bytes
 from aorc.sink.results import SinkFile
 from aorc.sink.target import CommittedFile, FileMetrics
+from aorc.write.encrypted import EncryptedFileAssembler, open_encryption
 from aorc.write.file import FileAssembler
 from aorc.write.stripe import encode_stripe
 
@@ -50,6 +55,7 @@ __all__ = [
     "committed_file",
     "default_stripe_target",
     "scaled_capacity",
+    "sink_encryption",
     "stripe_point",
     "tail_allowance",
 ]
@@ -172,8 +178,10 @@ class OpenSinkFile:
                  metadata: Mapping[str, bytes], storage_options: Mapping[str, Any],
                  stripe_target: int, executor: Executor | None = None,
                  metrics: FileMetrics | None = None,
-                 stale: StaleTemporaries | None = None, spooling: Any = None) -> None:
+                 stale: StaleTemporaries | None = None, spooling: Any = None,
+                 encryption: tuple[EncryptionPlan, KeyProvider] | None = None) -> None:
         self.uri = uri
+        self._encryption = encryption  # the assembler becomes encrypted at the first stripe
         self._spooling = spooling
         self.scale = 1.0          # the sink's memory pressure: stripes end early below 1
         self._stale = stale
@@ -331,6 +339,7 @@ class OpenSinkFile:
         self._pieces, self.stripe_rows, self.stripe_est = [], 0, 0
         self.rows_bytes = 0
         try:
+            await self._keyed()
             self._start()
             data = await asyncio.get_running_loop().run_in_executor(
                 self._executor, self._encode, pieces, rows)
@@ -342,6 +351,16 @@ class OpenSinkFile:
             await self._send(data)
         finally:
             self.encoding = 0
+
+    async def _keyed(self) -> None:
+        """With ``encrypt``, before the first stripe: the file's local keys and an
+        encrypting assembler."""
+        if self._encryption is not None and not isinstance(self._assembler,
+                                                           EncryptedFileAssembler):
+            plan, keys = self._encryption
+            self._assembler = EncryptedFileAssembler(
+                self._orc_type, self._options, plan, await open_encryption(plan, keys),
+                self._assembler.user_metadata)
 
     def _start(self) -> None:
         if self.size == 0:
@@ -364,9 +383,13 @@ class OpenSinkFile:
         if self.metrics is not None:
             for piece in pieces:
                 self.metrics.add(piece)
-        stripe = encode_stripe(self._orc_type, self.schema, pieces, rows, self._options,
-                               self._decisions)
-        data = self._assembler.add_stripe(stripe)
+        assembler = self._assembler
+        stripe = (assembler.encode(self._orc_type, self.schema, pieces, rows, self._options,
+                                   self._decisions)
+                  if isinstance(assembler, EncryptedFileAssembler) else
+                  encode_stripe(self._orc_type, self.schema, pieces, rows, self._options,
+                                self._decisions))
+        data = assembler.add_stripe(stripe)
         del stripe
         pa.default_memory_pool().release_unused()
         return data
@@ -377,6 +400,7 @@ class OpenSinkFile:
         """Encode the last stripe and send the tail (with ``metadata`` added to the footer's
         user metadata); the file is not visible until :meth:`complete`."""
         await self.flush_stripe()
+        await self._keyed()
         self._start()
         self._assembler.user_metadata.update(metadata)
         tail = await asyncio.to_thread(self._assembler.finish)
@@ -456,3 +480,19 @@ def stripe_point(files: Mapping[str, Any], routing: Routing, pos: int, end: int,
             >= np.repeat(np.array(cap, np.int64), counts))
     hit = np.flatnonzero(full)
     return pos + int(order[hit].min()) if len(hit) else None
+
+
+def sink_encryption(orc_type: OrcType, options: WriteOptions, keys: Any
+                    ) -> tuple[EncryptionPlan, KeyProvider] | None:
+    """The variants ``options.encrypt`` makes and the key provider for them (``None``
+    without ``encrypt``).
+
+    Raises:
+        SchemaError: ``encrypt`` without ``keys``, or a bad ``encrypt``/``masks``.
+    """
+    plan = plan_encryption(orc_type, options.encrypt, options.masks)
+    if plan is None:
+        return None
+    if keys is None:
+        raise SchemaError("encrypt= needs keys= (a key provider such as aorc.InMemoryKeys)")
+    return plan, keys

@@ -108,6 +108,7 @@ from aorc.sink.files import (
     abort_files,
     default_stripe_target,
     scaled_capacity,
+    sink_encryption,
     stripe_point,
 )
 from aorc.sink.memory import Spooling, in_flight, oldest, shrink_candidate, stripe_scale
@@ -191,6 +192,7 @@ class RollingSink(Cuts):
         max_spool_bytes: the most bytes spooled (default 8 GiB); beyond, parts wait in memory.
         options: an :class:`aorc.WriteOptions` for the files (default: the defaults; the
             stripe size then follows ``max_bytes``).
+        keys: the key provider of ``encrypt`` (as for :func:`aorc.open_writer`).
         **write_options: fields of :class:`aorc.WriteOptions` (compression, stripe_size, ...),
             overriding ``options``.
 
@@ -211,8 +213,8 @@ class RollingSink(Cuts):
                  drop_partition_columns: bool = True, on_old_offsets: str | None = None,
                  clock: Callable[[], float] = time.monotonic, buffer: str | None = None,
                  spool_dir: str | os.PathLike[str] | None = None,
-                 max_spool_bytes: int | None = None,
-                 options: WriteOptions | None = None, **write_options: Any) -> None:
+                 max_spool_bytes: int | None = None, options: WriteOptions | None = None,
+                 keys: Any = None, **write_options: Any) -> None:
         self.target: SinkTarget | None = None
         if not isinstance(prefix, (str, os.PathLike)):
             self.target = resolve_target(prefix)
@@ -247,6 +249,7 @@ class RollingSink(Cuts):
                               "partition columns")
         self._orc_type = from_arrow_schema(self.file_schema)
         self.write_options = WriteOptions.create(options, write_options, caller="RollingSink")
+        self._encryption = sink_encryption(self._orc_type, self.write_options, keys)
         self._options = self.write_options.resolve(self._orc_type)
         self._metadata = dict(self.write_options.metadata)
         stripe_size_given = "stripe_size" in write_options or (
@@ -637,7 +640,7 @@ class RollingSink(Cuts):
         metrics = self.target.file_metrics() if self.target is not None else None
         return OpenSinkFile(uri, self._orc_type, self.file_schema, self._options, metadata,
                             self._storage_options, self._stripe_target, self._encoder,
-                            metrics, self._stale, self._spooling)
+                            metrics, self._stale, self._spooling, self._encryption)
 
     def _note_memory(self) -> None:
         self.stats.peak_memory = max(self.stats.peak_memory, self.memory_in_use)

@@ -142,6 +142,10 @@ class FileAssembler:
         self._position += stripe.size
         self.num_rows += stripe.num_rows
 
+    def statistics_prefix(self) -> bytes:
+        """Bytes placed before the Metadata (encrypted stripe statistics; none here)."""
+        return b""
+
     def footer(self) -> pb.Footer:
         """The file footer for the stripes added so far."""
         return pb.Footer(
@@ -164,6 +168,7 @@ class FileAssembler:
         if not self._position or self._finished:
             raise AorcError("internal error: the file tail was requested twice or too early")
         self._finished = True
+        prefix = self.statistics_prefix()
         metadata = compress(pb.Metadata(stripeStats=self._stripe_stats).SerializeToString(),
                             self.opts, None)
         footer = compress(self.footer().SerializeToString(), self.opts, None)
@@ -178,9 +183,11 @@ class FileAssembler:
         )
         if kind is not CompressionKind.NONE:
             postscript.compressionBlockSize = self.opts.compression_block_size
+        if prefix:
+            postscript.stripeStatisticsLength = len(prefix)
         ps: bytes = postscript.SerializeToString()
         if len(ps) > _MAX_POSTSCRIPT_LENGTH:  # pragma: no cover - a PostScript is ~30 bytes
             raise AorcError(f"internal error: PostScript of {len(ps)} bytes")
-        tail: bytes = metadata + footer + ps + bytes([len(ps)])
+        tail: bytes = prefix + metadata + footer + ps + bytes([len(ps)])
         self._position += len(tail)
         return tail

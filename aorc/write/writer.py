@@ -47,16 +47,19 @@ import pyarrow as pa
 from aorc.errors import AorcError, SchemaError
 from aorc.format.arrow import conform, resolve_schema
 from aorc.format.columns.encode import EncodeOptions
+from aorc.format.encryption.spec import plan_encryption
 from aorc.format.statistics import ColumnStatistics
 from aorc.format.types import OrcType
 from aorc.io import open_output
 from aorc.io.base import IOStats
 from aorc.io.output import Destination, Output
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.threads import encode_pool
+from aorc.write.encrypted import EncryptedFileAssembler, open_encryption
 from aorc.write.file import FileAssembler
 from aorc.write.inputs import RecordInput, record_input
-from aorc.write.stripe import encode_stripe
+from aorc.write.stripe import EncodedStripe, encode_stripe
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -124,10 +127,18 @@ class OrcWriter:
     def __init__(self, dest: Destination, schema: pa.Schema | str | OrcType,
                  options: WriteOptions | None = None, *,
                  storage_options: Mapping[str, Any] | None = None,
-                 _caller: str = "open_writer", **keywords: Any) -> None:
+                 _caller: str = "open_writer", keys: KeyProvider | None = None,
+                 **keywords: Any) -> None:
         self.schema, self.orc_type = resolve_schema(schema)
         self.options = WriteOptions.create(options, keywords, caller=_caller)
         self.encode_options = self.options.resolve(self.orc_type)
+        self._encryption = plan_encryption(self.orc_type, self.options.encrypt,
+                                           self.options.masks)
+        self._keys = keys
+        if self._encryption is None and self.options.masks:
+            raise SchemaError("masks= applies to encrypted columns: set encrypt= too")
+        if self._encryption is not None and keys is None:
+            raise SchemaError("encrypt= needs keys= (a key provider such as aorc.InMemoryKeys)")
         self.user_metadata = dict(self.options.metadata)
         self._output: Output = open_output(dest, storage_options)
         self._assembler = FileAssembler(self.orc_type, self.encode_options,
@@ -284,6 +295,11 @@ class OrcWriter:
         if self._state == "new":
             self._state = "open"
             try:
+                if self._encryption is not None:
+                    local = await open_encryption(self._encryption, self._keys)
+                    self._assembler = EncryptedFileAssembler(
+                        self.orc_type, self.encode_options, self._encryption, local,
+                        self.user_metadata)
                 await self._output.write(self._assembler.header())
             except BaseException:
                 await self._fail()  # (__aexit__ does not run when __aenter__ fails)
@@ -470,9 +486,15 @@ class OrcWriter:
     def _encode_stripe(self, batches: list[pa.RecordBatch], rows: int) -> list[bytes]:
         """Encode and assemble one stripe (in a worker thread); returns its bytes in
         pieces."""
-        stripe = encode_stripe(self.orc_type, self.schema, batches, rows, self.encode_options,
-                               self._dictionary_decisions)
-        self._assembler.record_stripe(stripe)
+        assembler = self._assembler
+        stripe: EncodedStripe
+        if isinstance(assembler, EncryptedFileAssembler):
+            stripe = assembler.encode(self.orc_type, self.schema, batches, rows,
+                                      self.encode_options, self._dictionary_decisions)
+        else:
+            stripe = encode_stripe(self.orc_type, self.schema, batches, rows,
+                                   self.encode_options, self._dictionary_decisions)
+        assembler.record_stripe(stripe)
         return stripe.pieces()
 
 
@@ -481,7 +503,7 @@ class OrcWriter:
 def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
                 options: WriteOptions | None = None, *,
                 storage_options: Mapping[str, Any] | None = None,
-                **keywords: Any) -> OrcWriter:
+                keys: KeyProvider | None = None, **keywords: Any) -> OrcWriter:
     """A writer of one ORC file, to use with ``async with``.
 
     Args:
@@ -490,6 +512,8 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
         schema: a pyarrow schema, or an ORC type string (``"struct<a:int,b:string>"``).
         options: an :class:`aorc.WriteOptions` (default: the defaults).
         storage_options: settings of the destination store.
+        keys: the key provider of the master keys ``encrypt`` names (see
+            :class:`aorc.InMemoryKeys`); needed with ``encrypt``.
         **keywords: any field of :class:`aorc.WriteOptions`, overriding ``options``:
             ``compression`` ("zstd" (default), "zlib", "snappy", "lz4", "none"/"uncompressed"),
             ``compression_block_size`` (256 KiB), ``stripe_size`` (64 MiB),
@@ -506,13 +530,14 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
         SchemaError: an unknown option, a bad option value or a schema ORC cannot hold.
         UnsupportedFeatureError: a URL scheme aorc cannot write to (e.g. gs://).
     """
-    return OrcWriter(dest, schema, options, storage_options=storage_options, **keywords)
+    return OrcWriter(dest, schema, options, storage_options=storage_options, keys=keys,
+                     **keywords)
 
 
 async def write_table(table: Data | Any, dest: Destination, options: WriteOptions | None = None,
                       *, schema: pa.Schema | str | OrcType | None = None,
                       storage_options: Mapping[str, Any] | None = None,
-                      **keywords: Any) -> None:
+                      keys: KeyProvider | None = None, **keywords: Any) -> None:
     """Write rows as an ORC file: a pyarrow Table, RecordBatch or RecordBatchReader, a
     pandas DataFrame, an object exporting the Arrow PyCapsule interface (a Polars DataFrame,
     a DuckDB relation, an aorc reader, ...), or an iterable or async iterable of batches or
@@ -530,6 +555,7 @@ async def write_table(table: Data | Any, dest: Destination, options: WriteOption
             ``pyarrow.Table.from_pandas(df, schema=...)``: what a column of dicts, or of
             mixed values, needs). Default: the data's own.
         storage_options: settings of the destination store.
+        keys: the key provider for ``encrypt`` (see :func:`open_writer`).
         **keywords: fields of :class:`aorc.WriteOptions`, overriding ``options`` (see
             :func:`open_writer`).
 
@@ -547,7 +573,8 @@ async def write_table(table: Data | Any, dest: Destination, options: WriteOption
             raise SchemaError("an empty iterable has no schema to write: pass schema=, or a "
                               "RecordBatchReader (which has one)")
         writer = OrcWriter(dest, schema if schema is not None else rows.schema, options,
-                           storage_options=storage_options, _caller="write_table", **keywords)
+                           storage_options=storage_options, _caller="write_table", keys=keys,
+                           **keywords)
         async with writer:
             if rows.is_stream:
                 await writer._write_stream(rows)

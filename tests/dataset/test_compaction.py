@@ -27,7 +27,7 @@ import aorc
 import aorc.dataset.compaction as compaction
 from aorc.errors import CorruptFileError, SchemaError
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _events(n: int = 2_400, seed: int = 5) -> pa.Table:

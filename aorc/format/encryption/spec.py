@@ -1,0 +1,147 @@
+"""Which columns a writer encrypts with which key, and how their clear copies are masked, in
+ORC Java's spellings (``orc.encrypt``, ``orc.mask``).
+
+``encrypt="pii:ssn,email;hr:salary"`` encrypts ``ssn`` and ``email`` with the master key
+``pii`` and ``salary`` with ``hr``; ``masks="sha256:email;redact,Xx:ssn"`` names a mask and
+its parameters per column (a mask's parameters follow its name after commas). Mappings are
+accepted too: ``{"pii": ["ssn", "email"]}`` and ``{"sha256": ["email"]}``. A column without
+a mask gets ``nullify``. Columns are top-level or dotted nested names; a column and all its
+descendants form one encryption variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aorc.errors import SchemaError
+from aorc.format.projection import resolve_column
+from aorc.format.types import OrcType
+
+__all__ = [
+    "MASK_NAMES",
+    "EncryptionPlan",
+    "PlannedVariant",
+    "canonical_spec",
+    "plan_encryption",
+]
+
+#: The masks aorc writes (ORC Java's names).
+MASK_NAMES = ("nullify", "sha256")
+
+
+def _pairs(value: Any, option: str) -> list[tuple[str, list[str]]]:
+    """``"a:x,y;b:z"`` or ``{"a": ["x", "y"]}`` as ``[("a", ["x", "y"]), ...]``."""
+    if isinstance(value, Mapping):
+        out = []
+        for name, columns in value.items():
+            if isinstance(columns, str):
+                columns = [columns]
+            if not isinstance(name, str) or not all(isinstance(c, str) for c in columns):
+                raise SchemaError(f"{option}: a mapping of names to lists of column names")
+            out.append((name, list(columns)))
+        return out
+    if not isinstance(value, str):
+        raise SchemaError(f"{option} must be a string such as 'pii:ssn,email;hr:salary' or a "
+                          f"mapping, not {type(value).__name__}")
+    out = []
+    for part in value.split(";"):
+        if not part.strip():
+            continue
+        name, sep, columns = part.partition(":")
+        names = [c.strip() for c in columns.split(",") if c.strip()]
+        if not sep or not name.strip() or not names:
+            raise SchemaError(f"{option}: {part.strip()!r} is not NAME:COLUMN[,COLUMN...]")
+        out.append((name.strip(), names))
+    return out
+
+
+def canonical_spec(value: Any, option: str) -> str | None:
+    """``value`` (a string or a mapping) in ORC Java's spelling; ``None`` stays ``None``.
+
+    Raises:
+        SchemaError: a malformed value.
+    """
+    if value is None:
+        return None
+    pairs = _pairs(value, option)
+    if option == "masks":
+        for name, _ in pairs:
+            mask = name.split(",")[0]
+            if mask not in MASK_NAMES:
+                raise SchemaError(f"masks: aorc writes the masks {', '.join(MASK_NAMES)}, "
+                                  f"not {mask!r}")
+    return ";".join(f"{name}:{','.join(columns)}" for name, columns in pairs) or None
+
+
+@dataclass(frozen=True)
+class PlannedVariant:
+    """One encrypted column subtree a writer produces.
+
+    Attributes:
+        key: the master key's name.
+        column: the subtree's root type.
+        field: the index of its top-level field.
+        mask: the mask's name; ``parameters``: its parameters.
+    """
+
+    key: str
+    column: OrcType
+    field: int
+    mask: str
+    parameters: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EncryptionPlan:
+    """The variants of a file, in ORC Java's order (key name, then root column id)."""
+
+    variants: tuple[PlannedVariant, ...]
+
+    @property
+    def keys(self) -> list[str]:
+        """The master key names, sorted."""
+        return sorted({v.key for v in self.variants})
+
+    @property
+    def columns(self) -> set[int]:
+        """Every encrypted column id."""
+        return {c for v in self.variants
+                for c in range(v.column.column_id, v.column.max_column_id + 1)}
+
+
+def plan_encryption(root: OrcType, encrypt: str | None, masks: str | None
+                    ) -> EncryptionPlan | None:
+    """The variants that ``encrypt`` and ``masks`` (canonical specs) make of ``root``.
+
+    Raises:
+        SchemaError: an unknown column, a column encrypted twice or nested in another
+            encrypted one, a nested (not top-level) column, or a mask on a column that is
+            not encrypted.
+    """
+    if not encrypt:
+        return None
+    mask_of: dict[int, tuple[str, tuple[str, ...]]] = {}
+    for name, columns in _pairs(masks or "", "masks"):
+        mask, *params = name.split(",")
+        for column in columns:
+            mask_of[resolve_column(root, column).column_id] = (mask, tuple(params))
+    fields = {child.column_id: i for i, child in enumerate(root.children)}
+    variants = []
+    for key, columns in _pairs(encrypt, "encrypt"):
+        for column in columns:
+            node = resolve_column(root, column)
+            if node.column_id not in fields:
+                raise SchemaError(f"encrypt: aorc encrypts top-level columns (with their "
+                                  f"children); {column!r} is nested")
+            mask_name, mask_params = mask_of.pop(node.column_id, ("nullify", ()))
+            variants.append(PlannedVariant(key, node, fields[node.column_id], mask_name,
+                                           mask_params))
+    ids = [v.column.column_id for v in variants]
+    if len(set(ids)) != len(ids):
+        raise SchemaError("encrypt: a column is encrypted twice")
+    if mask_of:
+        raise SchemaError(f"masks: column {min(mask_of)} is masked but not encrypted")
+    variants.sort(key=lambda v: (v.key, v.column.column_id))
+    return EncryptionPlan(tuple(variants))

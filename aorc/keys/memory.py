@@ -1,0 +1,157 @@
+"""Master keys held in memory, byte-compatible with ORC Java's ``InMemoryKeystore``.
+
+A local key is made from random bytes ``e`` of the key's length: the key is
+``AES-CTR(master, IV = e[:16])`` applied to ``e`` itself, and ``e`` is what the file stores
+(ORC Java's in-memory keystore and its Hadoop KMS path give the same bytes). So files written
+with :class:`InMemoryKeys` are read by ORC Java with an ``InMemoryKeystore`` holding the same
+master keys, and the other way round.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from aorc.keys.base import ALGORITHMS, KeyVersion, LocalKey
+
+__all__ = ["InMemoryKeys", "parse_key_spec"]
+
+_IV_LENGTH = 16
+
+
+def _algorithm(key: bytes, name: str) -> str:
+    for algorithm, length in ALGORITHMS.items():
+        if len(key) == length:
+            return algorithm
+    raise ValueError(f"key {name!r}: an ORC master key has 16 bytes (AES_CTR_128) or 32 "
+                     f"bytes (AES_CTR_256), not {len(key)}")
+
+
+def _ctr(master: bytes, data: bytes) -> bytes:
+    op = Cipher(algorithms.AES(master), modes.CTR(data[:_IV_LENGTH])).decryptor()
+    return op.update(data) + op.finalize()
+
+
+class InMemoryKeys:
+    """A :class:`~aorc.keys.KeyProvider` over master keys given in memory.
+
+    Args:
+        keys: key name -> key bytes (version 0), or key name -> {version: key bytes}. A
+            16-byte key is ``AES_CTR_128``, a 32-byte key ``AES_CTR_256``. The highest
+            version is the current one (new files use it).
+        random_bytes: the source of local keys (``os.urandom``; tests pass a seeded one).
+
+    Raises:
+        ValueError: a key that is not 16 or 32 bytes long, or a negative version.
+
+    The key bytes never appear in ``repr`` or in errors.
+    """
+
+    def __init__(self, keys: Mapping[str, bytes | Mapping[int, bytes]], *,
+                 random_bytes: Callable[[int], bytes] = os.urandom) -> None:
+        self._keys: dict[tuple[str, int], tuple[str, bytes]] = {}
+        self._current: dict[str, int] = {}
+        for name, value in keys.items():
+            versions = {0: value} if isinstance(value, bytes | bytearray) else dict(value)
+            for version, material in versions.items():
+                if version < 0:
+                    raise ValueError(f"key {name!r}: negative version {version}")
+                material = bytes(material)
+                self._keys[(name, version)] = (_algorithm(material, name), material)
+            if versions:
+                self._current[name] = max(versions)
+        self._random = random_bytes
+
+    def __repr__(self) -> str:
+        names = sorted(f"{n}@{v}" for n, v in self._keys)
+        return f"InMemoryKeys({names})"
+
+    async def key_names(self) -> list[str]:
+        """The names of the master keys the provider holds.
+
+        Returns:
+            The key names, sorted.
+        """
+        return sorted(self._current)
+
+    async def current_version(self, name: str) -> KeyVersion:
+        """The current (newest) version of the key ``name``: new files use it.
+
+        Args:
+            name: the key's name.
+
+        Returns:
+            The key version, with its algorithm.
+
+        Raises:
+            KeyError: the provider has no key of that name.
+        """
+        if name not in self._current:
+            raise KeyError(f"no key named {name!r}")
+        version = self._current[name]
+        return KeyVersion(name, version, self._keys[(name, version)][0])
+
+    async def create_local_key(self, key: KeyVersion) -> LocalKey:
+        """A new random local key for ``key``'s algorithm, and its encrypted form.
+
+        Args:
+            key: the master key version that encrypts it.
+
+        Returns:
+            The local key and the bytes stored in the file.
+
+        Raises:
+            KeyError: the provider has no such key version.
+        """
+        found = self._keys.get((key.name, key.version))
+        if found is None:
+            raise KeyError(f"no key {key.name!r} version {key.version}")
+        algorithm, master = found
+        encrypted = self._random(ALGORITHMS[algorithm])
+        return LocalKey(_ctr(master, encrypted), encrypted)
+
+    async def decrypt_local_key(self, key: KeyVersion, encrypted: bytes) -> bytes | None:
+        """The local key that ``encrypted`` stands for under ``key``.
+
+        Args:
+            key: the master key version the file names.
+            encrypted: the encrypted local key stored in the file.
+
+        Returns:
+            The local key; ``None`` when the provider does not have that key version.
+        """
+        found = self._keys.get((key.name, key.version))
+        if found is None or len(encrypted) < _IV_LENGTH:
+            return None
+        return _ctr(found[1], bytes(encrypted))
+
+
+def parse_key_spec(spec: str) -> tuple[str, int, bytes]:
+    """Parse ``NAME=HEX`` or ``NAME@VERSION=HEX`` (the CLI's ``--key``).
+
+    Args:
+        spec: the text.
+
+    Returns:
+        The key's name, version and bytes.
+
+    Raises:
+        ValueError: a malformed spec (the message does not repeat the key).
+    """
+    name, sep, hexkey = spec.partition("=")
+    version = 0
+    if "@" in name:
+        name, _, v = name.partition("@")
+        if not v.isdigit():
+            raise ValueError(f"key {name!r}: the version after '@' must be a number")
+        version = int(v)
+    if not sep or not name:
+        raise ValueError("a key is given as NAME=HEX or NAME@VERSION=HEX")
+    try:
+        key = bytes.fromhex(hexkey.strip())
+    except ValueError:
+        raise ValueError(f"key {name!r}: the key is not hexadecimal") from None
+    _algorithm(key, name)
+    return name, version, key

@@ -1,0 +1,164 @@
+// Test helper: ORC Java (from the PySpark jars) reading and writing encrypted ORC files with an
+// InMemoryKeystore, for aorc's encryption tests (tests/encryption/java_peer.py compiles it).
+//   read FILE [NAME:VERSION:HEX ...]        rows as JSON arrays, then "stats" lines
+//   write FILE ROWS ENCRYPT MASKS COMPRESS [NAME:VERSION:HEX ...]
+//   readkms FILE URL                       read with Hadoop's KMSClientProvider at URL
+//                                          (kms://http@HOST:PORT/kms), no InMemoryKeystore
+//   writekms FILE ROWS ENCRYPT MASKS COMPRESS URL   write with the KMS's keys
+//   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
+//   batch FILE                             one command per line (arguments tab-separated),
+//                                          each command's output after a line "@@@ N"
+import java.io.FileInputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.Key;
+import java.security.KeyStore;
+import java.util.Collections;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.ql.exec.vector.BytesColumnVector;
+import org.apache.hadoop.hive.ql.exec.vector.ColumnVector;
+import org.apache.hadoop.hive.ql.exec.vector.LongColumnVector;
+import org.apache.hadoop.hive.ql.exec.vector.VectorizedRowBatch;
+import org.apache.orc.ColumnStatistics;
+import org.apache.orc.CompressionKind;
+import org.apache.orc.EncryptionAlgorithm;
+import org.apache.orc.InMemoryKeystore;
+import org.apache.orc.OrcFile;
+import org.apache.orc.Reader;
+import org.apache.orc.RecordReader;
+import org.apache.orc.TypeDescription;
+import org.apache.orc.Writer;
+
+public class OrcEncHelper {
+  static InMemoryKeystore keys(String[] args, int from) throws Exception {
+    InMemoryKeystore ks = new InMemoryKeystore();
+    for (int i = from; i < args.length; ++i) {
+      String[] p = args[i].split(":");
+      byte[] k = new byte[p[2].length() / 2];
+      for (int j = 0; j < k.length; ++j) {
+        k[j] = (byte) Integer.parseInt(p[2].substring(2 * j, 2 * j + 2), 16);
+      }
+      ks.addKey(p[0], Integer.parseInt(p[1]),
+          k.length == 16 ? EncryptionAlgorithm.AES_CTR_128 : EncryptionAlgorithm.AES_CTR_256, k);
+    }
+    return ks;
+  }
+
+  static String json(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') b.append('\\').append(c);
+      else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+      else b.append(c);
+    }
+    return b.append('"').toString();
+  }
+
+  static Configuration kmsConf(String url) {
+    Configuration conf = new Configuration();
+    conf.set("hadoop.security.key.provider.path", url);
+    return conf;
+  }
+
+  static void read(String[] args) throws Exception {
+    boolean kms = args[0].equals("readkms");
+    Configuration conf = kms ? kmsConf(args[2]) : new Configuration();
+    OrcFile.ReaderOptions opts = OrcFile.readerOptions(conf);
+    if (!kms && args.length > 2) opts.setKeyProvider(keys(args, 2));
+    Reader reader = OrcFile.createReader(new Path(args[1]), opts);
+    TypeDescription schema = reader.getSchema();
+    VectorizedRowBatch batch = schema.createRowBatch();
+    StringBuilder out = new StringBuilder();
+    try (RecordReader rows = reader.rows()) {
+      while (rows.nextBatch(batch)) {
+        for (int r = 0; r < batch.size; ++r) {
+          out.append('[');
+          for (int c = 0; c < batch.numCols; ++c) {
+            if (c > 0) out.append(',');
+            ColumnVector v = batch.cols[c];
+            int row = v.isRepeating ? 0 : r;
+            if (!v.noNulls && v.isNull[row]) out.append("null");
+            else if (v instanceof BytesColumnVector) out.append(json(((BytesColumnVector) v).toString(row)));
+            else if (v instanceof LongColumnVector) out.append(((LongColumnVector) v).vector[row]);
+            else { StringBuilder s = new StringBuilder(); v.stringifyValue(s, row); out.append(json(s.toString())); }
+          }
+          out.append("]\n");
+        }
+      }
+    }
+    ColumnStatistics[] stats = reader.getStatistics();
+    for (int c = 0; c < stats.length; ++c) {
+      out.append("stats ").append(c).append(' ').append(json(stats[c].toString().replace('\n', ' '))).append('\n');
+    }
+    System.out.print(out);
+  }
+
+  static void write(String[] args) throws Exception {
+    boolean kms = args[0].equals("writekms");
+    Configuration conf = kms ? kmsConf(args[6]) : new Configuration();
+    int n = Integer.parseInt(args[2]);
+    TypeDescription schema = TypeDescription.fromString(
+        "struct<id:bigint,ssn:string,email:string,salary:bigint,name:string>");
+    OrcFile.WriterOptions opts = OrcFile.writerOptions(conf).setSchema(schema);
+    if (!kms) opts.setKeyProvider(keys(args, 6));
+    opts.encrypt(args[3]).compress(CompressionKind.valueOf(args[5]))
+        .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096)
+        .bloomFilterColumns("ssn");
+    if (!args[4].isEmpty()) opts.masks(args[4]);
+    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
+      VectorizedRowBatch b = schema.createRowBatch();
+      for (int i = 0; i < n; ++i) {
+        int r = b.size++;
+        ((LongColumnVector) b.cols[0]).vector[r] = i;
+        byte[] ssn = String.format("%03d-%02d-%04d", i % 1000, i % 100, i).getBytes(StandardCharsets.UTF_8);
+        ((BytesColumnVector) b.cols[1]).setVal(r, ssn);
+        if (i % 7 == 3) { b.cols[2].noNulls = false; b.cols[2].isNull[r] = true; }
+        else ((BytesColumnVector) b.cols[2]).setVal(r, ("user" + i + "@example.com").getBytes(StandardCharsets.UTF_8));
+        ((LongColumnVector) b.cols[3]).vector[r] = 1000L * (i % 97);
+        ((BytesColumnVector) b.cols[4]).setVal(r, ("Name " + i).getBytes(StandardCharsets.UTF_8));
+        if (b.size == b.getMaxSize()) { w.addRowBatch(b); b.reset(); }
+      }
+      if (b.size > 0) w.addRowBatch(b);
+    }
+  }
+
+  static void keystore(String[] args) throws Exception {
+    KeyStore ks = KeyStore.getInstance("JCEKS");
+    char[] pw = args[2].toCharArray();
+    try (FileInputStream in = new FileInputStream(args[1])) { ks.load(in, pw); }
+    for (String alias : Collections.list(ks.aliases())) {
+      Key k;
+      try { k = ks.getKey(alias, pw); } catch (Exception e) { continue; }  // Hadoop's metadata entries
+      StringBuilder hex = new StringBuilder();
+      for (byte x : k.getEncoded()) hex.append(String.format("%02x", x));
+      System.out.println(alias + " " + hex);
+    }
+  }
+
+  static void run(String[] args) throws Exception {
+    switch (args[0]) {
+      case "read": case "readkms": read(args); break;
+      case "write": case "writekms": write(args); break;
+      case "keystore": keystore(args); break;
+      default: throw new IllegalArgumentException(args[0]);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (!args[0].equals("batch")) {
+      run(args);
+      return;
+    }
+    java.util.List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Paths.get(args[1]));
+    for (int i = 0; i < lines.size(); ++i) {
+      System.out.println("@@@ " + i);
+      String[] cmd = lines.get(i).split("\t", -1);
+      try {
+        run(cmd);
+      } catch (Exception e) {
+        System.out.println("error " + json(e.toString().replace('\n', ' ')));
+      }
+      System.out.flush();
+    }
+  }
+}
