@@ -16,7 +16,8 @@ serialised by that ``flock`` on a shared machine. ``nox -s build`` checks the pa
 sdist and wheel build, and the wheel (with its compiled kernels) installs into a clean
 virtualenv and imports. ``nox -s polars-1`` runs ``tests/polars`` under Polars 1.x (the
 main environment has Polars 2). ``nox -s fuzz -- --seconds N`` fuzzes the reader for longer
-than the main test run's two minutes (see ``tests/fuzz/cli.py``).
+than the main test run's two minutes (see ``tests/fuzz/cli.py``). ``nox -s engines`` runs
+``tests/engines`` (Ray, Dask and Daft, which the main environment does not hold).
 """
 
 from __future__ import annotations
@@ -90,6 +91,18 @@ def polars_1(session: nox.Session) -> None:
     # tests/polars needs no Spark: CI=true checks only the oracles this run uses.
     session.run("python", "-m", "pytest", *args,
                 env={"PYTHONPATH": str(ROOT), "AORC_TEST_ORACLES": "corpus,java,lzo,polars"})
+
+
+@nox.session(name="engines", reuse_venv=True)
+def engines(session: nox.Session) -> None:
+    """tests/engines: aorc.ray, aorc.dask and aorc.daft on small local clusters (Ray with 2
+    CPUs, a Dask LocalCluster of 2 worker processes, Daft's native runner), in their own
+    environment: the engines pin pyarrow, pandas and protobuf ranges of their own."""
+    session.install(*_requirements("test", "ray", "dask", "daft"))
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/engines"]
+    # CI=true fails the run when an engine is missing (instead of skipping its tests)
+    session.run("python", "-m", "pytest", *args,
+                env={"PYTHONPATH": str(ROOT), "AORC_TEST_ORACLES": "ray,dask,daft"})
 
 
 @nox.session(name="fuzz", reuse_venv=True)
