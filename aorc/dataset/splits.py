@@ -29,7 +29,7 @@ from aorc.format.types import parse_type_string
 from aorc.io import registry
 from aorc.read.common import group_stripes
 from aorc.read.dataset import Dataset, open_dataset
-from aorc.read.dataset_plan import dataset_filter, plan_columns, prune
+from aorc.read.dataset_plan import DatasetFilter, dataset_filter, plan_columns, prune
 from aorc.read.discovery import DatasetFile
 from aorc.read.evolution import conform
 from aorc.read.reader import OrcReader, open_reader
@@ -195,7 +195,8 @@ def _file_filters(file_schema: pa.Schema, clauses: Any) -> tuple[bool, Any]:
 async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters: Any = None,
                       *, storage_options: Mapping[str, Any] | None = None,
                       split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
-                      timestamp_unit: str = "ns") -> SplitPlan:
+                      timestamp_unit: str = "ns",
+                      predicate: pc.Expression | None = None) -> SplitPlan:
     """Plan a read of ``source`` as splits of stripes, from the file tails only.
 
     Args:
@@ -210,6 +211,8 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
         split_bytes: stripes of a file are grouped into splits of about this many bytes.
         partitioning: as :func:`aorc.open_dataset`.
         timestamp_unit: as :func:`aorc.open_dataset`.
+        predicate: a pyarrow expression ANDed with ``filters`` (an engine's pushed
+            predicate), pruning as an expression filter does and applied exactly.
 
     Returns:
         The plan.
@@ -221,7 +224,7 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
     ds = await open_dataset(source, partitioning=partitioning,
                             storage_options=storage_options,
                             timestamp_unit=timestamp_unit)
-    where = dataset_filter(filters)
+    where = _both(dataset_filter(filters), predicate)
     parts = ds.partition_schema.names
     data, rows, out = plan_columns(ds.schema, parts, columns, where)
     files = (prune(ds.files, ds.partition_schema, where.clauses)
@@ -245,6 +248,21 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
     planned = await asyncio.gather(*(plan_file(f, c) for f, c in files))
     return SplitPlan(out, data, [s for group in planned for s in group], storage_options,
                      timestamp_unit, where.expression, tuple(parts), rows)
+
+
+def _both(where: DatasetFilter, predicate: pc.Expression | None) -> DatasetFilter:
+    """``where`` and ``predicate``: clauses crossed (an AND of two ORs of ANDs), the
+    expressions ANDed."""
+    if predicate is None:
+        return where
+    pushed = dataset_filter(predicate)
+    if where.clauses is None or pushed.clauses is None:
+        clauses = where.clauses if pushed.clauses is None else pushed.clauses
+    else:
+        clauses = [a + b for a in where.clauses for b in pushed.clauses]
+    expression = predicate if where.expression is None else where.expression & predicate
+    names = tuple(dict.fromkeys(where.names + pushed.names))
+    return DatasetFilter(clauses, expression, names)
 
 
 async def _open_planned(ds: Dataset, path: str, storage_options: Mapping[str, Any] | None,

@@ -35,7 +35,9 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> Events:
 def worker_env() -> Iterator[None]:
     """Engine workers (new processes) import aorc from this tree."""
     old = os.environ.get("PYTHONPATH")
-    paths = [str(ROOT), *(old.split(os.pathsep) if old else [])]
+    here = Path(__file__).resolve().parent  # and the tests' helpers and modules (pickled
+    paths = [str(ROOT), str(here.parent), str(here),  # by reference)
+             *(old.split(os.pathsep) if old else [])]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     try:
         yield

@@ -16,11 +16,13 @@ import pyarrow.orc as po
 import pytest
 from helpers.engines import (
     Events,
+    kill_once_before_rename,
     overlaps,
     ranges_read,
     sorted_rows,
     stripe_spans,
     upload,
+    visible_files,
 )
 
 dd = pytest.importorskip("dask.dataframe")
@@ -164,34 +166,15 @@ def test_retried_partition_writes_the_same_files_once(tmp_path: Path) -> None:
     assert all("-00004-" in Path(p).name for p in on_disk)
 
 
-def _kill_once_before_rename(marker: str) -> None:
-    """Installed in each worker: the first file completion on any worker kills that worker
-    (the event: its data is written, the rename not done)."""
-    from aorc.io import output
-
-    original = output.LocalOutput.complete
-
-    async def complete(self: Any) -> None:
-        try:
-            os.open(marker, os.O_CREAT | os.O_EXCL)
-        except FileExistsError:
-            return await original(self)
-        os._exit(1)
-
-    output.LocalOutput.complete = complete  # type: ignore[method-assign]
-
-
 def test_worker_killed_mid_write_leaves_no_partial_file(client: Any, events: Events,
                                                         tmp_path: Path) -> None:
     marker = str(tmp_path / "killed")
-    client.run(_kill_once_before_rename, marker)
+    client.run(kill_once_before_rename, marker)
     df = aorc.dask.read_orc(str(events.root), split_bytes=1)
     files = aorc.dask.to_orc(df, tmp_path / "out", partition_cols=["day"])
     assert os.path.exists(marker)  # the kill happened, its temporary file left behind
     assert any(p.name.startswith(".") for p in (tmp_path / "out").rglob("*aorc-tmp*"))
-    visible = sorted(str(p) for p in (tmp_path / "out").rglob("*")
-                     if p.is_file() and not p.name.startswith("."))
-    assert visible == sorted(files)
+    assert visible_files(tmp_path / "out") == sorted(files)
     back = pads.dataset(str(tmp_path / "out"), format="orc", partitioning="hive").to_table()
     assert back.num_rows == events.table.num_rows
     assert sorted_rows(back).column("id").equals(sorted_rows(events.table).column("id"))

@@ -4,8 +4,10 @@ and the S3 range bookkeeping that proves pruning."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
@@ -14,8 +16,9 @@ import pyarrow.dataset as pads
 
 import aorc
 
-__all__ = ["DAYS", "Events", "events_rows", "overlaps", "ranges_read", "sorted_rows",
-           "stripe_spans", "upload", "write_events"]
+__all__ = ["DAYS", "Events", "events_rows", "kill_once_before_rename", "overlaps",
+           "ranges_read", "sorted_rows", "stripe_spans", "upload", "visible_files",
+           "write_events"]
 
 DAYS = ("2024-06-01", "2024-06-02", "2024-06-03")
 FILES_PER_DAY = 2
@@ -111,3 +114,31 @@ def overlaps(ranges: list[tuple[int, int]], span: tuple[int, int], size: int) ->
         if start < span[1] and span[0] < min(end, size):
             return True
     return False
+
+
+def kill_once_before_rename(marker: str) -> None:
+    """Installed in an engine's worker process: the first local file completion of any
+    worker (the one that creates ``marker``) kills its process, the file's data written and
+    its rename not done; later completions run as usual."""
+    from aorc.io import output
+
+    original = output.LocalOutput.complete
+    if getattr(original, "kills", False):
+        return
+
+    async def complete(self: Any) -> None:
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return await original(self)
+        os._exit(1)
+
+    complete.kills = True  # type: ignore[attr-defined]
+    output.LocalOutput.complete = complete  # type: ignore[method-assign]
+
+
+def visible_files(root: Path) -> list[str]:
+    """The files under ``root`` a reader lists (hidden names left out), sorted."""
+    return sorted(str(p) for p in root.rglob("*")
+                  if p.is_file() and not any(part.startswith((".", "_"))
+                                             for part in p.relative_to(root).parts))
