@@ -135,9 +135,13 @@ class SplitPlan:
             raise SchemaError(f"no columns {missing} in the read (columns: "
                               f"{', '.join(self.schema.names)})")
         out = pa.schema([self.schema.field(c) for c in columns])
-        rows = self.row_schema or self.schema
-        extra = ([f for f in rows if f.name not in columns and f.name not in self.schema.names]
-                 if self.expression is not None else [])
+        extra = []
+        if self.expression is not None:  # the expression's columns, read for it alone
+            from aorc.filters.expression import split_expression
+
+            used = {n.split(".")[0] for n in split_expression(self.expression).names}
+            pool = {f.name: f for f in [*(self.row_schema or []), *self.schema]}
+            extra = [f for name, f in pool.items() if name in used and name not in columns]
         row_schema = pa.schema([*out, *extra])
         data = pa.schema([f for f in row_schema if f.name not in self.partition_names])
         return dataclasses.replace(self, schema=out, data_schema=data, row_schema=row_schema)
@@ -325,6 +329,8 @@ def _shaped(plan: SplitPlan, split: Split, table: pa.Table) -> pa.RecordBatch:
         rows = pa.Table.from_batches([b.filter(expression_mask(plan.expression, b))
                                       for b in rows.to_batches()], schema=rows.schema)
     rows = rows.select(plan.schema.names)
+    if not rows.num_columns:
+        return pa.RecordBatch.from_pydict({"n": pa.nulls(rows.num_rows)}).select([])
     return rows.combine_chunks().to_batches()[0] if rows.num_rows else \
         pa.RecordBatch.from_pylist([], schema=plan.schema)
 
