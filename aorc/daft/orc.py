@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from aorc.dataset.splits import (
 )
 from aorc.errors import SchemaError
 from aorc.options import WriteOptions
+from aorc.sync import run
 
 __all__ = ["OrcDataSink", "OrcDataSource", "OrcDataSourceTask", "read_orc", "write_orc"]
 
@@ -79,7 +79,7 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
         self._args = dict(source=source, columns=columns, filters=filters,
                           storage_options=storage_options, split_bytes=split_bytes,
                           partitioning=partitioning, timestamp_unit=timestamp_unit)
-        self._plan = asyncio.run(self._planned(None))
+        self._plan = run(self._planned(None))
         #: The plans made for reads (after Daft's pushdowns), most recent last.
         self.plans: list[SplitPlan] = []
 

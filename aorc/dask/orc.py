@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +19,7 @@ from aorc.dataset.splits import (
     read_split_table,
 )
 from aorc.options import WriteOptions
+from aorc.sync import run
 
 __all__ = ["read_orc", "to_orc"]
 
@@ -78,7 +78,7 @@ def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any 
     """
     import dask.dataframe as dd
 
-    plan = asyncio.run(plan_splits(source, columns, filters, storage_options=storage_options,
+    plan = run(plan_splits(source, columns, filters, storage_options=storage_options,
                                    split_bytes=split_bytes, partitioning=partitioning,
                                    timestamp_unit=timestamp_unit))
     cores = _cores()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +22,7 @@ from aorc.dataset.splits import (
     read_split_table,
 )
 from aorc.options import WriteOptions
+from aorc.sync import run
 
 __all__ = ["STUB_COLUMN", "OrcDatasink", "OrcDatasource", "read_orc", "write_orc"]
 
@@ -74,7 +74,7 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
 
     def _planned(self, predicate: Any) -> SplitPlan:
         a = self._args
-        return asyncio.run(plan_splits(
+        return run(plan_splits(
             a["source"], a["columns"], a["filters"], storage_options=a["storage_options"],
             split_bytes=a["split_bytes"], partitioning=a["partitioning"],
             timestamp_unit=a["timestamp_unit"], predicate=predicate))
