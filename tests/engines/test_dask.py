@@ -152,6 +152,21 @@ def test_write_hive_with_options_matches_pyarrow(client: Any, events: Events,
         sorted_rows(events.table))
 
 
+def test_write_and_read_back_on_s3(client: Any, events: Events, s3_client: Any,
+                                   s3_bucket: str, s3_env: str) -> None:
+    options = {"endpoint_url": s3_env, "key": "testing", "secret": "testing",
+               "region": "us-east-1"}
+    df = aorc.dask.read_orc(str(events.root), columns=["id", "kind", "day"])
+    files = aorc.dask.to_orc(df, f"s3://{s3_bucket}/out", partition_cols=["day"],
+                             storage_options=options)
+    listed = s3_client.list_objects_v2(Bucket=s3_bucket, Prefix="out/")["Contents"]
+    assert sorted(f"s3://{s3_bucket}/{o['Key']}" for o in listed) == files
+    assert not s3_client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads")
+    back = table_of(aorc.dask.read_orc(f"s3://{s3_bucket}/out", columns=["id", "kind"],
+                                       storage_options=options))
+    assert same(sorted_rows(back), sorted_rows(events.table).select(["id", "kind"]))
+
+
 def test_retried_partition_writes_the_same_files_once(tmp_path: Path) -> None:
     from aorc.dask.orc import _write_partition
 
