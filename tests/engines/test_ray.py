@@ -127,8 +127,9 @@ def test_predicate_pushdown_prunes_on_s3(ray_session: None, events: Events, s3_c
     got = table_of(ds.filter(expr=(col("id") >= 6_000) & (col("id") < 7_000))
                    .select_columns(["id", "user"]))
     assert sorted(got.column("id").to_pylist()) == list(range(6_000, 7_000))
-    plan = planned[-1]
-    assert plan.expression is not None  # Ray's filter reached the reads
+    pushed = [p for p in planned if p.expression is not None]
+    assert pushed  # Ray's filter reached the reads
+    plan = pushed[-1]
     assert {s.uri.rsplit("/", 1)[1] for s in plan.splits} == {"part-1.orc"}
     for path in events.files:
         key = path.relative_to(events.root).as_posix()
