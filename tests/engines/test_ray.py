@@ -106,7 +106,7 @@ def test_projection_pushdown_order_and_empty(ray_session: None, events: Events,
     files = [str(f) for f in events.files[:3]]
     ds = aorc.ray.read_orc(files, split_bytes=1)
     got = table_of(ds.select_columns(["kind", "id"]))
-    assert planned[-1].schema.names == ["kind", "id"]  # pushed into the reads
+    assert ["kind", "id"] in [p.schema.names for p in planned]  # pushed into the reads
     assert got.column_names == ["kind", "id"]
     want = pa.concat_tables([po.read_table(f).select(["kind", "id"]) for f in files])
     assert sorted_rows(got).equals(sorted_rows(want))
