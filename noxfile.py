@@ -19,6 +19,8 @@ main environment has Polars 2). ``nox -s fuzz -- --seconds N`` fuzzes the reader
 than the main test run's two minutes (see ``tests/fuzz/cli.py``). ``nox -s docs`` builds the
 documentation site with warnings as errors and loads it in headless Chromium
 (``tests/docs/test_doc_site.py``; Debian's ``chromium`` and ``chromium-driver``).
+``nox -s engines`` runs ``tests/engines`` (Ray, Dask and Daft, which the main environment
+does not hold).
 """
 
 from __future__ import annotations
@@ -93,6 +95,18 @@ def polars_1(session: nox.Session) -> None:
     # tests/polars needs no Spark: CI=true checks only the oracles this run uses.
     session.run("python", "-m", "pytest", *args,
                 env={"PYTHONPATH": str(ROOT), "AORC_TEST_ORACLES": "corpus,java,lzo,polars"})
+
+
+@nox.session(name="engines", reuse_venv=True)
+def engines(session: nox.Session) -> None:
+    """tests/engines: aorc.ray, aorc.dask and aorc.daft on small local clusters (Ray with 2
+    CPUs, a Dask LocalCluster of 2 worker processes, Daft's native runner), in their own
+    environment: the engines pin pyarrow, pandas and protobuf ranges of their own."""
+    session.install(*_requirements("test", "ray", "dask", "daft"))
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/engines"]
+    # CI=true fails the run when an engine is missing (instead of skipping its tests)
+    session.run("python", "-m", "pytest", *args,
+                env={"PYTHONPATH": str(ROOT), "AORC_TEST_ORACLES": "ray,dask,daft"})
 
 
 @nox.session(name="fuzz", reuse_venv=True)

@@ -35,8 +35,11 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 #: Environment variable naming the oracles a run needs (comma-separated keys of
 #: :func:`missing_oracles`), for runs of part of the suite such as ``nox -s polars-1``; unset,
-#: every oracle is needed.
+#: every oracle is needed but those of :data:`OPT_IN_ORACLES`.
 ORACLES_ENV = "AORC_TEST_ORACLES"
+#: Oracles needed only when named in :data:`ORACLES_ENV`: the distributed engines of
+#: tests/engines, which live in their own environment (``nox -s engines``), not the main one.
+OPT_IN_ORACLES = ("ray", "dask", "daft")
 
 
 def missing_oracles() -> list[str]:
@@ -66,9 +69,14 @@ def missing_oracles() -> list[str]:
         "nanoarrow": (lambda: importlib.util.find_spec("nanoarrow") is not None,
                       "nanoarrow (the Arrow C stream peer of tests/test_nanoarrow.py, in the "
                       "test extra)"),
+        "ray": (lambda: importlib.util.find_spec("ray") is not None, "Ray (nox -s engines)"),
+        "dask": (lambda: importlib.util.find_spec("distributed") is not None,
+                 "Dask distributed (nox -s engines)"),
+        "daft": (lambda: importlib.util.find_spec("daft") is not None, "Daft (nox -s engines)"),
     }
     wanted = os.environ.get(ORACLES_ENV)
-    keys = list(checks) if wanted is None else [k.strip() for k in wanted.split(",") if k]
+    keys = ([k for k in checks if k not in OPT_IN_ORACLES] if wanted is None
+            else [k.strip() for k in wanted.split(",") if k])
     unknown = [k for k in keys if k not in checks]
     if unknown:
         raise pytest.UsageError(f"{ORACLES_ENV}: unknown oracles {unknown} (known: "

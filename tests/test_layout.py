@@ -135,6 +135,11 @@ def _literal_all(tree: ast.Module) -> list[str] | None:
     return None
 
 
+#: Engines the main environment does not hold (``nox -s engines`` tests their front ends,
+#: whose modules subclass the engines' classes and so import them at the top).
+ENGINES_ELSEWHERE = ("ray", "daft")
+
+
 def _bound_names(tree: ast.Module) -> set[str]:
     """Names bound at the top level of a module, for one that cannot be imported."""
     names = set()
@@ -163,7 +168,14 @@ def all_problems(module: str, tree: ast.Module) -> list[str]:
     if module == "aorc.__main__":  # importing it runs the command
         missing = set(names) - _bound_names(tree)
     else:
-        missing = {n for n in names if not hasattr(importlib.import_module(module), n)}
+        try:
+            imported = importlib.import_module(module)
+        except ModuleNotFoundError as e:  # a front end whose engine is not installed here
+            if (e.name or "").split(".")[0] not in ENGINES_ELSEWHERE:
+                raise
+            missing = set(names) - _bound_names(tree)
+        else:
+            missing = {n for n in names if not hasattr(imported, n)}
     if missing:
         problems.append(f"__all__ names what the module does not have: {sorted(missing)}")
     return problems

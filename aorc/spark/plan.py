@@ -1,4 +1,5 @@
-"""Planning a Spark read, without Spark: which files, which stripes, which tasks.
+"""Planning a Spark read, without Spark: which files, which stripes, which tasks (splits,
+stripe grouping and task packing are shared with the other engines: :mod:`aorc.dataset.splits`).
 
 :func:`list_files` lists the files under files, folders and prefixes; Hive ``key=value``
 folders below a root become partition columns (:func:`partition_columns`, typed by
@@ -12,11 +13,9 @@ and :mod:`aorc.spark.source` run the plan in Spark tasks.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -29,12 +28,19 @@ from aorc.dataset.partitioning import (
     partition_table,
     partition_values,
 )
+from aorc.dataset.splits import (
+    DEFAULT_SPLIT_BYTES,
+    OPEN_COST_BYTES,
+    Split,
+    balance_splits,
+    pack_splits,
+    stripe_groups,
+)
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.format.projection import select_columns
 from aorc.format.types import parse_type_string
 from aorc.io import registry
-from aorc.read.common import group_stripes
-from aorc.read.reader import OrcReader, open_reader
+from aorc.read.reader import open_reader
 from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
 __all__ = [
@@ -49,12 +55,6 @@ __all__ = [
     "plan_read",
     "read_schema",
 ]
-
-#: Stripes of one file are grouped into splits of about this many (compressed) bytes.
-DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
-#: What opening a split costs, counted in bytes when splits are packed into tasks (Spark's
-#: ``spark.sql.files.openCostInBytes``).
-OPEN_COST_BYTES = 4 * 1024 * 1024
 
 Filters = Any  # pyarrow-style filters: list of tuples, or list of lists of tuples
 
@@ -122,35 +122,6 @@ def _in_zone(wall: datetime.datetime | None, t: pa.DataType) -> datetime.datetim
 
 
 # =========================================================================== planning
-
-@dataclass(frozen=True)
-class Split:
-    """One read task: some stripes of one file, and its partition values.
-
-    Attributes:
-        uri: the file.
-        stripes: indexes of the stripes to read (consecutive).
-        partition: Hive partition values of the file's folder.
-        filters: the filters left for this file once partition columns are resolved
-            (``None``: every row).
-        sizes: the stored bytes of each stripe (empty: not known).
-        etag: the file's ETag when it was planned (S3): the task reads that version or
-            fails with :class:`aorc.errors.ObjectChangedError`, never a replaced file's
-            stripes under this split's plan (``None``: other stores).
-    """
-
-    uri: str
-    stripes: tuple[int, ...]
-    partition: tuple[tuple[str, str | None], ...] = ()
-    filters: Any = None
-    sizes: tuple[int, ...] = ()
-    etag: str | None = None
-
-    @property
-    def nbytes(self) -> int:
-        """The stored bytes of the stripes (0 when the sizes are not known)."""
-        return sum(self.sizes)
-
 
 def _leaf_on_partition(leaf: tuple[Any, ...], values: Mapping[str, Any],
                        t: pa.DataType) -> bool:
@@ -225,31 +196,6 @@ def _resolve_filters(filters: Filters, values: Mapping[str, Any],
     return bool(left), left or None
 
 
-def _stripe_groups(reader: OrcReader, filters: Any, split_bytes: int
-                   ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Consecutive stripes not ruled out by their statistics, grouped by size: (indexes,
-    stored bytes) of each group."""
-    from aorc.filters.predicate import StatsContext, parse_filters
-
-    predicate = (parse_filters(filters, parse_type_string(reader.orc_type))
-                 if filters is not None else None)
-    context = StatsContext(hybrid_calendar=reader.calendar == "JULIAN_GREGORIAN",
-                           decimal_bloom_filters=reader.file_version != "UNSTABLE-PRE-2.0")
-    kept = []
-    for stripe in reader.stripes:
-        stats = stripe.statistics
-        if not stripe.num_rows:
-            continue
-        if predicate is not None and stats is not None:
-            def of(c: int, s: list[Any] = stats) -> Any:
-                return s[c] if c < len(s) else None
-            if not predicate.evaluate(of, context).may_be_true:
-                continue
-        kept.append(stripe)
-    return [(tuple(s.index for s in g), tuple(s.length for s in g))
-            for g in group_stripes(kept, split_bytes)]
-
-
 async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = None,
                     filters: Filters = None, *,
                     storage_options: Mapping[str, Any] | None = None,
@@ -288,10 +234,11 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
             if not ok:
                 return schema, []
             select_columns(parse_type_string(reader.orc_type), columns)
-            groups = _stripe_groups(reader, rest, split_bytes)
+            groups = stripe_groups(reader, rest, split_bytes)
             etag = reader.etag
         part = tuple((k, typed[k]) for k in part_schema.names)
-        return schema, [Split(uri, g, part, rest, sizes, etag) for g, sizes in groups]
+        return schema, [Split(uri, g, part, rest, sizes, etag, rows)
+                                   for g, sizes, rows in groups]
 
     planned = await asyncio.gather(*(plan_file(uri, t) for (_, uri), t
                                      in zip(files, typed_values, strict=True)))
@@ -344,53 +291,3 @@ def _projected(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
         raise UnsupportedFeatureError("aorc.spark.read selects top-level columns only; "
                                       "select nested fields in Spark")
     return pa.schema([f for f in schema if f.name in set(columns)])
-
-
-# =========================================================================== packing
-
-def balance_splits(splits: list[Split], target: int) -> list[Split]:
-    """Cut splits of several stripes in two until there are ``target`` splits (or every
-    split is one stripe), so that every core has work."""
-    out = list(splits)
-    while len(out) < target:
-        widest = max(range(len(out)), key=lambda i: len(out[i].stripes), default=None)
-        if widest is None or len(out[widest].stripes) < 2:
-            break
-        split = out[widest]
-        half = len(split.stripes) // 2
-        out[widest:widest + 1] = [
-            dataclasses.replace(split, stripes=split.stripes[:half], sizes=split.sizes[:half]),
-            dataclasses.replace(split, stripes=split.stripes[half:], sizes=split.sizes[half:])]
-    return out
-
-
-def pack_splits(splits: list[Split], cores: int | None,
-                max_bytes: int = DEFAULT_SPLIT_BYTES) -> list[list[Split]]:
-    """The splits of each task, packed as Spark packs files into its own read tasks
-    (``FilePartition``): consecutive splits share a task up to ``min(max_bytes,
-    max(OPEN_COST_BYTES, total / cores))`` bytes, counting :data:`OPEN_COST_BYTES` per
-    split. So small reads make one task per core (each task costs the JVM and the Python
-    worker a fixed share), large ones tasks of about ``max_bytes``; splits keep their order.
-    ``cores`` unknown (``None``): this machine's CPUs.
-
-    Args:
-        splits: the splits, in order.
-        cores: the cores Spark has (``None``: this machine's CPUs).
-        max_bytes: the largest size of a task.
-
-    Returns:
-        The splits of each task.
-    """
-    cores = cores or os.cpu_count() or 1
-    total = sum(s.nbytes + OPEN_COST_BYTES for s in splits)
-    target = min(max_bytes, max(OPEN_COST_BYTES, total // cores))
-    packs: list[list[Split]] = []
-    size = 0
-    for split in splits:
-        if not packs or size + split.nbytes > target:
-            packs.append([])
-            size = 0
-        packs[-1].append(split)
-        size += split.nbytes + OPEN_COST_BYTES
-    return packs
-

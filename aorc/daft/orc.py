@@ -1,0 +1,243 @@
+"""Daft's ORC data source and data sink on aorc: :func:`read_orc` and :func:`write_orc`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from daft import Schema
+from daft.io.sink import DataSink, WriteResult
+from daft.io.source import DataSource, DataSourceTask
+from daft.recordbatch import MicroPartition, RecordBatch
+
+from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.splits import (
+    DEFAULT_SPLIT_BYTES,
+    Split,
+    SplitPlan,
+    plan_splits,
+    read_split,
+)
+from aorc.errors import SchemaError
+from aorc.options import WriteOptions
+from aorc.sync import run
+
+__all__ = ["OrcDataSink", "OrcDataSource", "OrcDataSourceTask", "read_orc", "write_orc"]
+
+
+class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
+    """One stripe split, read by aorc's async reader (at most ``limit`` rows)."""
+
+    def __init__(self, plan: SplitPlan, split: Split, limit: int | None = None) -> None:
+        self._plan = plan
+        self._split = split
+        self._limit = limit
+
+    @property
+    def schema(self) -> Schema:
+        """The task's rows' schema."""
+        return Schema.from_pyarrow_schema(self._plan.schema)
+
+    async def read(self) -> AsyncIterator[RecordBatch]:
+        """The split's rows, batch by batch."""
+        left = self._limit
+        async for batch in read_split(self._plan, self._split):
+            if left is not None:
+                batch = batch.slice(0, left)
+                left -= batch.num_rows
+            if batch.num_rows:
+                yield RecordBatch.from_arrow_record_batches([batch], self._plan.schema)
+            if left is not None and left <= 0:
+                return
+
+
+class OrcDataSource(DataSource):  # type: ignore[misc]
+    """ORC files read by aorc, with Daft's pushdowns (columns, filters, limit).
+
+    Args:
+        source: a file, a folder or prefix, or a list of files (as
+            :func:`aorc.open_dataset`).
+        columns: top-level columns, in this order (default all).
+        filters: pyarrow-style list filters or a pyarrow expression.
+        storage_options: store settings.
+        split_bytes: stripes of a file are grouped into tasks of about this many bytes.
+        partitioning: as :func:`aorc.open_dataset`.
+        timestamp_unit: as :func:`aorc.open_dataset`.
+
+    Raises:
+        SchemaError: unknown columns, bad filters, incompatible file schemas.
+        ObjectNotFoundError: nothing at ``source``.
+    """
+
+    def __init__(self, source: Any, *, columns: Sequence[str] | None = None,
+                 filters: Any = None, storage_options: Mapping[str, Any] | None = None,
+                 split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
+                 timestamp_unit: str = "ns") -> None:
+        self._args = dict(source=source, columns=columns, filters=filters,
+                          storage_options=storage_options, split_bytes=split_bytes,
+                          partitioning=partitioning, timestamp_unit=timestamp_unit)
+        self._plan = run(self._planned(None))
+        #: The plans made for reads (after Daft's pushdowns), most recent last.
+        self.plans: list[SplitPlan] = []
+
+    async def _planned(self, predicate: Any) -> SplitPlan:
+        a = self._args
+        return await plan_splits(
+            a["source"], a["columns"], a["filters"], storage_options=a["storage_options"],
+            split_bytes=a["split_bytes"], partitioning=a["partitioning"],
+            timestamp_unit=a["timestamp_unit"], predicate=predicate)
+
+    @property
+    def name(self) -> str:
+        """The source's name."""
+        return "AorcORC"
+
+    @property
+    def schema(self) -> Schema:
+        """The rows' schema."""
+        return Schema.from_pyarrow_schema(self._plan.schema)
+
+    async def get_tasks(self, pushdowns: Any) -> AsyncIterator[DataSourceTask]:
+        """One task per split left once Daft's filters prune; with a limit, no more tasks
+        once the rows known to come reach it."""
+        plan = self._plan
+        if pushdowns.filters is not None:
+            plan = await self._planned(pushdowns.filters.to_arrow_expr())
+        if pushdowns.columns is not None:
+            # and the filter's (Daft filters the rows again), in the source's order (Daft's
+            # projection above the scan picks them by position)
+            needed = {*pushdowns.columns, *pushdowns.filter_required_column_names()}
+            columns = [c for c in plan.schema.names if c in needed]
+            # a Daft record batch has a column (Daft counts rows by its cheapest one)
+            plan = plan.project(columns or plan.schema.names[:1])
+        self.plans.append(plan)
+        limit = pushdowns.limit
+        exact = plan.num_rows is not None
+        rows = 0
+        for split in plan.splits:
+            if limit is not None and exact and rows >= limit:
+                return
+            yield OrcDataSourceTask(plan, split, limit)
+            rows += split.num_rows
+
+
+def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any = None,
+             storage_options: Mapping[str, Any] | None = None,
+             split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
+             timestamp_unit: str = "ns") -> Any:
+    """A Daft DataFrame of ORC files read by aorc.
+
+    Args:
+        source: a file, a folder or prefix, or a list of files (as
+            :func:`aorc.open_dataset`).
+        columns: top-level columns, in this order (default all).
+        filters: pyarrow-style list filters or a pyarrow expression on data and partition
+            columns: files are pruned by partition values, stripes and row groups by
+            statistics and bloom filters, rows filtered exactly.
+        storage_options: store settings.
+        split_bytes: stripes of a file are grouped into tasks of about this many bytes.
+        partitioning: as :func:`aorc.open_dataset`.
+        timestamp_unit: as :func:`aorc.open_dataset`.
+
+    Returns:
+        The DataFrame.
+
+    Raises:
+        SchemaError: unknown columns, bad filters, incompatible file schemas, no columns.
+        ObjectNotFoundError: nothing at ``source``.
+    """
+    if columns is not None and not len(columns):
+        raise SchemaError("a Daft DataFrame has at least one column: read some and count "
+                          "the rows with count_rows() (which reads Daft's cheapest column)")
+    return OrcDataSource(source, columns=columns, filters=filters,
+                         storage_options=storage_options, split_bytes=split_bytes,
+                         partitioning=partitioning, timestamp_unit=timestamp_unit).read()
+
+
+class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
+    """The rows of each ``write`` call as ORC part files under ``dest`` (Hive folders by
+    ``partition_cols``), named ``part-<write id>-<content hash>-<i>.orc``: Daft gives a
+    write no task number, so the name comes from the rows, and a retried write of the same
+    rows replaces its own files. See :func:`write_orc`."""
+
+    def __init__(self, dest: str | os.PathLike[str], *,
+                 partition_cols: Sequence[str] | None = None,
+                 storage_options: Mapping[str, Any] | None = None,
+                 options: WriteOptions | None = None, **write_options: Any) -> None:
+        self._dest = os.fspath(dest)
+        self._partition_cols = list(partition_cols or [])
+        self._storage_options = storage_options
+        self._options = options
+        self._write_options = write_options
+        self._write_id = new_write_id()
+
+    def name(self) -> str:
+        """The sink's name."""
+        return "AorcORC"
+
+    def schema(self) -> Schema:
+        """The result's schema: one row per file written."""
+        return Schema.from_pyarrow_schema(pa.schema([("path", pa.large_string())]))
+
+    def write(self, micropartitions: Iterator[MicroPartition]
+              ) -> Iterator[WriteResult[list[str]]]:
+        """Write the rows of ``micropartitions`` as one set of part files."""
+        tables = [mp.to_arrow() for mp in micropartitions]
+        tables = [t for t in tables if t.num_rows]
+        if not tables:
+            return
+        table = pa.concat_tables(tables)
+        files = write_part(table, self._dest, self._write_id, _content_number(table),
+                           partition_cols=self._partition_cols,
+                           storage_options=self._storage_options, options=self._options,
+                           write_options=self._write_options)
+        yield WriteResult(result=files, bytes_written=table.nbytes,
+                          rows_written=table.num_rows)
+
+    def finalize(self, write_results: list[WriteResult[list[str]]]) -> MicroPartition:
+        """The files written, sorted."""
+        files = sorted(f for r in write_results for f in r.result)
+        return MicroPartition.from_pydict({"path": pa.array(files, pa.large_string())})
+
+
+def _content_number(table: pa.Table) -> int:
+    """A number naming ``table``'s rows: the same rows, the same number."""
+    digest = hashlib.blake2b(digest_size=8)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    digest.update(sink.getvalue())
+    return int.from_bytes(digest.digest(), "big") % 10**12
+
+
+def write_orc(df: Any, dest: str | os.PathLike[str], *,
+              partition_cols: Sequence[str] | None = None,
+              storage_options: Mapping[str, Any] | None = None,
+              options: WriteOptions | None = None, **write_options: Any) -> list[str]:
+    """Write a Daft DataFrame as ORC part files under ``dest``, by aorc.
+
+    A file appears only once complete; a retried write of the same rows writes the same
+    names again.
+
+    Args:
+        df: the DataFrame.
+        dest: a local folder or an object-store prefix.
+        partition_cols: columns making Hive folders, left out of the files.
+        storage_options: store settings.
+        options: an :class:`aorc.WriteOptions`.
+        **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
+
+    Returns:
+        The files written, sorted.
+
+    Raises:
+        SchemaError: bad options or a type ORC cannot hold.
+        StoreError: a write failed.
+    """
+    sink = OrcDataSink(dest, partition_cols=partition_cols, storage_options=storage_options,
+                       options=options, **write_options)
+    result = df.write_sink(sink).to_pydict()
+    return sorted(result["path"])

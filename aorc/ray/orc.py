@@ -1,0 +1,245 @@
+"""Ray Data's ORC datasource and datasink on aorc: :func:`read_orc` and :func:`write_orc`."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from ray.data import Datasink, Datasource, ReadTask
+from ray.data.block import BlockMetadata
+
+from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.splits import (
+    DEFAULT_SPLIT_BYTES,
+    Split,
+    SplitPlan,
+    balance_splits,
+    pack_splits,
+    plan_splits,
+    read_split_table,
+)
+from aorc.options import WriteOptions
+from aorc.sync import run
+
+__all__ = ["STUB_COLUMN", "OrcDatasink", "OrcDatasource", "read_orc", "write_orc"]
+
+
+#: The column Ray's own readers give a block of no columns so that it keeps its row count
+#: (Ray drops it again; ``ray.data._internal.arrow_block``).
+STUB_COLUMN = "__bsp_stub"
+
+
+def _read_blocks(plan: SplitPlan, pack: list[Split]) -> Iterator[pa.Table]:
+    """A read task's body: one block per split (a block of no columns holds Ray's stub
+    column, which keeps the row count)."""
+    for split in pack:
+        table = read_split_table(plan, [split])
+        if not table.num_columns:
+            table = pa.table({STUB_COLUMN: pa.nulls(table.num_rows)})
+        if table.num_rows:
+            yield table
+
+
+class OrcDatasource(Datasource):  # type: ignore[misc]
+    """ORC files read by aorc, with Ray's projection and predicate pushdowns.
+
+    Args:
+        source: a file, a folder or prefix, or a list of files (as
+            :func:`aorc.open_dataset`).
+        columns: top-level columns, in this order (default all).
+        filters: pyarrow-style list filters or a pyarrow expression.
+        storage_options: store settings, passed to the workers.
+        split_bytes: stripes of a file are grouped into tasks of about this many bytes.
+        partitioning: as :func:`aorc.open_dataset`.
+        timestamp_unit: as :func:`aorc.open_dataset`.
+
+    Raises:
+        SchemaError: unknown columns, bad filters, incompatible file schemas.
+        ObjectNotFoundError: nothing at ``source``.
+    """
+
+    def __init__(self, source: Any, *, columns: Sequence[str] | None = None,
+                 filters: Any = None, storage_options: Mapping[str, Any] | None = None,
+                 split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
+                 timestamp_unit: str = "ns") -> None:
+        super().__init__()
+        self._projection_map: dict[str, str] | None = None
+        self._args = dict(source=source, columns=columns, filters=filters,
+                          storage_options=storage_options, split_bytes=split_bytes,
+                          partitioning=partitioning, timestamp_unit=timestamp_unit)
+        self._plan = self._planned(None)
+
+    def _planned(self, predicate: Any) -> SplitPlan:
+        a = self._args
+        return run(plan_splits(
+            a["source"], a["columns"], a["filters"], storage_options=a["storage_options"],
+            split_bytes=a["split_bytes"], partitioning=a["partitioning"],
+            timestamp_unit=a["timestamp_unit"], predicate=predicate))
+
+    @property
+    def plan(self) -> SplitPlan:
+        """The read as planned, with the pushed projection and predicate."""
+        columns = self._get_data_columns()
+        return self._plan if columns is None else self._plan.project(columns)
+
+    def get_name(self) -> str:
+        """The read tasks' name."""
+        return "AorcORC"
+
+    def supports_projection_pushdown(self) -> bool:
+        """Ray's column selections are pushed into the reads."""
+        return True
+
+    def supports_predicate_pushdown(self) -> bool:
+        """Ray's filters (expressions pyarrow can evaluate) are pushed into the reads."""
+        return True
+
+    def apply_predicate(self, predicate_expr: Any) -> Any:
+        """This datasource with ``predicate_expr`` ANDed into its read (replanned: more
+        stripes and files pruned); itself when pyarrow cannot evaluate the expression."""
+        try:
+            pushed = predicate_expr.to_pyarrow()
+        except (TypeError, ValueError):
+            return self
+        clone = super().apply_predicate(predicate_expr)
+        current = clone.get_current_predicate()
+        clone._plan = clone._planned(current.to_pyarrow() if current is not None else pushed)
+        return clone
+
+    def estimate_inmemory_data_size(self) -> int | None:
+        """The stored bytes of the planned stripes (decoded data is larger)."""
+        return sum(s.nbytes for s in self._plan.splits)
+
+    def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
+                       data_context: Any = None) -> list[ReadTask]:
+        """One task per pack of splits (about ``parallelism`` of them; none when every
+        stripe is pruned)."""
+        plan = self.plan
+        target = max(1, parallelism)
+        packs = pack_splits(balance_splits(plan.splits, target), target,
+                            self._args["split_bytes"])
+        tasks = []
+        for pack in packs:
+            rows = None if plan.num_rows is None else sum(s.num_rows for s in pack)
+            meta = BlockMetadata(num_rows=rows, size_bytes=sum(s.nbytes for s in pack),
+                                 input_files=tuple(dict.fromkeys(s.uri for s in pack)),
+                                 exec_stats=None)
+            tasks.append(ReadTask(functools.partial(_read_blocks, plan, pack), meta,
+                                  schema=plan.schema, per_task_row_limit=per_task_row_limit))
+        return tasks
+
+
+def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any = None,
+             storage_options: Mapping[str, Any] | None = None,
+             split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
+             timestamp_unit: str = "ns", **read_args: Any) -> Any:
+    """A Ray Dataset of ORC files read by aorc in the workers.
+
+    Args:
+        source: a file, a folder or prefix, or a list of files (as
+            :func:`aorc.open_dataset`).
+        columns: top-level columns, in this order (default all; ``[]``: none, rows kept).
+        filters: pyarrow-style list filters or a pyarrow expression on data and partition
+            columns: files are pruned by partition values, stripes and row groups by
+            statistics and bloom filters, rows filtered exactly.
+        storage_options: store settings, passed to the workers.
+        split_bytes: stripes of a file are grouped into tasks of about this many bytes.
+        partitioning: as :func:`aorc.open_dataset`.
+        timestamp_unit: as :func:`aorc.open_dataset`.
+        **read_args: passed to ``ray.data.read_datasource`` (``override_num_blocks``,
+            ``concurrency``, ``ray_remote_args``, ...).
+
+    Returns:
+        The Dataset.
+
+    Raises:
+        SchemaError: unknown columns, bad filters, incompatible file schemas.
+        ObjectNotFoundError: nothing at ``source``.
+    """
+    import ray.data
+
+    source_ = OrcDatasource(source, columns=columns, filters=filters,
+                            storage_options=storage_options, split_bytes=split_bytes,
+                            partitioning=partitioning, timestamp_unit=timestamp_unit)
+    return ray.data.read_datasource(source_, **read_args)
+
+
+class OrcDatasink(Datasink):  # type: ignore[misc]
+    """Each write task's rows as ORC part files ``part-<write id>-<task>-<i>.orc`` under
+    ``dest`` (Hive folders by ``partition_cols``); see :func:`write_orc`.
+
+    Attributes:
+        files: the files written, once the write is complete.
+    """
+
+    def __init__(self, dest: str | os.PathLike[str], *,
+                 partition_cols: Sequence[str] | None = None,
+                 storage_options: Mapping[str, Any] | None = None,
+                 options: WriteOptions | None = None, **write_options: Any) -> None:
+        self._dest = os.fspath(dest)
+        self._partition_cols = list(partition_cols or [])
+        self._storage_options = storage_options
+        self._options = options
+        self._write_options = write_options
+        self._write_id = new_write_id()
+        self.files: list[str] = []
+
+    def get_name(self) -> str:
+        """The write tasks' name."""
+        return "AorcORC"
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> list[str]:
+        """Write one task's blocks; returns its files."""
+        tables = [_arrow(b) for b in blocks]
+        tables = [t for t in tables if t.num_rows]
+        if not tables:
+            return []
+        table = pa.concat_tables(tables, promote_options="default")
+        return write_part(table, self._dest, self._write_id, int(ctx.task_idx),
+                          partition_cols=self._partition_cols,
+                          storage_options=self._storage_options, options=self._options,
+                          write_options=self._write_options)
+
+    def on_write_complete(self, write_result: Any) -> None:
+        """Keep the files written (:attr:`files`)."""
+        self.files = sorted(f for files in write_result.write_returns for f in files)
+
+
+def _arrow(block: Any) -> pa.Table:
+    if isinstance(block, pa.Table):
+        return block
+    return pa.Table.from_pandas(block, preserve_index=False)
+
+
+def write_orc(ds: Any, dest: str | os.PathLike[str], *,
+              partition_cols: Sequence[str] | None = None,
+              storage_options: Mapping[str, Any] | None = None,
+              options: WriteOptions | None = None, **write_options: Any) -> list[str]:
+    """Write a Ray Dataset as ORC part files under ``dest``, by aorc in the workers.
+
+    Files are named ``part-<write id>-<task>-<i>.orc`` (Hive ``key=value`` folders by
+    ``partition_cols``): a retried task writes the same names again, and a file appears only
+    once complete.
+
+    Args:
+        ds: the Dataset.
+        dest: a local folder or an object-store prefix.
+        partition_cols: columns making Hive folders, left out of the files.
+        storage_options: store settings, passed to the workers.
+        options: an :class:`aorc.WriteOptions`.
+        **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
+
+    Returns:
+        The files written, sorted.
+
+    Raises:
+        SchemaError: bad options or a type ORC cannot hold.
+        StoreError: a write failed.
+    """
+    sink = OrcDatasink(dest, partition_cols=partition_cols, storage_options=storage_options,
+                       options=options, **write_options)
+    ds.write_datasink(sink)
+    return sink.files
