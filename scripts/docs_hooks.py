@@ -42,6 +42,7 @@ API_MODULES: list[tuple[str, str]] = [
     ("aorc.iceberg", "aorc.iceberg"),
     ("aorc.spark", "aorc.spark"),
     ("aorc.kafka", "aorc.kafka"),
+    ("aorc.keys", "aorc.keys (encryption keys)"),
     ("aorc.polars", "aorc.polars"),
     ("aorc.progress", "aorc.progress"),
 ]
