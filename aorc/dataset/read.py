@@ -131,7 +131,17 @@ class Dataset(SmallFileReads):
         return self._layout.arrow_partitioning(self.partition_schema)
 
     def files_matching(self, filters: Any = None) -> list[DatasetFile]:
-        """The files a read with ``filters`` opens: those the partition terms leave."""
+        """The files a read with ``filters`` opens: those the partition terms leave.
+
+        Args:
+            filters: as for :meth:`read`; only its partition terms count here.
+
+        Returns:
+            The files left after partition pruning, in path order.
+
+        Raises:
+            SchemaError: malformed filters or unknown columns in them.
+        """
         return [f for f, _ in self._plan([], filters).files]
 
     @property
@@ -166,6 +176,10 @@ class Dataset(SmallFileReads):
                 files left after partition pruning): a callable taking an
                 :class:`aorc.ProgressEvent` or a tqdm-like bar (see :mod:`aorc.progress`).
 
+        Returns:
+            The matching rows of ``columns``, files in path order, in the dataset's schema
+            (partition columns after the data columns).
+
         Raises:
             SchemaError: unknown columns, malformed filters, incompatible file schemas.
             CorruptFileError: a file is not ORC or is damaged (the message names it).
@@ -195,6 +209,14 @@ class Dataset(SmallFileReads):
             columns: as for :meth:`read`.
             filters: as for :meth:`read`.
             batch_size: the largest number of rows per batch.
+
+        Returns:
+            An async iterator of :class:`pyarrow.RecordBatch` (and an Arrow C stream); the
+            files are read as it is iterated.
+
+        Raises:
+            SchemaError: ``batch_size`` is not a positive integer, unknown columns or
+                malformed filters; while iterating, as :meth:`read`.
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise SchemaError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -223,6 +245,12 @@ class Dataset(SmallFileReads):
         Args:
             filters: as for :meth:`read`.
             filter: the same, by :mod:`pyarrow.dataset`'s name (give one of the two).
+
+        Returns:
+            The number of rows the filter leaves (every row without one).
+
+        Raises:
+            SchemaError: both ``filters`` and ``filter`` given, or as :meth:`read`.
         """
         plan = self._plan([], _one_filter(filters, filter))
 
@@ -240,19 +268,52 @@ class Dataset(SmallFileReads):
     async def to_table(self, columns: Sequence[str] | None = None,
                        filter: Any = None) -> pa.Table:  # noqa: A002
         """:meth:`read` by :meth:`pyarrow.dataset.Dataset.to_table`'s name: the matching
-        rows (``filter``: list-form filters or an expression) of ``columns``."""
+        rows (``filter``: list-form filters or an expression) of ``columns``.
+
+        Args:
+            columns: as for :meth:`read`.
+            filter: as ``filters`` for :meth:`read`.
+
+        Returns:
+            The matching rows, as :meth:`read` returns them.
+
+        Raises:
+            SchemaError: as for :meth:`read`.
+            CorruptFileError: as for :meth:`read`.
+        """
         return await self.read(columns, filter)
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
                    batch_size: int = 65536) -> BatchStream:
         """:meth:`iter_batches` by :meth:`pyarrow.dataset.Dataset.to_batches`'s name (an
-        async iterator here: ``async for batch in dataset.to_batches(): ...``)."""
+        async iterator here: ``async for batch in dataset.to_batches(): ...``).
+
+        Args:
+            columns: as for :meth:`read`.
+            filter: as ``filters`` for :meth:`read`.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            The batch stream :meth:`iter_batches` returns.
+
+        Raises:
+            SchemaError: as for :meth:`iter_batches`.
+        """
         return self.iter_batches(columns, filter, batch_size=batch_size)
 
     async def head(self, num_rows: int, columns: Sequence[str] | None = None,
                    filter: Any = None) -> pa.Table:  # noqa: A002
         """The first ``num_rows`` matching rows (files in path order), as
         :meth:`pyarrow.dataset.Dataset.head`; reading stops once they are found.
+
+        Args:
+            num_rows: how many rows to return at most.
+            columns: as for :meth:`read`.
+            filter: as ``filters`` for :meth:`read`.
+
+        Returns:
+            At most ``num_rows`` matching rows (fewer when the dataset has fewer), in the
+            schema :meth:`read` returns.
 
         Raises:
             SchemaError: ``num_rows`` is not a non-negative integer, or as :meth:`read`.
@@ -281,7 +342,24 @@ class Dataset(SmallFileReads):
         ``schema_from="all"`` the schemas of the pruned files count too (their tails are
         read at the same time, never their data); with ``"read"`` they are read afterwards
         only when a column that ``columns`` or ``filters`` name is in no file read, so
-        that such a column reads as nulls whichever files the filter leaves."""
+        that such a column reads as nulls whichever files the filter leaves.
+
+        Args:
+            columns: as for :meth:`read`.
+            filters: as for :meth:`read`.
+            schema_from: ``"read"`` or ``"all"``, as above.
+            progress: as for :meth:`read`.
+
+        Returns:
+            The matching rows, in the unified schema (as :meth:`read` returns them); the
+            dataset's files and schema are resolved afterwards.
+
+        Raises:
+            SchemaError: no valid file to infer a schema from, incompatible file schemas,
+                unknown columns or malformed filters.
+            CorruptFileError: a file is not ORC or is damaged (unless invalid files are
+                excluded).
+        """
         where = dataset_filter(filters)
         survivors = (prune(self.files, self.partition_schema, where.clauses) if where.clauses
                      else [(f, None) for f in self.files])

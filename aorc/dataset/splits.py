@@ -373,7 +373,16 @@ def pack_splits(splits: list[Split], cores: int | None,
     """The splits of each task, packed as Spark packs files into its read tasks
     (``FilePartition``): consecutive splits share a task up to ``min(max_bytes,
     max(OPEN_COST_BYTES, total / cores))`` bytes, counting :data:`OPEN_COST_BYTES` per
-    split; splits keep their order. ``cores`` unknown (``None``): this machine's CPUs."""
+    split; splits keep their order. ``cores`` unknown (``None``): this machine's CPUs.
+
+    Args:
+        splits: the splits, in the order their rows are to be read.
+        cores: the engine's cores (``None``: this machine's CPUs).
+        max_bytes: the most bytes a task holds (a split larger than it is a task alone).
+
+    Returns:
+        The tasks, each a non-empty list of consecutive splits (no task for no splits).
+    """
     cores = cores or os.cpu_count() or 1
     total = sum(s.nbytes + OPEN_COST_BYTES for s in splits)
     target = min(max_bytes, max(OPEN_COST_BYTES, total // cores))

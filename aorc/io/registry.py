@@ -429,7 +429,18 @@ def check_options(url: str | os.PathLike[str], storage_options: Mapping[str, Any
 
 def is_remote(url: str | os.PathLike[str]) -> bool:
     """Whether ``url`` lives in a remote store (its storage options are connection
-    settings)."""
+    settings).
+
+    Args:
+        url: a local path or a URL of a registered scheme.
+
+    Returns:
+        ``True`` for a remote store (``s3://``, ``gs://``, ...), ``False`` for local files
+        and in-process stores.
+
+    Raises:
+        UnsupportedFeatureError: no scheme is registered for the URL's.
+    """
     return scheme_for(url).remote
 
 
@@ -443,6 +454,15 @@ def open_input(url: str | os.PathLike[str],
         storage_options: the store's settings.
         size: the file's size if known (from a listing): a store without suffix ranges
             (Azure) then reads the tail in one request instead of two.
+
+    Returns:
+        The :class:`~aorc.io.base.Store` reading ``url``.
+
+    Raises:
+        UnsupportedFeatureError: no scheme is registered for the URL's.
+        SchemaError: an unknown storage option or a bad value.
+        ObjectNotFoundError: a store that looks the file up when opened (``memory://``)
+            has no such file.
     """
     store = scheme_for(url).open_input(_text(url), storage_options)
     if size is not None:
@@ -462,6 +482,9 @@ def open_output(dest: Destination,
             it is, e.g. a :class:`MemoryOutput`).
         storage_options: the store's settings (local files: ``fsync``; S3: see
             :mod:`aorc.io.s3.config`).
+
+    Returns:
+        The :class:`Output` to write to (``dest`` itself when it is one).
 
     Raises:
         UnsupportedFeatureError: for a URL scheme no store is registered for.
@@ -565,6 +588,9 @@ async def list_files(url: str | os.PathLike[str],
         storage_options: store settings.
         stats: where to count the listing requests.
 
+    Returns:
+        The :class:`FileInfo` (path, size) of each file, sorted by path.
+
     Raises:
         ObjectNotFoundError: nothing exists at ``url``.
     """
@@ -574,7 +600,18 @@ async def list_files(url: str | os.PathLike[str],
 
 def join(base: str | os.PathLike[str], *parts: str) -> str:
     """``base`` extended by path components, in the form its store uses (empty parts are
-    dropped)."""
+    dropped).
+
+    Args:
+        base: a local path or a URL of a registered scheme.
+        *parts: the path components to append.
+
+    Returns:
+        The joined path or URL.
+
+    Raises:
+        UnsupportedFeatureError: no scheme is registered for the URL's.
+    """
     text = _text(base)
     return scheme_for(text).join(text, *parts)
 
@@ -587,13 +624,28 @@ async def is_folder(url: str | os.PathLike[str]) -> bool:
 
 async def make_parents(url: str | os.PathLike[str]) -> None:
     """Create the folders the file ``url`` will be written into (only local files need
-    them)."""
+    them).
+
+    Args:
+        url: the path or URL of the file to be written.
+
+    Raises:
+        UnsupportedFeatureError: no scheme is registered for the URL's.
+    """
     await scheme_for(url).make_parents(_text(url))
 
 
 async def delete(url: str | os.PathLike[str],
                  storage_options: Mapping[str, Any] | None = None) -> None:
-    """Delete the file ``url``; deleting a missing file is not an error."""
+    """Delete the file ``url``; deleting a missing file is not an error.
+
+    Args:
+        url: the file's path or URL.
+        storage_options: the store's settings.
+
+    Raises:
+        UnsupportedFeatureError: no scheme is registered for the URL's.
+    """
     await scheme_for(url).delete(_text(url), storage_options)
 
 

@@ -316,7 +316,16 @@ class RollingSink(Cuts):
         return sum(len(s.files) for s in self._streams.values())
 
     def position(self, topic: str, partition: int) -> int | None:
-        """The offset of the last row written for a stream (committed or not)."""
+        """The offset of the last row written for a stream (committed or not).
+
+        Args:
+            topic: the stream's topic.
+            partition: the stream's partition.
+
+        Returns:
+            The offset of its last row written, or ``None`` when the sink has no rows of
+            that stream (never written to, or discarded).
+        """
         stream = self._streams.get((topic, partition))
         return None if stream is None else stream.last_offset
 
@@ -410,7 +419,15 @@ class RollingSink(Cuts):
 
     async def discard(self, streams: Sequence[tuple[str, int]]) -> None:
         """Forget streams without committing: drop their open files and cancel their files
-        being written (a new owner replays them from their last commit)."""
+        being written (a new owner replays them from their last commit).
+
+        Args:
+            streams: the (topic, partition) pairs to forget; unknown ones are ignored.
+
+        Raises:
+            AorcError: the sink is closed or aborted, or an earlier write or commit failed
+                (that error is raised again).
+        """
         self._check()
         async with self._lock:
             for key in streams:
@@ -508,7 +525,12 @@ class RollingSink(Cuts):
 
     async def committed_offsets(self) -> dict[tuple[str, int], int]:
         """The last offset of each (topic, partition) committed to the target (where a
-        consumer resumes: ``offset + 1``); empty without a target."""
+        consumer resumes: ``offset + 1``); empty without a target.
+
+        Returns:
+            ``{(topic, partition): offset}`` as the target restores it now (the streams
+            committed so far; empty without a target).
+        """
         if self.target is None:
             return {}
         self._restored = await self.target.restore()
