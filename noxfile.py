@@ -103,7 +103,9 @@ def engines(session: nox.Session) -> None:
     CPUs, a Dask LocalCluster of 2 worker processes, Daft's native runner), in their own
     environment: the engines pin pyarrow, pandas and protobuf ranges of their own."""
     session.install(*_requirements("test", "ray", "dask", "daft"))
-    args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/engines"]
+    # with the engines' docstrings, which the main environment cannot import
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/engines",
+                               "tests/test_docstrings.py"]
     # CI=true fails the run when an engine is missing (instead of skipping its tests)
     session.run("python", "-m", "pytest", *args,
                 env={"PYTHONPATH": str(ROOT), "AORC_TEST_ORACLES": "ray,dask,daft"})
