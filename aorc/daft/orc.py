@@ -42,7 +42,12 @@ class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
         return Schema.from_pyarrow_schema(self._plan.schema)
 
     async def read(self) -> AsyncIterator[RecordBatch]:
-        """The split's rows, batch by batch."""
+        """The split's rows, batch by batch.
+
+        Yields:
+            Daft record batches of the split's rows that passed the plan's filters (no
+            empty ones), stopping once ``limit`` rows have come.
+        """
         left = self._limit
         async for batch in read_split(self._plan, self._split):
             if left is not None:
@@ -102,7 +107,17 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
 
     async def get_tasks(self, pushdowns: Any) -> AsyncIterator[DataSourceTask]:
         """One task per split left once Daft's filters prune; with a limit, no more tasks
-        once the rows known to come reach it."""
+        once the rows known to come reach it.
+
+        Args:
+            pushdowns: Daft's pushdowns: ``filters`` (replans the read, pruning files and
+                stripes), ``columns`` (projected, with the filters' columns, in the source's
+                order) and ``limit`` (each task reads at most that many rows). The plan made
+                is appended to :attr:`plans`.
+
+        Yields:
+            An :class:`OrcDataSourceTask` per split of the plan.
+        """
         plan = self._plan
         if pushdowns.filters is not None:
             plan = await self._planned(pushdowns.filters.to_arrow_expr())
@@ -175,16 +190,36 @@ class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
         self._write_id = new_write_id()
 
     def name(self) -> str:
-        """The sink's name."""
+        """The sink's name.
+
+        Returns:
+            ``"AorcORC"``.
+        """
         return "AorcORC"
 
     def schema(self) -> Schema:
-        """The result's schema: one row per file written."""
+        """The result's schema: one row per file written.
+
+        Returns:
+            A schema of one ``path`` column (large string).
+        """
         return Schema.from_pyarrow_schema(pa.schema([("path", pa.large_string())]))
 
     def write(self, micropartitions: Iterator[MicroPartition]
               ) -> Iterator[WriteResult[list[str]]]:
-        """Write the rows of ``micropartitions`` as one set of part files."""
+        """Write the rows of ``micropartitions`` as one set of part files.
+
+        Args:
+            micropartitions: the rows of this write; empty ones are skipped.
+
+        Yields:
+            One :class:`daft.io.sink.WriteResult` whose result is the files written (none
+            when there were no rows), with the rows and Arrow bytes written.
+
+        Raises:
+            SchemaError: bad options or a type ORC cannot hold.
+            StoreError: a write failed.
+        """
         tables = [mp.to_arrow() for mp in micropartitions]
         tables = [t for t in tables if t.num_rows]
         if not tables:
@@ -198,7 +233,14 @@ class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
                           rows_written=table.num_rows)
 
     def finalize(self, write_results: list[WriteResult[list[str]]]) -> MicroPartition:
-        """The files written, sorted."""
+        """The files written, sorted.
+
+        Args:
+            write_results: the results of every :meth:`write`.
+
+        Returns:
+            A micropartition of one ``path`` column: the files written, sorted.
+        """
         files = sorted(f for r in write_results for f in r.result)
         return MicroPartition.from_pydict({"path": pa.array(files, pa.large_string())})
 

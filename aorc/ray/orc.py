@@ -86,20 +86,40 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
         return self._plan if columns is None else self._plan.project(columns)
 
     def get_name(self) -> str:
-        """The read tasks' name."""
+        """The read tasks' name.
+
+        Returns:
+            ``"AorcORC"``.
+        """
         return "AorcORC"
 
     def supports_projection_pushdown(self) -> bool:
-        """Ray's column selections are pushed into the reads."""
+        """Ray's column selections are pushed into the reads.
+
+        Returns:
+            ``True``.
+        """
         return True
 
     def supports_predicate_pushdown(self) -> bool:
-        """Ray's filters (expressions pyarrow can evaluate) are pushed into the reads."""
+        """Ray's filters (expressions pyarrow can evaluate) are pushed into the reads.
+
+        Returns:
+            ``True``.
+        """
         return True
 
     def apply_predicate(self, predicate_expr: Any) -> Any:
         """This datasource with ``predicate_expr`` ANDed into its read (replanned: more
-        stripes and files pruned); itself when pyarrow cannot evaluate the expression."""
+        stripes and files pruned); itself when pyarrow cannot evaluate the expression.
+
+        Args:
+            predicate_expr: Ray's filter expression (converted with its ``to_pyarrow()``).
+
+        Returns:
+            A copy of this datasource whose plan holds the combined predicate, or this
+            datasource unchanged when the expression cannot be converted to pyarrow.
+        """
         try:
             pushed = predicate_expr.to_pyarrow()
         except (TypeError, ValueError):
@@ -110,13 +130,28 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
         return clone
 
     def estimate_inmemory_data_size(self) -> int | None:
-        """The stored bytes of the planned stripes (decoded data is larger)."""
+        """The stored bytes of the planned stripes (decoded data is larger).
+
+        Returns:
+            The sum of the planned splits' stored bytes (0 when every stripe is pruned).
+        """
         return sum(s.nbytes for s in self._plan.splits)
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
         """One task per pack of splits (about ``parallelism`` of them; none when every
-        stripe is pruned)."""
+        stripe is pruned).
+
+        Args:
+            parallelism: the number of tasks Ray asks for (at least one is aimed at).
+            per_task_row_limit: at most this many rows per task (passed to Ray's
+                ``ReadTask``); ``None``: no limit.
+            data_context: Ray's data context (unused).
+
+        Returns:
+            Ray ``ReadTask`` objects, each reading its pack of splits (one block per split)
+            in a worker, with metadata giving its rows (when known), stored bytes and files.
+        """
         plan = self.plan
         target = max(1, parallelism)
         packs = pack_splits(balance_splits(plan.splits, target), target,
@@ -188,11 +223,28 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
         self.files: list[str] = []
 
     def get_name(self) -> str:
-        """The write tasks' name."""
+        """The write tasks' name.
+
+        Returns:
+            ``"AorcORC"``.
+        """
         return "AorcORC"
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> list[str]:
-        """Write one task's blocks; returns its files."""
+        """Write one task's blocks as part files named by the task's index.
+
+        Args:
+            blocks: the task's blocks (Arrow tables or pandas DataFrames); empty ones are
+                skipped.
+            ctx: Ray's task context (its ``task_idx`` names the files).
+
+        Returns:
+            The files written by this task (none when there were no rows).
+
+        Raises:
+            SchemaError: bad options or a type ORC cannot hold.
+            StoreError: a write failed.
+        """
         tables = [_arrow(b) for b in blocks]
         tables = [t for t in tables if t.num_rows]
         if not tables:
@@ -204,7 +256,12 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
                           write_options=self._write_options)
 
     def on_write_complete(self, write_result: Any) -> None:
-        """Keep the files written (:attr:`files`)."""
+        """Keep the files written (:attr:`files`).
+
+        Args:
+            write_result: Ray's write result, whose ``write_returns`` are the lists of files
+                :meth:`write` returned; they are stored sorted in :attr:`files`.
+        """
         self.files = sorted(f for files in write_result.write_returns for f in files)
 
 
