@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import sys
 import textwrap
@@ -23,20 +24,27 @@ PUBLIC_MODULES = ["aorc", "aorc.daft", "aorc.dask", "aorc.errors", "aorc.io", "a
                   "aorc.kafka", "aorc.keys", "aorc.options", "aorc.polars", "aorc.progress",
                   "aorc.ray", "aorc.sink", "aorc.spark", "aorc.sync"]
 
-#: Public modules of an engine the main environment does not hold, and that engine: where it
-#: is missing they are left out here and checked by ``nox -s engines`` (which has them).
-ENGINE_MODULES = {"aorc.daft": "daft", "aorc.dask": "dask", "aorc.ray": "ray"}
+#: Public modules built on a package an environment may not hold, and that package: where it
+#: is missing they are left out here (the main environment lacks Ray and Daft, which
+#: ``nox -s engines`` checks; that session lacks Polars, which the main environment checks).
+OPTIONAL_MODULES = {"aorc.daft": "daft", "aorc.dask": "dask", "aorc.polars": "polars",
+                    "aorc.ray": "ray"}
 
 
 def _import(module_name: str) -> Any:
-    """The module, or ``None`` for an engine's front end without its engine installed."""
+    """The module, or ``None`` for one of :data:`OPTIONAL_MODULES` without its package."""
     try:
         return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        engine = ENGINE_MODULES.get(module_name)
-        if engine is not None and (exc.name or "").split(".")[0] == engine:
-            return None
+    except ImportError:
+        package = OPTIONAL_MODULES.get(module_name)
+        if package is not None:
+            # not installed (a folder of that name, such as tests/polars on pytest's path,
+            # is a namespace package: no origin)
+            spec = importlib.util.find_spec(package)
+            if spec is None or spec.origin in (None, "namespace"):
+                return None
         raise
+
 
 #: Methods every class has, whose docstrings come from Python (or need none).
 _SKIPPED_METHODS = {"__init__", "__new__", "__post_init__", "__repr__", "__str__", "__hash__",
