@@ -664,14 +664,15 @@ class SyncWriter(_BlockingOutput):
 
 async def _new_writer(dest: Destination, schema: pa.Schema | str | OrcType,
                       options: WriteOptions | None, storage_options: Mapping[str, Any] | None,
-                      keywords: dict[str, Any]) -> OrcWriter:
-    return _open_writer(dest, schema, options, storage_options=storage_options, **keywords)
+                      keys: KeyProvider | None, keywords: dict[str, Any]) -> OrcWriter:
+    return _open_writer(dest, schema, options, storage_options=storage_options, keys=keys,
+                        **keywords)
 
 
 def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
                 options: WriteOptions | None = None, *,
                 storage_options: Mapping[str, Any] | None = None,
-                **keywords: Any) -> SyncWriter:
+                keys: KeyProvider | None = None, **keywords: Any) -> SyncWriter:
     """Blocking :func:`aorc.open_writer` (same arguments): use as ``with open_writer(path,
     schema) as writer: writer.write(batch)``.
 
@@ -680,12 +681,14 @@ def open_writer(dest: Destination, schema: pa.Schema | str | OrcType,
         schema: as for :func:`aorc.open_writer`.
         options: as for :func:`aorc.open_writer`.
         storage_options: as for :func:`aorc.open_writer`.
+        keys: as for :func:`aorc.open_writer` (the key provider of ``encrypt=``).
         **keywords: :class:`aorc.WriteOptions` fields, as for :func:`aorc.open_writer`.
 
     Returns:
         A :class:`SyncWriter` (a context manager: an exception aborts the file).
     """
-    return SyncWriter(run(_new_writer(dest, schema, options, storage_options, keywords)))
+    return SyncWriter(run(_new_writer(dest, schema, options, storage_options, keys,
+                                      keywords)))
 
 
 class RollingSink(_BlockingOutput):

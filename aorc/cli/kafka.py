@@ -64,7 +64,8 @@ def add_kafka_command(sub: Any, parent: argparse.ArgumentParser,
     kafka.add_argument("--max-bytes", type=size, help="a file's size, e.g. 128M")
     kafka.add_argument("--max-age", type=float,
                        help="seconds before a quiet partition's files complete (300)")
-    kafka.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"])
+    kafka.add_argument("--compression", choices=["zstd", "zlib", "snappy", "lz4", "none"],
+                       help="the files' codec (default: aorc's, zstd)")
     kafka.add_argument("--exit-when-idle", type=int, metavar="POLLS",
                        help="also stop after this many empty polls in a row (batch mode)")
     return kafka

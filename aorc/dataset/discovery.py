@@ -566,8 +566,10 @@ class TailCache:
 
 def _compacts(tail: OpenedTail) -> bool:
     """Whether ``tail`` is kept slim: its bytes are a whole file of at most
-    :data:`COMPACT_FILE_BYTES`."""
-    return len(tail.data) <= COMPACT_FILE_BYTES and len(tail.data) == tail.tail.file_length
+    :data:`COMPACT_FILE_BYTES`, and no key decrypted it (a slim tail parses its statistics
+    again from the file's bytes: those of an encrypted column would be the masked ones)."""
+    return (len(tail.data) <= COMPACT_FILE_BYTES and len(tail.data) == tail.tail.file_length
+            and tail.tail.decryption is None)
 
 
 def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
