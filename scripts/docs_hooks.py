@@ -43,6 +43,9 @@ API_MODULES: list[tuple[str, str]] = [
     ("aorc.spark", "aorc.spark"),
     ("aorc.kafka", "aorc.kafka"),
     ("aorc.keys", "aorc.keys (encryption keys)"),
+    ("aorc.ray", "aorc.ray"),
+    ("aorc.dask", "aorc.dask"),
+    ("aorc.daft", "aorc.daft"),
     ("aorc.polars", "aorc.polars"),
     ("aorc.progress", "aorc.progress"),
 ]
