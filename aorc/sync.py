@@ -329,7 +329,70 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
 
 # =========================================================================== datasets
 
-class SyncDataset(_Blocking):
+class _BlockingScan(_Blocking):
+    """A blocking view of something read batch by batch (a dataset, a Hive ACID table):
+    its batches as a plain iterator, a ``pyarrow.RecordBatchReader`` or an Arrow C stream,
+    as the async object's ``iter_batches`` gives them."""
+
+    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
+                     batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking ``iter_batches`` of the async object (same arguments, checked at once).
+
+        Args:
+            columns: as for the async object's ``iter_batches``.
+            filters: as for the async object's ``iter_batches``.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A plain iterator of the matching record batches, read as it is pulled.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
+        return _iterate(self._target.iter_batches(columns, filters, batch_size=batch_size))
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
+                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Blocking ``to_batches`` of the async object (pyarrow.dataset's name).
+
+        Args:
+            columns: as for the async object's ``iter_batches``.
+            filter: the ``filters`` of the async object's ``iter_batches``.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A plain iterator of the matching record batches, read as it is pulled.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
+        return _iterate(self._target.to_batches(columns, filter, batch_size=batch_size))
+
+    def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
+                  batch_size: int = 65536) -> pa.RecordBatchReader:
+        """The matching rows as a ``pyarrow.RecordBatchReader`` read batch by batch as it is
+        pulled (``iter_batches``' arguments, checked at once); releasing it early stops the
+        reads.
+
+        Args:
+            columns: as for the async object's ``iter_batches``.
+            filters: as for the async object's ``iter_batches``.
+            batch_size: the largest number of rows per batch.
+
+        Returns:
+            A ``pyarrow.RecordBatchReader``.
+
+        Raises:
+            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
+        """
+        return self._target.iter_batches(columns, filters, batch_size=batch_size).to_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Every row as an Arrow C stream (the async object's ``__arrow_c_stream__``)."""
+        return self._target.__arrow_c_stream__(requested_schema)
+
+
+class SyncDataset(_BlockingScan):
     """A blocking view of an :class:`aorc.Dataset`; get one from :func:`open_dataset`.
 
     ``schema``, ``files``, ``partition_schema``, ``partitioning``, ``num_rows``,
@@ -346,56 +409,8 @@ class SyncDataset(_Blocking):
         """The async dataset (its coroutines run on aorc's private loop: see :func:`run`)."""
         return self._dataset
 
-    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
-                     batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.Dataset.iter_batches` (same arguments, checked at once).
 
-        Args:
-            columns: as for :meth:`aorc.Dataset.iter_batches`.
-            filters: as for :meth:`aorc.Dataset.iter_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            A plain iterator of ``pyarrow.RecordBatch``.
-        """
-        return _iterate(self._dataset.iter_batches(columns, filters, batch_size=batch_size))
-
-    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
-                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.Dataset.to_batches` (pyarrow.dataset's name).
-
-        Args:
-            columns: as for :meth:`aorc.Dataset.to_batches`.
-            filter: as for :meth:`aorc.Dataset.to_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            A plain iterator of ``pyarrow.RecordBatch``.
-        """
-        return _iterate(self._dataset.to_batches(columns, filter, batch_size=batch_size))
-
-    def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
-                  batch_size: int = 65536) -> pa.RecordBatchReader:
-        """The matching rows as a ``pyarrow.RecordBatchReader`` read batch by batch as it is
-        pulled (:meth:`aorc.Dataset.iter_batches`'s arguments, checked at once); releasing
-        it early stops the reads.
-
-        Args:
-            columns: as for :meth:`aorc.Dataset.iter_batches`.
-            filters: as for :meth:`aorc.Dataset.iter_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            A ``pyarrow.RecordBatchReader``.
-        """
-        return self._dataset.iter_batches(columns, filters, batch_size=batch_size).to_reader()
-
-    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        """Every row as an Arrow C stream (see :meth:`aorc.Dataset.__arrow_c_stream__`)."""
-        return self._dataset.__arrow_c_stream__(requested_schema)
-
-
-class SyncAcidTable(_Blocking):
+class SyncAcidTable(_BlockingScan):
     """A blocking view of an :class:`aorc.AcidTable`; get one from :func:`open_acid_table`.
 
     ``schema``, ``partitions``, ``partition_schema``, ``files`` and ``io_stats`` are the
@@ -410,61 +425,6 @@ class SyncAcidTable(_Blocking):
     def table(self) -> AcidTable:
         """The async table (its coroutines run on aorc's private loop)."""
         return self._table
-
-    def iter_batches(self, columns: Sequence[str] | None = None, filters: Any = None,
-                     batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.AcidTable.iter_batches` (same arguments).
-
-        Args:
-            columns: as for :meth:`aorc.AcidTable.iter_batches`.
-            filters: as for :meth:`aorc.AcidTable.iter_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            A plain iterator of the matching record batches, read as it is pulled.
-
-        Raises:
-            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
-        """
-        return _iterate(self._table.iter_batches(columns, filters, batch_size=batch_size))
-
-    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None,  # noqa: A002
-                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Blocking :meth:`aorc.AcidTable.to_batches` (pyarrow.dataset's name).
-
-        Args:
-            columns: as for :meth:`aorc.AcidTable.iter_batches`.
-            filter: the ``filters`` of :meth:`aorc.AcidTable.iter_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            A plain iterator of the matching record batches, read as it is pulled.
-
-        Raises:
-            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
-        """
-        return _iterate(self._table.to_batches(columns, filter, batch_size=batch_size))
-
-    def to_reader(self, columns: Sequence[str] | None = None, filters: Any = None,
-                  batch_size: int = 65536) -> pa.RecordBatchReader:
-        """The matching rows as a ``pyarrow.RecordBatchReader`` read as it is pulled.
-
-        Args:
-            columns: as for :meth:`aorc.AcidTable.iter_batches`.
-            filters: as for :meth:`aorc.AcidTable.iter_batches`.
-            batch_size: the largest number of rows per batch.
-
-        Returns:
-            A ``pyarrow.RecordBatchReader``.
-
-        Raises:
-            SchemaError: unknown columns, malformed filters or a bad ``batch_size``.
-        """
-        return self._table.iter_batches(columns, filters, batch_size=batch_size).to_reader()
-
-    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        """Every row as an Arrow C stream (see :meth:`aorc.AcidTable.__arrow_c_stream__`)."""
-        return self._table.__arrow_c_stream__(requested_schema)
 
 
 async def _open_acid(source: str | os.PathLike[str], kwargs: dict[str, Any]) -> AcidTable:
