@@ -55,6 +55,7 @@ from aorc.errors import (
     StoreError,
     UnsupportedFeatureError,
     UnsupportedVersionError,
+    UnwritableTypeError,
 )
 from aorc.format.statistics import ColumnStatistics
 from aorc.io import MOVED_MODULES as _io_moved
@@ -114,6 +115,7 @@ __all__ = [
     "StripeMetadata",
     "UnsupportedFeatureError",
     "UnsupportedVersionError",
+    "UnwritableTypeError",
     "WriteOptions",
     "WriterInfo",
     "compact",

@@ -10,7 +10,8 @@ Every error aorc raises on purpose is an :class:`AorcError`::
     ├── DecryptionError          a key does not decrypt an encrypted column (wrong key or
     │                            version); names the key and the column, never its bytes
     ├── SchemaError              a user-supplied schema, column name or option is wrong
-    │                            (also a ValueError)
+    │   │                        (also a ValueError)
+    │   └── UnwritableTypeError  an Arrow type ORC cannot hold; names the cast that works
     ├── InputTypeError           data given to a writer is of no kind it accepts (also a
     │                            TypeError)
     ├── ResourceLimitError       reading would exceed an explicit limit (``max_decoded_bytes``):
@@ -51,6 +52,7 @@ __all__ = [
     "StoreError",
     "UnsupportedFeatureError",
     "UnsupportedVersionError",
+    "UnwritableTypeError",
 ]
 
 
@@ -87,6 +89,23 @@ class DecryptionError(AorcError):
 
 class SchemaError(AorcError, ValueError):
     """A schema, column selection or option given by the caller is wrong."""
+
+
+class UnwritableTypeError(SchemaError):
+    """A column of an Arrow type ORC cannot hold (``time64``, ``duration``, intervals,
+    decimals over 38 digits, ...). The message names the column, once known, and the
+    ``pyarrow`` cast that makes it writable.
+
+    Attributes:
+        dt: the Arrow type (a ``pyarrow.DataType``).
+        column: the column's dotted path (``""`` until known).
+        reason: why, when there is more to say than the type.
+    """
+
+    def __init__(self, message: str, *, dt: object = None, column: str = "",
+                 reason: str = "") -> None:
+        super().__init__(message)
+        self.dt, self.column, self.reason = dt, column, reason
 
 
 class InputTypeError(AorcError, TypeError):

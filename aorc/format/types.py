@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from aorc.errors import CorruptFileError, SchemaError
+from aorc.errors import CorruptFileError, SchemaError, UnwritableTypeError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.nesting import MAX_TYPE_DEPTH, check_depth, check_proto_depth
-from aorc.format.unwritable import UnwritableTypeError
+from aorc.format.unwritable import unwritable, unwritable_inside
 
 __all__ = [
     "ORC_ATTRIBUTES_METADATA_KEY",
@@ -650,7 +650,7 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
         return OrcType(TypeKind.DATE)
     if pa.types.is_decimal(dt):
         if dt.precision > 38:
-            raise UnwritableTypeError(dt, reason="ORC decimals hold at most 38 digits")
+            raise unwritable(dt, reason="ORC decimals hold at most 38 digits")
         return OrcType(TypeKind.DECIMAL, precision=dt.precision, scale=dt.scale)
     if pa.types.is_map(dt):
         return OrcType(
@@ -669,14 +669,14 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
         return OrcType(
             TypeKind.UNION, children=tuple(_from_field(dt.field(i)) for i in range(dt.num_fields))
         )
-    raise UnwritableTypeError(dt)
+    raise unwritable(dt)
 
 
 def _from_field(f: pa.Field) -> OrcType:
     try:
         t = from_arrow_type(f.type, f.metadata)
     except UnwritableTypeError as exc:
-        raise exc.inside(f.name) from None
+        raise unwritable_inside(exc, f.name) from None
     if f.metadata and ORC_ATTRIBUTES_METADATA_KEY in f.metadata:
         try:
             pairs = json.loads(f.metadata[ORC_ATTRIBUTES_METADATA_KEY])

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from aorc.errors import SchemaError
+from aorc.errors import UnwritableTypeError
 
-__all__ = ["UnwritableTypeError", "cast_hint", "unwritable_message"]
+__all__ = ["UnwritableTypeError", "cast_hint", "unwritable", "unwritable_inside",
+           "unwritable_message"]
 
 
 _UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
@@ -58,22 +59,15 @@ def unwritable_message(column: str, dt: pa.DataType, reason: str = "") -> str:
             f"{cast_hint(dt, column)}")
 
 
-class UnwritableTypeError(SchemaError):
-    """A column of an Arrow type ORC cannot hold (a :class:`~aorc.errors.SchemaError`);
-    the message names the column (once known) and the cast that works.
+def unwritable(dt: pa.DataType, column: str = "", reason: str = "") -> UnwritableTypeError:
+    """The :class:`~aorc.errors.UnwritableTypeError` for a column of type ``dt`` at the dotted
+    path ``column`` (``""`` until known)."""
+    message = (unwritable_message(column, dt, reason) if column else
+               f"ORC cannot hold Arrow type {dt}; {cast_hint(dt)}")
+    return UnwritableTypeError(message, dt=dt, column=column, reason=reason)
 
-    Attributes:
-        dt: the type.
-        column: the column's dotted path (``""`` until known).
-        reason: why, when there is more to say than the type.
-    """
 
-    def __init__(self, dt: pa.DataType, column: str = "", reason: str = "") -> None:
-        self.dt, self.column, self.reason = dt, column, reason
-        super().__init__(unwritable_message(column, dt, reason) if column else
-                         f"ORC cannot hold Arrow type {dt}; {cast_hint(dt)}")
-
-    def inside(self, name: str) -> UnwritableTypeError:
-        """The same error for the column ``name`` holding this one's."""
-        return UnwritableTypeError(self.dt, f"{name}.{self.column}" if self.column else name,
-                                   self.reason)
+def unwritable_inside(exc: UnwritableTypeError, name: str) -> UnwritableTypeError:
+    """The same error as ``exc`` for the column ``name`` holding the one ``exc`` names."""
+    assert isinstance(exc.dt, pa.DataType)
+    return unwritable(exc.dt, f"{name}.{exc.column}" if exc.column else name, exc.reason)

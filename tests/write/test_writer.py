@@ -459,6 +459,20 @@ async def test_good_option_spellings(tmp_path: pathlib.Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.orc"]
 
 
+async def test_an_unwritable_type_is_a_public_error_naming_its_column(
+        tmp_path: pathlib.Path) -> None:
+    """aorc.UnwritableTypeError (a SchemaError) carries the type and the dotted column path
+    of the nested field, and the message names the cast."""
+    table = pa.table({"s": pa.array([{"t": 1}], pa.struct([("t", pa.time64("us"))]))})
+    with pytest.raises(aorc.UnwritableTypeError) as info:
+        await aorc.write_table(table, tmp_path / "t.orc")
+    assert isinstance(info.value, SchemaError)
+    assert info.value.dt == pa.time64("us") and info.value.column == "s.t"
+    assert "'s.t'" in str(info.value) and "pa.int64()" in str(info.value)
+    assert aorc.errors.UnwritableTypeError is aorc.UnwritableTypeError
+    assert not (tmp_path / "t.orc").exists()
+
+
 # --------------------------------------------------------------------------- streaming, memory
 
 async def test_output_streams_while_writing(tmp_path: pathlib.Path) -> None:
