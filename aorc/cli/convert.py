@@ -205,14 +205,21 @@ def _text_stream(path: str, counter: _CountingFile) -> pa.NativeFile:
     return raw
 
 
+#: The CSV fields read as null by default: pyarrow.csv's list without its spellings of NaN
+#: (``NaN``, ``nan``, ``-NaN``, ``-nan``), which read as the float NaN that ``aorc cat
+#: --format csv`` and ``aorc convert x.orc x.csv`` write for it.
+DEFAULT_NULL_VALUES = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "1.#IND",
+                       "1.#QNAN", "N/A", "NA", "NULL", "n/a", "null")
+
+
 @dataclass(frozen=True)
 class CsvOptions:
     """How CSV text is parsed.
 
     Attributes:
         delimiter: the field delimiter.
-        null_values: fields that mean null (``None``: pyarrow.csv's list, which holds
-            ``""``, ``NULL``, ``null``, ``NA``, ``N/A``, ``NaN``, ...). They apply to
+        null_values: fields that mean null (``None``: :data:`DEFAULT_NULL_VALUES`,
+            ``""``, ``NULL``, ``null``, ``NA``, ``N/A``, ...; NaN is a float). They apply to
             non-string columns, and to string columns with ``strings_can_be_null``; an
             empty field of a non-string column is null in any case (unless
             ``strings_can_be_null`` is set with a list that leaves ``""`` out).
@@ -225,24 +232,39 @@ class CsvOptions:
     strings_can_be_null: bool = False
 
 
+def _one_column(path: str, name: str, read: Any, parse: Any) -> bool:
+    """Whether the CSV file at ``path`` has one column (its first block, parsed apart)."""
+    from pyarrow import csv
+    try:
+        with open(path, "rb") as f:
+            probe = csv.open_csv(_text_stream(name, _CountingFile(f)), read_options=read,
+                                 parse_options=parse)
+            return len(probe.schema) == 1
+    except (pa.ArrowInvalid, OSError):
+        return False  # the real read says what is wrong
+
+
 def _csv_batches(path: str, name: str, schema: pa.Schema | None, options: CsvOptions,
                  counter: _CountingFile) -> Iterator[pa.RecordBatch]:
     from pyarrow import csv
 
     extra: dict[str, Any] = {"strings_can_be_null": options.strings_can_be_null}
-    if options.null_values is not None:
-        nulls = list(options.null_values)
-        if not options.strings_can_be_null and "" not in nulls:
-            nulls.append("")  # an empty field of a non-string column is always null
-        extra["null_values"] = nulls
+    nulls = list(DEFAULT_NULL_VALUES if options.null_values is None else options.null_values)
+    if not options.strings_can_be_null and "" not in nulls:
+        nulls.append("")  # an empty field of a non-string column is always null
+    extra["null_values"] = nulls
     convert = csv.ConvertOptions(column_types=dict(zip(schema.names, schema.types,
                                                        strict=True)) if schema else None,
                                  **extra)
-    delimiter = options.delimiter
-    reader = csv.open_csv(_text_stream(name, counter),
-                          read_options=csv.ReadOptions(block_size=BLOCK_BYTES),
-                          parse_options=csv.ParseOptions(delimiter=delimiter),
-                          convert_options=convert)
+    read = csv.ReadOptions(block_size=BLOCK_BYTES)
+    parse = csv.ParseOptions(delimiter=options.delimiter)
+    if _one_column(path, name, read, parse):
+        # A blank line of a one-column file is a row of one empty field (a null that
+        # ``aorc convert x.orc x.csv`` wrote): pyarrow would drop it. In a wider file a
+        # blank line is no row and is skipped, as pyarrow does.
+        parse = csv.ParseOptions(delimiter=options.delimiter, ignore_empty_lines=False)
+    reader = csv.open_csv(_text_stream(name, counter), read_options=read,
+                          parse_options=parse, convert_options=convert)
     yield pa.RecordBatch.from_pylist([], schema=reader.schema)  # the schema, even if empty
     yield from reader
 
@@ -482,8 +504,8 @@ async def convert(src: str, dest: str, *, fmt: str | None = None, schema: str | 
         schema: an ORC type string for the output (CSV and JSON inputs are parsed with it).
         delimiter: the CSV field delimiter (of a CSV input; of a CSV output too when it is
             not the default ``,``; a ``.tsv`` output is tab-separated otherwise).
-        null_values: CSV fields read as null (default: pyarrow.csv's list, see
-            :class:`CsvOptions`).
+        null_values: CSV fields read as null (default: :data:`DEFAULT_NULL_VALUES`,
+            pyarrow.csv's list less its spellings of NaN; see :class:`CsvOptions`).
         strings_can_be_null: CSV string columns read ``null_values`` as null too.
         storage_options: store settings (see :func:`aorc.io.open_store`), for the remote
             side(s); for both sides when neither is remote.

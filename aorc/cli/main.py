@@ -419,8 +419,9 @@ def _add_convert(sub: Any, parent: argparse.ArgumentParser) -> None:
                       "for .tsv)")
     conv.add_argument("--null-values", metavar="LIST",
                       help="comma-separated CSV fields read as null; an empty item means an "
-                      "empty field (default: pyarrow.csv's list: '', NULL, null, NA, N/A, NaN, "
-                      "...); they apply to non-string columns, and to strings with "
+                      "empty field (default: pyarrow.csv's list less NaN, which is a float: "
+                      "'', NULL, null, NA, N/A, ...); they apply to non-string columns, and to "
+                      "strings with "
                       "--strings-can-be-null")
     conv.add_argument("--strings-can-be-null", action="store_true",
                       help="CSV string columns read the null values as null too (otherwise "
