@@ -34,6 +34,11 @@ about the files a dataset skips because they sit at another partition depth.
 
 from __future__ import annotations
 
+import os
+import sys
+import types
+import warnings
+
 __all__ = [
     "AccessDeniedError",
     "AorcError",
@@ -53,6 +58,7 @@ __all__ = [
     "UnsupportedFeatureError",
     "UnsupportedVersionError",
     "UnwritableTypeError",
+    "warn",
 ]
 
 
@@ -147,3 +153,28 @@ class ObjectExistsError(StoreError, FileExistsError):
 
 class RetriesExhaustedError(StoreError):
     """Transient store failures persisted through every configured retry."""
+
+
+#: Frames of these files are not the user's: aorc's own, and the machinery between a caller
+#: and aorc's code (asyncio's loop, thread pools, contextlib).
+_AORC = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PLUMBING = tuple(f"{os.sep}{name}" for name in (f"asyncio{os.sep}", f"concurrent{os.sep}",
+                                                 "threading.py", "contextlib.py"))
+
+
+def warn(message: str, category: type[Warning] = AorcWarning) -> None:
+    """Issue a warning attributed to the user's code: the innermost calling frame outside
+    aorc (and outside asyncio's loop and thread pools), so ``python -W error`` and warning
+    filters by module see the line that called aorc. On a worker thread, where no frame is
+    the user's, the warning is attributed to aorc's frame that issued it."""
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 2
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_AORC) and not any(p in name for p in _PLUMBING):
+            break
+        frame = frame.f_back
+        level += 1
+    else:
+        level = 2
+    warnings.warn(message, category, stacklevel=level)

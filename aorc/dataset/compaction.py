@@ -37,7 +37,6 @@ import json
 import os
 import posixpath
 import uuid
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,11 +46,11 @@ from aorc.dataset.entry import open_dataset
 from aorc.dataset.plan import dataset_filter
 from aorc.errors import (
     AorcError,
-    AorcWarning,
     CorruptFileError,
     ObjectNotFoundError,
     SchemaError,
     UnsupportedFeatureError,
+    warn,
 )
 from aorc.io import open_output, registry
 from aorc.io.base import gather_or_cancel
@@ -254,8 +253,8 @@ async def _merge(root: str, bin_: list[DatasetFile], number: int, run_id: str,
                 copied = False
         except (SchemaError, CorruptFileError) as exc:  # nothing was written: roll back
             await registry.delete(journal_url, storage_options)
-            warnings.warn(f"compact: left {len(paths)} files in {folder or root} as they "
-                          f"are: {exc}", AorcWarning, stacklevel=3)
+            warn(f"compact: left {len(paths)} files in {folder or root} as they "
+                          f"are: {exc}")
             result.skipped.append((paths, str(exc)))
             return
         except Exception:

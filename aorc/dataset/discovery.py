@@ -22,7 +22,6 @@ import re
 import sys
 import threading
 import urllib.parse
-import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -36,7 +35,7 @@ from aorc.dataset.partitioning import (
     partition_values,
 )
 from aorc.dataset.prefixes import list_root
-from aorc.errors import AorcError, AorcWarning, CorruptFileError, ObjectNotFoundError, SchemaError
+from aorc.errors import AorcError, CorruptFileError, ObjectNotFoundError, SchemaError, warn
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.columns import DecodeOptions
 from aorc.format.columns.base import with_timestamp_unit
@@ -422,8 +421,8 @@ def _one_layout(listed: list[tuple[str, registry.FileInfo]],
             f"{len(kept)} of {len(raw)} files have {what}; pass exclude_invalid_files=True "
             f"(CLI: --exclude-invalid-files) to skip the files at other depths, or "
             f"path_glob_filter= to choose the files read")
-    warnings.warn(f"{len(raw) - len(kept)} file(s) skipped, not at the dataset's {what} "
-                  f"(e.g. {listed[odd][1].path}, with {found})", AorcWarning, stacklevel=2)
+    warn(f"{len(raw) - len(kept)} file(s) skipped, not at the dataset's {what} "
+                  f"(e.g. {listed[odd][1].path}, with {found})")
     return [listed[i] for i in kept], [raw[i] for i in kept]
 
 

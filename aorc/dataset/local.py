@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import re
 import threading
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -34,7 +33,7 @@ from aorc.dataset.discovery import (
 )
 from aorc.dataset.partitioning import Clauses
 from aorc.dataset.plan import FilePlan, ReadPlan
-from aorc.errors import AorcWarning, CorruptFileError
+from aorc.errors import CorruptFileError, warn
 from aorc.format.columns import DecodeOptions
 from aorc.format.projection import requested_order, select_columns
 from aorc.format.types import OrcType
@@ -167,8 +166,7 @@ class SmallFileReads:
             self._skipped.add(path)
             self._scan.files_skipped += 1
         reason = re.sub(rf"^{re.escape(path)}( \(\d+ bytes\))?: ", "", str(exc))
-        warnings.warn(f"skipped {path} (exclude_invalid_files): {reason}", AorcWarning,
-                      stacklevel=2)
+        warn(f"skipped {path} (exclude_invalid_files): {reason}")
 
     def _keep(self, f: DatasetFile, tail: OpenedTail, *, evict: bool = True) -> None:
         raise NotImplementedError

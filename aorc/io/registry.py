@@ -34,16 +34,15 @@ import os
 import re
 import urllib.parse
 import urllib.request
-import warnings
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from aorc.errors import (
-    AorcWarning,
     ObjectExistsError,
     ObjectNotFoundError,
     SchemaError,
     UnsupportedFeatureError,
+    warn,
 )
 from aorc.io.azure.store import AzureScheme
 from aorc.io.base import IOStats, Store, StoreOptions, check_no_options_left
@@ -268,9 +267,9 @@ def _warn_links(root: str, links: list[str]) -> None:
     """Say which symbolic links a local listing skipped (their rows are not read)."""
     if links:
         shown = ", ".join(sorted(links)[:5]) + (", ..." if len(links) > 5 else "")
-        warnings.warn(f"{root}: {len(links)} symbolic link(s) skipped: folder listings do "
+        warn(f"{root}: {len(links)} symbolic link(s) skipped: folder listings do "
                       f"not follow links (name a linked file or folder itself to read it): "
-                      f"{shown}", AorcWarning, stacklevel=3)
+                      f"{shown}")
 
 
 # =========================================================================== memory

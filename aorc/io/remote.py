@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aorc.errors import AorcWarning, ObjectChangedError, SchemaError, StoreError
+from aorc.errors import ObjectChangedError, SchemaError, StoreError, warn
 from aorc.io.base import BaseStore, IOStats, StoreOptions
 from aorc.io.pool import ClientLease
 from aorc.io.spool import MemoryPartBuffer, PartBuffer
@@ -195,7 +194,7 @@ class RemoteStore(BaseStore):
                     _WARNED.clear()
                 _WARNED.add(self.path)
                 logger.warning("%s", message)
-                warnings.warn(message, AorcWarning, stacklevel=2)
+                warn(message)
         self._whole = got.data
         self.size = len(got.data)
 
