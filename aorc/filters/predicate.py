@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.filters.ops import OPS, Order, order_outcome
+from aorc.filters.spatial import box_outcome
 from aorc.filters.parse import (
     COMPARISONS,
     FLOATING,
@@ -322,6 +323,9 @@ def leaf_truth(leaf: Leaf, stats: ColumnStatistics | None, may_null: bool,
     if has_values:
         if bloom_says_absent and leaf.op in (Op.EQ, Op.IN):
             out = _N
+        elif leaf.op == Op.INTERSECTS:
+            may, _ = box_outcome(leaf.value, stats)
+            out = _ANY if may else _N
         else:
             bounds = None if stats is None else _stat_range(leaf, stats, ctx)
             out = _values_outcome(leaf, bounds)
@@ -530,6 +534,8 @@ def _leaf_rows(leaf: Leaf, ref: Any) -> Any:
         return pa.array(np.full(len(ref), constant))
     if leaf.op in COMPARISONS:
         out = spec.compute(ref, _scalar(leaf, leaf.value))
+    elif leaf.op == Op.INTERSECTS:
+        out = spec.compute(ref, leaf.value)
     elif spec.compute is pc.is_in:
         out = pc.is_in(ref, value_set=_value_set(leaf), skip_nulls=False)
     else:
