@@ -25,6 +25,7 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+from google.protobuf import unknown_fields
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
@@ -60,6 +61,9 @@ EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
 #: Deepest nesting of WKB collections accepted (each level costs at least 9 bytes anyway).
 MAX_WKB_DEPTH = 64
 _BASE_TYPES = range(1, 8)
+#: ``Type.algorithm``'s field number: an algorithm number protobuf does not know lands in the
+#: unknown fields under it.
+_ALGORITHM_FIELD = 9
 _DIMENSION_OFFSETS = (0, 1000, 2000, 3000)
 
 
@@ -157,6 +161,9 @@ def geospatial_from_proto(p: pb.Type, cid: int) -> tuple[str, int | None]:
         raise CorruptFileError(f"column {cid}: the CRS of a geospatial type is not valid text")
     if p.kind != pb.Type.GEOGRAPHY:
         return crs, None
+    if not p.HasField("algorithm") and any(
+            f.field_number == _ALGORITHM_FIELD for f in unknown_fields.UnknownFieldSet(p)):
+        raise CorruptFileError(f"column {cid}: unknown edge-interpolation algorithm")
     algorithm = p.algorithm if p.HasField("algorithm") else 0
     if not 0 <= algorithm < len(ALGORITHMS):
         raise CorruptFileError(f"column {cid}: unknown edge-interpolation algorithm {algorithm}")

@@ -649,6 +649,8 @@ WIDENED_ARROW_TYPES: dict[pa.DataType, pa.DataType] = {
 def widen_arrow_type(dt: pa.DataType) -> pa.DataType:
     """``dt`` with unsigned integers and half floats (also nested ones) replaced by the
     types of :data:`WIDENED_ARROW_TYPES`; other types unchanged."""
+    if isinstance(dt, pa.BaseExtensionType):  # e.g. geoarrow.wkb (often unhashable)
+        return dt
     if dt in WIDENED_ARROW_TYPES:
         return WIDENED_ARROW_TYPES[dt]
     if pa.types.is_map(dt):
