@@ -43,7 +43,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aorc.filters.ops import OPS, Order, order_outcome
-from aorc.filters.spatial import box_outcome
 from aorc.filters.parse import (
     COMPARISONS,
     FLOATING,
@@ -56,6 +55,7 @@ from aorc.filters.parse import (
     parse_clauses,
     unscaled_decimal,
 )
+from aorc.filters.spatial import box_outcome
 from aorc.format.codec.bloom import BloomFilter
 from aorc.format.columns.integers import GREGORIAN_START_DAY, hybrid_to_proleptic_days
 from aorc.format.statistics import ColumnStatistics

@@ -89,7 +89,7 @@ def _mask(values: pa.Array, box: Box) -> pa.Array:
 def _udf(ctx: Any, values: Any, xmin: Any, ymin: Any, xmax: Any, ymax: Any) -> pa.Array:
     box = (xmin.as_py(), ymin.as_py(), xmax.as_py(), ymax.as_py())
     if isinstance(values, pa.Scalar):
-        return _mask(pa.array([values.as_py()], pa.binary()), box)[0]  # type: ignore[no-any-return]
+        return _mask(pa.array([values.as_py()], pa.binary()), box)[0]
     return _mask(values, box)
 
 

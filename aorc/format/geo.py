@@ -202,7 +202,7 @@ class BoundingBox:
 
 def _pair(box: pb.BoundingBox, lo: str, hi: str, cid: int | None, required: bool
           ) -> tuple[float | None, float | None]:
-    has_lo, has_hi = box.HasField(lo), box.HasField(hi)  # type: ignore[arg-type]
+    has_lo, has_hi = box.HasField(lo), box.HasField(hi)
     where = "" if cid is None else f"column {cid}: "
     if has_lo != has_hi or required and not has_lo:
         raise CorruptFileError(f"{where}geospatial bounding box has {lo} or {hi} alone")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from helpers.geo_wkb import collection, linestring, multi, point, polygon
 
 import aorc
 from aorc.errors import CorruptFileError, SchemaError
@@ -26,7 +27,6 @@ from aorc.format.types import (
     type_string,
     types_from_proto,
 )
-from helpers.geo_wkb import collection, linestring, multi, point, polygon
 
 NAN = math.nan
 

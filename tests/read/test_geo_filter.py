@@ -9,12 +9,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from helpers.geo_wkb import point, random_values
 
 import aorc
 from aorc.errors import SchemaError
 from aorc.filters import spatial
 from aorc.format import geo
-from helpers.geo_wkb import point, random_values
 
 ROWS = 20_000
 STRIDE = 1_000

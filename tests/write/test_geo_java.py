@@ -14,11 +14,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from helpers.geo_wkb import collection, linestring, point, polygon, random_values
+from helpers.orc_java_enc import GEO_SOURCE, JavaReadResult, OrcJava, geo_jars, orc_java_or_none
 
 import aorc
 from aorc.format import geo
-from helpers.geo_wkb import collection, linestring, point, polygon, random_values
-from helpers.orc_java_enc import GEO_SOURCE, JavaReadResult, OrcJava, geo_jars, orc_java_or_none
 
 ROWS = 6_000
 STRIDE = 1_000
