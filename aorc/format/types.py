@@ -737,7 +737,11 @@ def _geospatial_of(dt: pa.DataType, metadata: dict[bytes, bytes] | None) -> OrcT
     """GEOMETRY/GEOGRAPHY for a ``geoarrow.wkb`` extension type or a binary field with
     its extension metadata (see :mod:`aorc.format.geo`)."""
     if isinstance(dt, pa.BaseExtensionType):
-        spatial = geo.geospatial_from_arrow(dt.extension_name, dt.__arrow_ext_serialize__())
+        if dt.extension_name != geo.GEOARROW_WKB:
+            raise UnwritableTypeError(dt)
+        serialize = getattr(dt, "__arrow_ext_serialize__", None)
+        spatial = geo.geospatial_from_arrow(dt.extension_name,
+                                            serialize() if serialize is not None else None)
     elif metadata and geo.EXTENSION_NAME_KEY in metadata:
         spatial = geo.geospatial_from_arrow(metadata[geo.EXTENSION_NAME_KEY],
                                             metadata.get(geo.EXTENSION_METADATA_KEY))

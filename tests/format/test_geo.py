@@ -290,3 +290,9 @@ def test_hostile_metadata_in_a_file_is_corrupt(tmp_path: Path, edit: str) -> Non
         with aorc.sync.open_reader(bad) as r:
             r.read()
             _ = r.statistics
+
+
+def test_other_extension_types_are_still_refused(tmp_path: Path) -> None:
+    arr = pa.array([b"0123456789abcdef"], pa.uuid())
+    with pytest.raises(SchemaError, match="extension<arrow.uuid>"):
+        aorc.sync.write_table(pa.table({"u": arr}), tmp_path / "u.orc")
