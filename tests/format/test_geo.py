@@ -296,3 +296,25 @@ def test_other_extension_types_are_still_refused(tmp_path: Path) -> None:
     arr = pa.array([b"0123456789abcdef"], pa.uuid())
     with pytest.raises(SchemaError, match="extension<arrow.uuid>"):
         aorc.sync.write_table(pa.table({"u": arr}), tmp_path / "u.orc")
+
+
+def test_merge_statistics_as_orc_java() -> None:
+    """Stripe statistics fold into file statistics: boxes and codes united; geography stays
+    an empty message."""
+    from aorc.format.columns.encode.statistics import merge_statistics
+
+    a = _bbox_stats(xmin=0.0, xmax=1.0, ymin=0.0, ymax=1.0)
+    a.geospatialStatistics.geospatialTypes.append(1)
+    b = _bbox_stats(xmin=-3.0, xmax=0.5, ymin=2.0, ymax=4.0, mmin=1.0, mmax=2.0)
+    b.geospatialStatistics.geospatialTypes.extend([2, 2002])
+    merged = merge_statistics(a, b, parse_type_string("geometry"))
+    assert merged.numberOfValues == 6
+    box = merged.geospatialStatistics.bbox
+    assert (box.xmin, box.xmax, box.ymin, box.ymax) == (-3.0, 1.0, 0.0, 4.0)
+    assert (box.mmin, box.mmax) == (1.0, 2.0) and not box.HasField("zmin")
+    assert list(merged.geospatialStatistics.geospatialTypes) == [1, 2, 2002]
+    empty = pb.ColumnStatistics(numberOfValues=2)
+    empty.geospatialStatistics.SetInParent()
+    geog = merge_statistics(empty, empty, parse_type_string("geography"))
+    assert geog.HasField("geospatialStatistics")
+    assert geog.geospatialStatistics == pb.GeospatialStatistics()
