@@ -318,3 +318,23 @@ def test_merge_statistics_as_orc_java() -> None:
     geog = merge_statistics(empty, empty, parse_type_string("geography"))
     assert geog.HasField("geospatialStatistics")
     assert geog.geospatialStatistics == pb.GeospatialStatistics()
+
+
+def test_mutated_wkb_raises_only_invalid_wkb() -> None:
+    """Hostile values: truncations and byte flips of valid WKB either parse or raise
+    InvalidWkbError (never another exception, never a huge allocation)."""
+    import random
+
+    rng = random.Random(36)
+    seeds = [value for value, _, _ in WKB_CASES]
+    for _ in range(3000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            if data and rng.random() < 0.8:
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            else:
+                del data[rng.randrange(len(data) + 1):]
+        try:
+            _summary(bytes(data))
+        except geo.InvalidWkbError:
+            pass
