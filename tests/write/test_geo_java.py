@@ -231,3 +231,27 @@ def test_pyarrow_and_pyorc_refuse_geospatial_files(geo_files: GeoFiles) -> None:
             po.read_table(geo_files.paths[name])
         with open(geo_files.paths[name], "rb") as f, pytest.raises(ValueError):
             list(pyorc.Reader(f))
+
+
+def test_footer_protobuf_as_orc_java_writes_it(geo_files: GeoFiles) -> None:
+    """For the same values, aorc's footer holds the same geospatial type nodes and file
+    statistics messages as ORC Java's (the box, the sorted codes; geography's empty
+    message), field for field."""
+    from aorc.format.tail import FileTail, parse_tail
+
+    for name in ("java-zlib", "java-none"):
+        tails = {}
+        for who in (name, name.replace("java", "aorc")):
+            data = geo_files.paths[who].read_bytes()
+            tail = parse_tail(data, len(data))
+            assert isinstance(tail, FileTail)
+            tails[who] = tail.footer
+        java, ours = tails.values()
+        assert list(ours.types) == list(java.types)
+        for column in (2, 3):
+            assert ours.statistics[column].HasField("geospatialStatistics")
+            assert (ours.statistics[column].geospatialStatistics
+                    == java.statistics[column].geospatialStatistics)
+            assert not ours.statistics[column].HasField("binaryStatistics")
+            assert not java.statistics[column].HasField("binaryStatistics")
+        assert java.statistics[3].geospatialStatistics.ByteSize() == 0
