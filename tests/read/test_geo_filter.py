@@ -122,3 +122,19 @@ def test_bad_filters_are_refused(spatial_file: tuple[Path, list], flt: tuple, ma
     path, _ = spatial_file
     with aorc.sync.open_reader(path) as r, pytest.raises(SchemaError, match=match):
         r.read(filters=[flt])
+
+
+def test_dataset_filter(tmp_path: Path) -> None:
+    """A dataset of two files: the filter applies (and prunes) in each."""
+    fields = [pa.field("id", pa.int64()),
+              pa.field("g", pa.binary(), metadata=geo.geoarrow_metadata(False, "EPSG:3857",
+                                                                         None))]
+    for part, (lo, hi) in enumerate(((0.0, 10.0), (100.0, 110.0))):
+        values = [point(lo + (hi - lo) * i / 500, 0.0) for i in range(500)]
+        aorc.sync.write_table(pa.table([pa.array(range(part * 500, part * 500 + 500)),
+                                        pa.array(values, pa.binary())],
+                                       schema=pa.schema(fields)),
+                              tmp_path / f"part-{part}.orc")
+    got = aorc.sync.read_dataset(str(tmp_path), filters=[("g", "intersects", (105, -1, 200, 1))])
+    assert sorted(got.column("id").to_pylist()) == list(range(750, 1000))
+    assert got.schema.field("g").metadata == pa.schema(fields).field("g").metadata
