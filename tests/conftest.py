@@ -25,6 +25,7 @@ for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().pare
 from helpers.corpus import CORPUS_ABSENT, corpus_root  # noqa: E402
 from helpers.hive_acid import hive_jars  # noqa: E402
 from helpers.lzo_peer import available as lzo_available  # noqa: E402
+from helpers.orc_java_enc import geo_jars  # noqa: E402
 from helpers.readers import READER_ENV, reader_name  # noqa: E402
 
 
@@ -55,6 +56,9 @@ def missing_oracles() -> list[str]:
         "hive": (lambda: hive_jars() is not None and shutil.which("javac") is not None,
                  "Hive 2.3's ACID code (PySpark's hive-exec jar) and a JDK (javac), for "
                  "tests/dataset/acid"),
+        "orc-geo": (lambda: geo_jars() is not None and shutil.which("javac") is not None,
+                    "ORC Java with geospatial types (ORC-1903: PySpark 4.3's orc-core 2.3) and "
+                    "a JDK (javac), for the geospatial tests"),
         "lzo": (lzo_available,
                 "an independent LZO implementation (lzallright, in the test extra)"),
         "tqdm": (lambda: importlib.util.find_spec("tqdm") is not None,

@@ -18,6 +18,8 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+from aorc.filters import spatial
+
 __all__ = [
     "COMPARISONS",
     "OPS",
@@ -45,6 +47,7 @@ class Op(enum.Enum):
     NOT_NULL = "is not null"
     FALSE = "false"  # no row matches (a null row gives null or false: the same here)
     TRUE = "true"  # every row matches, nulls included
+    INTERSECTS = "intersects"  # a geospatial value's bounding box meets a box
 
 
 class Order(enum.Enum):
@@ -110,6 +113,7 @@ OPS: dict[Op, OpSpec] = {spec.op: spec for spec in (
     OpSpec(Op.NOT_IN, ("not in",), pc.is_in, negated=True),
     OpSpec(Op.IS_NULL, ("is null",), pc.is_null, spark=("IsNull",)),
     OpSpec(Op.NOT_NULL, ("is not null",), pc.is_valid, spark=("IsNotNull",)),
+    OpSpec(Op.INTERSECTS, ("intersects",), spatial.intersects),
     OpSpec(Op.FALSE, ()),
     OpSpec(Op.TRUE, ()),
 )}

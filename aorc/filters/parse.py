@@ -33,12 +33,14 @@ import pyarrow as pa
 from aorc.errors import SchemaError
 from aorc.filters.literals import parse_text
 from aorc.filters.ops import COMPARISONS, OPS, Op, op_named, spellings
+from aorc.filters.spatial import parse_box
 from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind, to_arrow_type
 
 __all__ = [
     "COMPARISONS",
     "DISCRETE",
     "FLOATING",
+    "GEOSPATIAL",
     "INTEGER",
     "STRING",
     "TIMESTAMP",
@@ -54,6 +56,7 @@ INTEGER = frozenset({TypeKind.BYTE, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG}
 FLOATING = frozenset({TypeKind.FLOAT, TypeKind.DOUBLE})
 STRING = frozenset({TypeKind.STRING, TypeKind.CHAR, TypeKind.VARCHAR})
 TIMESTAMP = frozenset({TypeKind.TIMESTAMP, TypeKind.TIMESTAMP_INSTANT})
+GEOSPATIAL = frozenset({TypeKind.GEOMETRY, TypeKind.GEOGRAPHY})
 DISCRETE = INTEGER | TIMESTAMP | {TypeKind.DATE, TypeKind.DECIMAL, TypeKind.BOOLEAN}
 _INT_RANGES = {TypeKind.BYTE: 8, TypeKind.SHORT: 16, TypeKind.INT: 32, TypeKind.LONG: 64,
                TypeKind.DATE: 32,
@@ -148,6 +151,12 @@ def _parse_leaf(item: Any, root: OrcType) -> Leaf:
     base = Leaf(name, column, path, ancestors, op)
     if op in (Op.IS_NULL, Op.NOT_NULL):
         return base
+    if (op == Op.INTERSECTS) != (column.kind in GEOSPATIAL):
+        raise SchemaError(f"filter {item!r}: 'intersects' is the one filter of geometry and "
+                          "geography columns, and applies to no other column")
+    if op == Op.INTERSECTS:
+        return Leaf(name, column, path, ancestors, op, parse_box(item[2], f"filter {item!r}"),
+                    from_comparison=True)
     if column.kind.is_compound:
         raise SchemaError(f"filter {item!r}: column {name!r} is a {column.kind.name.lower()}; "
                           "only 'is null' and 'is not null' apply to it")

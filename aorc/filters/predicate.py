@@ -55,6 +55,7 @@ from aorc.filters.parse import (
     parse_clauses,
     unscaled_decimal,
 )
+from aorc.filters.spatial import box_outcome
 from aorc.format.codec.bloom import BloomFilter
 from aorc.format.columns.integers import GREGORIAN_START_DAY, hybrid_to_proleptic_days
 from aorc.format.statistics import ColumnStatistics
@@ -322,6 +323,9 @@ def leaf_truth(leaf: Leaf, stats: ColumnStatistics | None, may_null: bool,
     if has_values:
         if bloom_says_absent and leaf.op in (Op.EQ, Op.IN):
             out = _N
+        elif leaf.op == Op.INTERSECTS:
+            may, _ = box_outcome(leaf.value, stats)
+            out = _ANY if may else _N
         else:
             bounds = None if stats is None else _stat_range(leaf, stats, ctx)
             out = _values_outcome(leaf, bounds)
@@ -530,6 +534,8 @@ def _leaf_rows(leaf: Leaf, ref: Any) -> Any:
         return pa.array(np.full(len(ref), constant))
     if leaf.op in COMPARISONS:
         out = spec.compute(ref, _scalar(leaf, leaf.value))
+    elif leaf.op == Op.INTERSECTS:
+        out = spec.compute(ref, leaf.value)
     elif spec.compute is pc.is_in:
         out = pc.is_in(ref, value_set=_value_set(leaf), skip_nulls=False)
     else:

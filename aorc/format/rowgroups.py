@@ -87,7 +87,7 @@ def position_layout(t: OrcType, encoding: pb.ColumnEncoding, has_present: bool,
         out.append((K.DATA, BYTES))
     elif kind in _STRINGS and encoding.kind in _DICTIONARY:
         out.append((K.DATA, RUN))
-    elif kind in _STRINGS or kind == TypeKind.BINARY:
+    elif kind in _STRINGS or kind in (TypeKind.BINARY, TypeKind.GEOMETRY, TypeKind.GEOGRAPHY):
         out += [(K.DATA, BYTES), (K.LENGTH, RUN)]
     elif kind == TypeKind.DECIMAL:
         out += [(K.DATA, RUN)] if decimal64 else [(K.DATA, BYTES), (K.SECONDARY, RUN)]

@@ -24,7 +24,10 @@ Value conventions (:class:`ColumnStatistics`):
   they are and are off by the zone's offset (``timestamp_utc`` false: do not prune with them).
   Sub-millisecond nanoseconds are stored plus one; when absent the minimum gets 0 and the
   maximum 999,999 extra nanoseconds (the ORC Java convention: an upper bound);
-- lists/maps: ``min_children``/``max_children``/``total_children``.
+- lists/maps: ``min_children``/``max_children``/``total_children``;
+- geometry/geography: ``bbox`` (:class:`aorc.format.geo.BoundingBox`) and
+  ``geospatial_types`` (sorted WKB type codes), when recorded (ORC Java records them for
+  geometry columns only); a malformed box or code raises :class:`CorruptFileError`.
 
 Statistics a writer never recorded are ``None``. Statistics known to be wrong are dropped:
 as ORC C++ does, string, date, decimal, timestamp, boolean and binary statistics of files from
@@ -35,6 +38,7 @@ ORC-517).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import zoneinfo
@@ -43,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, SupportsIndex, overload
 
 from aorc.errors import CorruptFileError, SchemaError
+from aorc.format import geo
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.types import OrcType, TypeKind
 
@@ -103,6 +108,8 @@ class ColumnStatistics:
             fields were taken as they are.
         minimum_nanos: timestamps: the exact minimum, nanoseconds since the epoch.
         maximum_nanos: timestamps: the exact maximum, nanoseconds since the epoch.
+        bbox: geometry/geography: the bounding box of the values.
+        geospatial_types: geometry/geography: the WKB type codes of the values, sorted.
     """
 
     kind: TypeKind | None
@@ -122,6 +129,8 @@ class ColumnStatistics:
     timestamp_utc: bool | None = None
     minimum_nanos: int | None = None
     maximum_nanos: int | None = None
+    bbox: geo.BoundingBox | None = None
+    geospatial_types: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: recorded fields only; decimals as strings, dates and timestamps
@@ -139,6 +148,11 @@ class ColumnStatistics:
                 nanos = getattr(self, f"{name}_nanos")
                 value = _iso_nanos(int(nanos), bool(self.timestamp_utc))
             out[name] = _json_value(value)
+        if self.bbox is not None:
+            out["bbox"] = {k: v for k, v in dataclasses.asdict(self.bbox).items()
+                           if v is not None}
+        if self.geospatial_types is not None:
+            out["geospatial_types"] = list(self.geospatial_types)
         return out
 
 
@@ -218,6 +232,10 @@ def column_statistics_from_proto(p: pb.ColumnStatistics, orc_type: OrcType | Non
     return ColumnStatistics(**base)
 
 
+def _geo_stats(p: pb.ColumnStatistics) -> dict[str, Any]:
+    return {"bbox": geo.bbox_from_proto(p), "geospatial_types": geo.types_from_proto(p)}
+
+
 def _infer_kind(p: pb.ColumnStatistics) -> TypeKind | None:
     for field, kind in _INFER_ORDER:
         if p.HasField(field):
@@ -230,7 +248,7 @@ _INFER_ORDER = (
     ("collectionStatistics", TypeKind.LIST), ("doubleStatistics", TypeKind.DOUBLE),
     ("stringStatistics", TypeKind.STRING), ("decimalStatistics", TypeKind.DECIMAL),
     ("dateStatistics", TypeKind.DATE), ("timestampStatistics", TypeKind.TIMESTAMP),
-    ("binaryStatistics", TypeKind.BINARY),
+    ("binaryStatistics", TypeKind.BINARY), ("geospatialStatistics", TypeKind.GEOMETRY),
 )
 
 
@@ -382,6 +400,8 @@ def _collection_stats(p: pb.ColumnStatistics) -> dict[str, Any]:
 _READERS = {
     TypeKind.BOOLEAN: _bool_stats,
     TypeKind.BINARY: _binary_stats,
+    TypeKind.GEOMETRY: _geo_stats,
+    TypeKind.GEOGRAPHY: _geo_stats,
     TypeKind.DECIMAL: _decimal_stats,
     TypeKind.DATE: _date_stats,
     **{k: _int_stats for k in _INTEGER},

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError, UnwritableTypeError
+from aorc.format import geo
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.nesting import MAX_TYPE_DEPTH, check_depth, check_proto_depth
 from aorc.format.unwritable import unwritable, unwritable_inside
@@ -83,6 +84,8 @@ class TypeKind(enum.IntEnum):
     VARCHAR = 16
     CHAR = 17
     TIMESTAMP_INSTANT = 18
+    GEOMETRY = 19
+    GEOGRAPHY = 20
 
     @property
     def is_compound(self) -> bool:
@@ -112,7 +115,10 @@ _NAMES: dict[TypeKind, str] = {
     TypeKind.VARCHAR: "varchar",
     TypeKind.CHAR: "char",
     TypeKind.TIMESTAMP_INSTANT: "timestamp with local time zone",
+    TypeKind.GEOMETRY: "geometry",
+    TypeKind.GEOGRAPHY: "geography",
 }
+_GEO = frozenset({TypeKind.GEOMETRY, TypeKind.GEOGRAPHY})
 _BY_NAME = {name: kind for kind, name in _NAMES.items()}
 _BY_NAME.update(
     {
@@ -140,6 +146,9 @@ class OrcType:
         scale: decimal scale.
         attributes: type attributes (key, value) pairs, e.g. Iceberg ids.
         max_column_id: the largest column id in this subtree.
+        crs: geometry/geography: the coordinate reference system (``OGC:CRS84`` if unset).
+        algorithm: geography: the edge-interpolation algorithm's number (0 spherical,
+            1 vincenty, 2 thomas, 3 andoyer, 4 karney; see :mod:`aorc.format.geo`).
     """
 
     kind: TypeKind
@@ -151,6 +160,8 @@ class OrcType:
     scale: int | None = None
     attributes: tuple[tuple[str, str], ...] = ()
     max_column_id: int = field(default=0)
+    crs: str | None = None
+    algorithm: int | None = None
 
     def walk(self) -> Iterator[OrcType]:
         """Yield this node and all its descendants in pre-order (column id order)."""
@@ -197,6 +208,8 @@ def _renumber(t: OrcType, start: int) -> OrcType:
         t.scale,
         t.attributes,
         next_id - 1,
+        t.crs,
+        t.algorithm,
     )
 
 
@@ -209,6 +222,8 @@ def make_type(
     precision: int | None = None,
     scale: int | None = None,
     attributes: Iterable[tuple[str, str]] = (),
+    crs: str | None = None,
+    algorithm: int | None = None,
 ) -> OrcType:
     """Build a type tree node; column ids are assigned from 0 for the new root."""
     t = OrcType(
@@ -220,6 +235,8 @@ def make_type(
         precision,
         scale,
         tuple(attributes),
+        crs=crs,
+        algorithm=algorithm,
     )
     return _renumber(t, 0)
 
@@ -269,6 +286,7 @@ def _build_tree(flat: list[pb.Type]) -> OrcType:
         _check_arity(cid, kind, len(children), len(names))
         if kind == TypeKind.DECIMAL:
             _check_decimal(cid, p)
+        crs, algorithm = geo.geospatial_from_proto(p, cid) if kind in _GEO else (None, None)
         return OrcType(
             kind,
             cid,
@@ -279,6 +297,8 @@ def _build_tree(flat: list[pb.Type]) -> OrcType:
             p.scale if p.HasField("scale") else None,
             tuple((_text(a.key, cid), _text(a.value, cid)) for a in p.attributes),
             expected - 1,
+            crs,
+            algorithm,
         )
 
     return build(0)
@@ -303,7 +323,7 @@ _KINDS: dict[int, TypeKind] = {k.value: k for k in TypeKind}
 #: Kinds whose node is complete without any field but the kind: no children, no length,
 #: precision or scale (BOOLEAN, 0, is left out: an unset kind reads as 0 too).
 _PLAIN_LEAVES = frozenset(k.value for k in TypeKind if not k.is_compound and k not in (
-    TypeKind.BOOLEAN, TypeKind.DECIMAL, TypeKind.CHAR, TypeKind.VARCHAR))
+    TypeKind.BOOLEAN, TypeKind.DECIMAL, TypeKind.CHAR, TypeKind.VARCHAR, *_GEO))
 
 
 def _kind_of(p: pb.Type, cid: int) -> TypeKind:
@@ -368,6 +388,10 @@ def to_proto(root: OrcType) -> list[pb.Type]:
             p.scale = t.scale
         for k, v in t.attributes:
             p.attributes.add(key=k, value=v)
+        if t.kind in _GEO:  # as ORC Java: the CRS always, the algorithm for geography
+            p.crs = t.crs or geo.DEFAULT_CRS
+            if t.kind == TypeKind.GEOGRAPHY:
+                p.algorithm = t.algorithm or 0  # type: ignore[assignment]
         out.append(p)
     return out
 
@@ -395,6 +419,11 @@ def type_string(t: OrcType) -> str:
         return f"decimal({t.precision or 0},{t.scale or 0})"
     if k in (TypeKind.CHAR, TypeKind.VARCHAR):
         return f"{_NAMES[k]}({t.max_length if t.max_length is not None else 1})"
+    if k == TypeKind.GEOMETRY:  # ORC Java's spelling
+        return f"geometry({t.crs or geo.DEFAULT_CRS})"
+    if k == TypeKind.GEOGRAPHY:
+        algorithm = geo.ALGORITHMS[t.algorithm or 0].upper()
+        return f"geography({t.crs or geo.DEFAULT_CRS},{algorithm})"
     return _NAMES[k]
 
 
@@ -451,6 +480,26 @@ class _Parser:
             raise self.error(f"expected a number, got {w!r}")
         return int(w)
 
+    def geospatial(self, kind: TypeKind) -> OrcType:
+        """``geometry[(CRS)]`` or ``geography[(CRS[,ALGORITHM])]`` (the CRS up to the
+        matching parenthesis, without a trailing algorithm)."""
+        crs, algorithm = geo.DEFAULT_CRS, 0
+        if self.peek() == "(":
+            depth, start = 0, self.pos
+            for end in range(self.pos, len(self.text)):
+                depth += {"(": 1, ")": -1}.get(self.text[end], 0)
+                if not depth:
+                    break
+            else:
+                raise self.error("unterminated geospatial type arguments")
+            inner, self.pos = self.text[start + 1:end].strip(), end + 1
+            head, _, tail = inner.rpartition(",")
+            if kind == TypeKind.GEOGRAPHY and head and tail.strip().lower() in geo.ALGORITHMS:
+                inner, algorithm = head.strip(), geo.algorithm_number(tail.strip())
+            crs = inner or crs
+        return OrcType(kind, crs=crs,
+                       algorithm=algorithm if kind == TypeKind.GEOGRAPHY else None)
+
     def parse(self) -> OrcType:
         name = self.word().lower()
         if name == "timestamp" and self.text[self.pos :].lower().lstrip().startswith("with"):
@@ -479,6 +528,8 @@ class _Parser:
                 length = self.integer()
                 self.expect(")")
             return OrcType(kind, max_length=length)
+        if kind in _GEO:
+            return self.geospatial(kind)
         if not kind.is_compound:
             return OrcType(kind)
         self.expect("<")
@@ -544,6 +595,8 @@ def to_arrow_type(t: OrcType) -> pa.DataType:
     if k == TypeKind.UNION:
         fields = [to_arrow_field(f"_union_{i}", c) for i, c in enumerate(t.children)]
         return pa.dense_union(fields, list(range(len(fields))))
+    if k in _GEO:
+        return pa.binary()
     raise SchemaError(f"no Arrow type for ORC {k.name}")  # pragma: no cover
 
 
@@ -570,6 +623,9 @@ def to_arrow_field(name: str, t: OrcType) -> pa.Field:
     meta = None
     if t.kind in (TypeKind.CHAR, TypeKind.VARCHAR) or t.is_legacy_decimal:
         meta = {ORC_TYPE_METADATA_KEY: type_string(t).encode()}
+    elif t.kind in _GEO:
+        meta = geo.geoarrow_metadata(t.kind == TypeKind.GEOGRAPHY, t.crs or geo.DEFAULT_CRS,
+                                     t.algorithm)
     return pa.field(name, to_arrow_type(t), nullable=True, metadata=meta)
 
 
@@ -593,6 +649,8 @@ WIDENED_ARROW_TYPES: dict[pa.DataType, pa.DataType] = {
 def widen_arrow_type(dt: pa.DataType) -> pa.DataType:
     """``dt`` with unsigned integers and half floats (also nested ones) replaced by the
     types of :data:`WIDENED_ARROW_TYPES`; other types unchanged."""
+    if isinstance(dt, pa.BaseExtensionType):  # e.g. geoarrow.wkb (often unhashable)
+        return dt
     if dt in WIDENED_ARROW_TYPES:
         return WIDENED_ARROW_TYPES[dt]
     if pa.types.is_map(dt):
@@ -618,6 +676,9 @@ def _widen_field(f: pa.Field) -> pa.Field:
 def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None) -> OrcType:
     """The ORC type aorc writes for an Arrow type (ids not yet assigned); unsigned integers
     and half floats are widened (:data:`WIDENED_ARROW_TYPES`)."""
+    spatial = _geospatial_of(dt, metadata)
+    if spatial is not None:
+        return spatial
     if metadata and ORC_TYPE_METADATA_KEY in metadata:
         declared = parse_type_string(metadata[ORC_TYPE_METADATA_KEY].decode())
         if not declared.kind.is_compound:
@@ -670,6 +731,27 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
             TypeKind.UNION, children=tuple(_from_field(dt.field(i)) for i in range(dt.num_fields))
         )
     raise unwritable(dt)
+
+
+def _geospatial_of(dt: pa.DataType, metadata: dict[bytes, bytes] | None) -> OrcType | None:
+    """GEOMETRY/GEOGRAPHY for a ``geoarrow.wkb`` extension type or a binary field with
+    its extension metadata (see :mod:`aorc.format.geo`)."""
+    if isinstance(dt, pa.BaseExtensionType):
+        if dt.extension_name != geo.GEOARROW_WKB:
+            raise unwritable(dt)
+        serialize = getattr(dt, "__arrow_ext_serialize__", None)
+        spatial = geo.geospatial_from_arrow(dt.extension_name,
+                                            serialize() if serialize is not None else None)
+    elif metadata and geo.EXTENSION_NAME_KEY in metadata:
+        spatial = geo.geospatial_from_arrow(metadata[geo.EXTENSION_NAME_KEY],
+                                            metadata.get(geo.EXTENSION_METADATA_KEY))
+    else:
+        return None
+    if spatial is None:
+        return None
+    geography, crs, algorithm = spatial
+    return OrcType(TypeKind.GEOGRAPHY if geography else TypeKind.GEOMETRY, crs=crs,
+                   algorithm=algorithm)
 
 
 def _from_field(f: pa.Field) -> OrcType:

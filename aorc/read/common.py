@@ -249,7 +249,8 @@ def group_stripes(stripes: Sequence[S], max_bytes: int) -> list[list[S]]:
 #: highly compressed) weighed a seventh of a UUID column and took as long to decode.
 ROW_WORK = {TypeKind.BOOLEAN: 1, TypeKind.BYTE: 2, TypeKind.SHORT: 2, TypeKind.INT: 3,
             TypeKind.LONG: 5, TypeKind.FLOAT: 5, TypeKind.DOUBLE: 10, TypeKind.STRING: 20,
-            TypeKind.VARCHAR: 20, TypeKind.CHAR: 20, TypeKind.BINARY: 20,
+            TypeKind.VARCHAR: 20, TypeKind.CHAR: 20, TypeKind.BINARY: 20, TypeKind.GEOMETRY: 20,
+            TypeKind.GEOGRAPHY: 20,
             TypeKind.TIMESTAMP: 9, TypeKind.TIMESTAMP_INSTANT: 9, TypeKind.DATE: 3,
             TypeKind.DECIMAL: 15}
 #: The per-row work of a type not in :data:`ROW_WORK` (struct, list, map, union).

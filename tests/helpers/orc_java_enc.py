@@ -1,7 +1,8 @@
-"""ORC Java as the encryption oracle: a small Java program (``OrcEncHelper.java``) compiled
-against the PySpark jars (orc-core, orc-shims, hadoop-client-api, ...) that reads encrypted
-files with an ``InMemoryKeystore`` (with and without keys), writes them, and lists the secret
-keys of a JCEKS key store. Compiled once into a temporary folder named after the jars and the
+"""ORC Java as an oracle: small Java programs compiled against the PySpark jars (orc-core,
+orc-shims, hadoop-client-api, ...). ``OrcEncHelper.java`` (the default) reads encrypted files
+with an ``InMemoryKeystore`` (with and without keys), writes them, and lists the secret keys of
+a JCEKS key store; ``OrcGeoHelper.java`` (:data:`GEO_SOURCE`) writes and reads GEOMETRY and
+GEOGRAPHY columns. Each is compiled once into a temporary folder named after the jars and the
 source, so later runs reuse it; commands run in batches, one JVM per batch.
 """
 
@@ -14,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 __all__ = [
     "CODECS",
     "ENCRYPT",
+    "GEO_SOURCE",
     "HR",
     "KEY_SETS",
     "MASKS",
@@ -30,11 +33,14 @@ __all__ = [
     "JavaFiles",
     "JavaReadResult",
     "OrcJava",
+    "geo_jars",
     "key_arg",
     "orc_java_or_none",
 ]
 
 _SOURCE = Path(__file__).with_name("OrcEncHelper.java")
+#: The geospatial helper (needs an orc-core with ORC-1903: ORC Java 2.3, PySpark 4.3's jars).
+GEO_SOURCE = Path(__file__).with_name("OrcGeoHelper.java")
 
 
 def _jars() -> Path | None:
@@ -43,6 +49,19 @@ def _jars() -> Path | None:
         return None
     jars = Path(spec.origin).parent / "jars"
     return jars if any(jars.glob("orc-core-*.jar")) else None
+
+
+def geo_jars() -> Path | None:
+    """PySpark's jars folder when its orc-core has geospatial types (ORC-1903, ORC Java 2.3:
+    PySpark 4.3), else ``None``."""
+    jars = _jars()
+    if jars is None:
+        return None
+    for jar in jars.glob("orc-core-*.jar"):
+        with zipfile.ZipFile(jar) as z:
+            if "org/apache/orc/GeospatialColumnStatistics.class" in z.namelist():
+                return jars
+    return None
 
 
 def key_arg(name: str, version: int, key: bytes) -> str:
@@ -63,15 +82,16 @@ class JavaReadResult:
 class OrcJava:
     """The compiled helper; :meth:`batch` runs commands in one JVM."""
 
-    def __init__(self, classes: Path, jars: Path) -> None:
+    def __init__(self, classes: Path, jars: Path, main: str = "OrcEncHelper") -> None:
         self._classpath = f"{classes}{os.pathsep}{jars}/*"
+        self._main = main
 
     def batch(self, commands: Sequence[Sequence[str]]) -> list[str]:
         """Run the commands in one JVM; each one's standard output."""
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             f.write("\n".join("\t".join(c) for c in commands))
         try:
-            out = subprocess.run(["java", "-Xmx512m", "-cp", self._classpath, "OrcEncHelper",
+            out = subprocess.run(["java", "-Xmx512m", "-cp", self._classpath, self._main,
                                   "batch", f.name], capture_output=True, text=True, check=True,
                                  timeout=600).stdout
         finally:
@@ -107,24 +127,25 @@ class OrcJava:
                 for alias, hexkey in (line.split() for line in text.splitlines() if line)}
 
 
-def orc_java_or_none() -> OrcJava | None:
-    """The helper, compiled if needed; ``None`` without Java, javac or the PySpark jars."""
+def orc_java_or_none(source: Path = _SOURCE) -> OrcJava | None:
+    """The helper of ``source``, compiled if needed; ``None`` without Java, javac or the
+    PySpark jars."""
     jars = _jars()
     if jars is None or shutil.which("javac") is None or shutil.which("java") is None:
         return None
-    digest = hashlib.sha256(_SOURCE.read_bytes())
+    digest = hashlib.sha256(source.read_bytes())
     for jar in sorted(p.name for p in jars.glob("*.jar")):
         digest.update(jar.encode())
     classes = Path(tempfile.gettempdir()) / f"aorc-orc-java-enc-{digest.hexdigest()[:16]}"
-    if not (classes / "OrcEncHelper.class").exists():
+    if not (classes / f"{source.stem}.class").exists():
         work = Path(tempfile.mkdtemp(prefix="aorc-orc-java-enc-"))
-        subprocess.run(["javac", "-nowarn", "-d", str(work), "-cp", f"{jars}/*", str(_SOURCE)],
+        subprocess.run(["javac", "-nowarn", "-d", str(work), "-cp", f"{jars}/*", str(source)],
                        check=True, capture_output=True, timeout=600)
         try:
             work.rename(classes)
         except OSError:  # compiled by another run meanwhile
             shutil.rmtree(work, ignore_errors=True)
-    return OrcJava(classes, jars)
+    return OrcJava(classes, jars, source.stem)
 
 
 #: Master keys of the Java-written files: ``pii`` (AES_CTR_256, version 0) and ``hr``

@@ -40,7 +40,8 @@ from aorc.format.types import OrcType, TypeKind, to_arrow_type, type_string
 __all__: list[str] = []
 
 
-@register(TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.BINARY)
+@register(TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR, TypeKind.BINARY, TypeKind.GEOMETRY,
+          TypeKind.GEOGRAPHY)
 def decode_string(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a string, char, varchar or binary column of either encoding."""
     slots = ctx.slots(t, level)

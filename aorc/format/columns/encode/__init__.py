@@ -11,6 +11,7 @@ from aorc.format.columns.encode import (  # noqa: F401
     compound,
     decimals,
     floats,
+    geo,
     integers,
     strings,
     timestamps,

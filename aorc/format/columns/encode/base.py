@@ -485,6 +485,16 @@ def _norm_string(t: OrcType, arr: pa.Array) -> pa.Array:
     return arr.cast(pa.string())
 
 
+def _norm_geospatial(t: OrcType, arr: pa.Array) -> pa.Array:
+    """WKB values: the storage of a ``geoarrow.wkb`` extension array, or binary."""
+    if isinstance(arr, pa.ExtensionArray):
+        arr = arr.storage
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        raise SchemaError(f"column {t.column_id} ({type_string(t)}): WKB values must be "
+                          f"binary, not {arr.type}")
+    return _norm_string(t, arr)
+
+
 def _norm_timestamp(t: OrcType, arr: pa.Array) -> pa.Array:
     if pa.types.is_timestamp(arr.type):
         return arr
@@ -533,6 +543,8 @@ _NORMALIZERS: dict[TypeKind, Callable[[OrcType, pa.Array], pa.Array]] = {
     TypeKind.CHAR: _norm_string,
     TypeKind.VARCHAR: _norm_string,
     TypeKind.BINARY: _norm_string,
+    TypeKind.GEOMETRY: _norm_geospatial,
+    TypeKind.GEOGRAPHY: _norm_geospatial,
     TypeKind.DATE: _cast_to(pa.date32()),
     TypeKind.TIMESTAMP: _norm_timestamp,
     TypeKind.TIMESTAMP_INSTANT: _norm_timestamp,

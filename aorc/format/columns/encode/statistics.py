@@ -52,6 +52,7 @@ __all__ = [
     "java_nan_sum",
     "merge_statistics",
     "protos_of",
+    "register_stats",
     "stats_class",
 ]
 
@@ -701,6 +702,12 @@ _BY_FIELD: dict[str, type[Stats]] = {
     "timestampStatistics": TimestampStats,
     "collectionStatistics": CollectionStats,
 }
+
+
+def register_stats(cls: type[Stats], kinds: Sequence[TypeKind], field: str) -> None:
+    """Class ``cls`` as the statistics of ``kinds``, recognised by the protobuf ``field``."""
+    _BY_KIND.update(dict.fromkeys(kinds, cls))
+    _BY_FIELD.setdefault(field, cls)
 
 
 def stats_class(t: OrcType) -> tuple[type[Stats], dict[str, Any]]:
