@@ -268,16 +268,17 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
 async def compact_command(source: str, filters: Sequence[str], target_size: int,
                           min_size: int | None, out: TextIO,
                           storage_options: Mapping[str, Any] | None, options: WriteOptions,
-                          progress: bool | None) -> None:
-    """Compact a dataset's small files (:func:`aorc.compact`) and say what was done."""
+                          progress: bool | None, keys: KeyProvider | None = None) -> None:
+    """Compact a dataset's small files (:func:`aorc.compact`) and say what was done
+    (``keys``: of encrypted files, ``--key``/``--keys``)."""
     terms = None
     if filters:
-        dataset = await open_dataset(source, storage_options=storage_options)
+        dataset = await open_dataset(source, storage_options=storage_options, keys=keys)
         terms = filters_from_text(filters, dataset.schema)
     bar = Progress(f"compacting {source}", None, "files", enabled=progress)
     result = await compact(source, target_size=target_size, min_size=min_size, filters=terms,
                            storage_options=storage_options, options=options,
-                           progress=lambda e: bar.set(e.done))
+                           progress=lambda e: bar.set(e.done), keys=keys)
     bar.close()
     out.write(f"merged: {len(result.removed)} files into {len(result.written)} "
               f"(stripe copy: {result.stripe_copied}, re-encoded: {result.re_encoded})\n"

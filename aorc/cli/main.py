@@ -544,7 +544,8 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
         await kafka_command(args, options, out)
     elif args.command == "compact":
         await compact_command(args.source, args.filter, args.target_size, args.min_size, out,
-                              options, _write_options(args), args.progress)
+                              options, _write_options(args), args.progress,
+                              _key_provider(args))
     else:
         result = await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                                delimiter=args.delimiter, storage_options=options,
