@@ -119,7 +119,7 @@ class EncryptedFileAssembler(FileAssembler):
         del table
         masked = list(arrays)
         for v in self.plan.variants:
-            masked[v.field] = mask_array(arrays[v.field], v.column, v.mask)
+            masked[v.field] = mask_array(arrays[v.field], v.column, v.mask, v.parameters)
         stride = opts.row_index_stride
         starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
                   else np.zeros(0, dtype=np.int64))

@@ -6,6 +6,10 @@
 //                                          (kms://http@HOST:PORT/kms), no InMemoryKeystore
 //   writekms FILE ROWS ENCRYPT MASKS COMPRESS URL   write with the KMS's keys
 //   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
+//   redact TYPE N P1..PN V...              ORC Java's RedactMaskFactory(P1..PN) on values of
+//                                          TYPE (\N null; strings as UTF-8 hex; doubles as
+//                                          their bits in hex; timestamps as UTC millis), one
+//                                          masked value per line, in the same forms
 //   batch FILE                             one command per line (arguments tab-separated),
 //                                          each command's output after a line "@@@ N"
 import java.io.FileInputStream;
@@ -135,8 +139,81 @@ public class OrcEncHelper {
     }
   }
 
+  static String hex(byte[] b, int start, int len) {
+    StringBuilder out = new StringBuilder();
+    for (int i = start; i < start + len; ++i) out.append(String.format("%02x", b[i] & 0xff));
+    return out.toString();
+  }
+
+  static void redact(String[] a) throws Exception {
+    java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("UTC"));
+    TypeDescription type = TypeDescription.fromString(a[1]);
+    int np = Integer.parseInt(a[2]);
+    String[] params = java.util.Arrays.copyOfRange(a, 3, 3 + np);
+    int n = a.length - 3 - np;
+    TypeDescription schema = TypeDescription.createStruct().addField("c", type);
+    VectorizedRowBatch in = schema.createRowBatch(Math.max(n, 1));
+    VectorizedRowBatch out = schema.createRowBatch(Math.max(n, 1));
+    ColumnVector src = in.cols[0];
+    ColumnVector dst = out.cols[0];
+    if (dst instanceof BytesColumnVector) ((BytesColumnVector) dst).initBuffer();
+    for (int i = 0; i < n; ++i) {
+      String v = a[3 + np + i];
+      if (v.equals("\\N")) { src.noNulls = false; src.isNull[i] = true; continue; }
+      switch (type.getCategory()) {
+        case BOOLEAN: case BYTE: case SHORT: case INT: case LONG: case DATE:
+          ((LongColumnVector) src).vector[i] = Long.parseLong(v); break;
+        case FLOAT: case DOUBLE:
+          ((org.apache.hadoop.hive.ql.exec.vector.DoubleColumnVector) src).vector[i] =
+              Double.longBitsToDouble(Long.parseUnsignedLong(v, 16)); break;
+        case DECIMAL:
+          ((org.apache.hadoop.hive.ql.exec.vector.DecimalColumnVector) src).vector[i].set(
+              org.apache.hadoop.hive.common.type.HiveDecimal.create(v)); break;
+        case TIMESTAMP: {
+          org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector t =
+              (org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector) src;
+          long ms = Long.parseLong(v);
+          t.time[i] = ms;
+          t.nanos[i] = (int) Math.floorMod(ms, 1000L) * 1000000;
+          break;
+        }
+        default: {
+          byte[] b = new byte[v.length() / 2];
+          for (int k = 0; k < b.length; ++k) b[k] = (byte) Integer.parseInt(v.substring(2 * k, 2 * k + 2), 16);
+          ((BytesColumnVector) src).setVal(i, b);
+        }
+      }
+    }
+    org.apache.orc.DataMask mask = new org.apache.orc.impl.mask.RedactMaskFactory(params).build(type, null);
+    mask.maskData(src, dst, 0, n);
+    for (int i = 0; i < n; ++i) {
+      int r = dst.isRepeating ? 0 : i;
+      if (!dst.noNulls && dst.isNull[r]) { System.out.println("\\N"); continue; }
+      switch (type.getCategory()) {
+        case BOOLEAN: case BYTE: case SHORT: case INT: case LONG: case DATE:
+          System.out.println(((LongColumnVector) dst).vector[r]); break;
+        case FLOAT: case DOUBLE:
+          System.out.println(Long.toHexString(Double.doubleToRawLongBits(
+              ((org.apache.hadoop.hive.ql.exec.vector.DoubleColumnVector) dst).vector[r]))); break;
+        case DECIMAL:
+          System.out.println(((org.apache.hadoop.hive.ql.exec.vector.DecimalColumnVector) dst).vector[r]); break;
+        case TIMESTAMP: {
+          org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector t =
+              (org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector) dst;
+          System.out.println(t.time[r] + " " + t.nanos[r]);
+          break;
+        }
+        default: {
+          BytesColumnVector b = (BytesColumnVector) dst;
+          System.out.println("x" + hex(b.vector[r], b.start[r], b.length[r]));
+        }
+      }
+    }
+  }
+
   static void run(String[] args) throws Exception {
     switch (args[0]) {
+      case "redact": redact(args); break;
       case "read": case "readkms": read(args); break;
       case "write": case "writekms": write(args); break;
       case "keystore": keystore(args); break;

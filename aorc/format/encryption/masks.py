@@ -8,6 +8,7 @@ As ORC Java's ``impl/mask`` computes them:
   a final NUL byte); binary values their 32-byte SHA-256 digest; other primitive types are
   nullified; lists, maps and structs keep their shape with each child masked so. Nulls stay
   null.
+* ``redact``: :mod:`aorc.format.encryption.redact` (character classes, digits, dates).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.errors import SchemaError
+from aorc.format.encryption.redact import RedactMask
 from aorc.format.types import OrcType, TypeKind
 
 __all__ = ["mask_array"]
@@ -36,18 +38,20 @@ def _sha256_text(value: bytes, t: OrcType) -> bytes:
     return digest
 
 
-def _compound(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
+def _compound(arr: pa.Array, t: OrcType, mask: str, parameters: tuple[str, ...] = ()
+              ) -> pa.Array:
     """A list, map or struct with its children masked (its own nulls kept)."""
     validity = None if arr.null_count == 0 else arr.is_null()
     if t.kind == TypeKind.STRUCT:
-        children = [mask_array(arr.field(i), c, mask) for i, c in enumerate(t.children)]
+        children = [mask_array(arr.field(i), c, mask, parameters)
+                    for i, c in enumerate(t.children)]
         return pa.StructArray.from_arrays(children, fields=list(arr.type), mask=validity)
     offsets = arr.offsets
     if t.kind == TypeKind.LIST:
-        values = mask_array(arr.values, t.children[0], mask)
+        values = mask_array(arr.values, t.children[0], mask, parameters)
         return type(arr).from_arrays(offsets, values, type=arr.type, mask=validity)
-    keys = mask_array(arr.keys, t.children[0], mask)
-    items = mask_array(arr.items, t.children[1], mask)
+    keys = mask_array(arr.keys, t.children[0], mask, parameters)
+    items = mask_array(arr.items, t.children[1], mask, parameters)
     return pa.MapArray.from_arrays(offsets, keys, items, type=arr.type, mask=validity)
 
 
@@ -80,14 +84,18 @@ def _sha256_strings(arr: pa.Array) -> pa.Array:
     return result.cast(arr.type)
 
 
-def mask_array(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
-    """The masked copy of ``arr`` (a column of type ``t``).
+def mask_array(arr: pa.Array, t: OrcType, mask: str,
+               parameters: tuple[str, ...] = ()) -> pa.Array:
+    """The masked copy of ``arr`` (a column of type ``t``); ``parameters``: the mask's.
 
     Raises:
-        SchemaError: a mask aorc does not write.
+        SchemaError: a mask aorc does not write, or bad parameters.
     """
+    if mask == "redact":
+        redact = RedactMask(parameters)
+        return redact.mask(arr, t, lambda a, c: _compound(a, c, mask, parameters))
     if mask not in ("nullify", "sha256"):
-        raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, sha256)")
+        raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, redact, sha256)")
     if mask == "sha256" and t.kind.is_compound and t.kind != TypeKind.UNION:
         return _compound(arr, t, mask)
     if mask == "nullify" or t.kind not in (*_STRINGS, TypeKind.BINARY):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import SchemaError
+from aorc.format.encryption.redact import RedactMask
 from aorc.format.projection import resolve_column
 from aorc.format.types import OrcType
 
@@ -24,11 +25,46 @@ __all__ = [
     "EncryptionPlan",
     "PlannedVariant",
     "canonical_spec",
+    "mask_parts",
     "plan_encryption",
+    "unquote",
 ]
 
 #: The masks aorc writes (ORC Java's names).
-MASK_NAMES = ("nullify", "sha256")
+MASK_NAMES = ("nullify", "redact", "sha256")
+
+
+def _split(text: str, sep: str, limit: int = -1) -> list[str]:
+    """``text`` split at ``sep`` outside backquotes (ORC Java quotes names and mask
+    parameters in backquotes, a doubled backquote standing for one)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for ch in text:
+        if ch == "`":
+            quoted = not quoted
+        if ch == sep and not quoted and limit != 0:
+            parts.append("".join(current))
+            current = []
+            limit -= 1
+            continue
+        current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def unquote(name: str) -> str:
+    """A name or mask parameter without ORC Java's backquotes."""
+    name = name.strip()
+    if len(name) >= 2 and name[0] == name[-1] == "`":
+        return name[1:-1].replace("``", "`")
+    return name
+
+
+def mask_parts(name: str) -> tuple[str, tuple[str, ...]]:
+    """``"redact,`Xx`,`_ 1 1`"`` as ``("redact", ("Xx", "_ 1 1"))``."""
+    mask, *params = _split(name, ",")
+    return mask.strip(), tuple(unquote(p) for p in params)
 
 
 def _pairs(value: Any, option: str) -> list[tuple[str, list[str]]]:
@@ -46,11 +82,12 @@ def _pairs(value: Any, option: str) -> list[tuple[str, list[str]]]:
         raise SchemaError(f"{option} must be a string such as 'pii:ssn,email;hr:salary' or a "
                           f"mapping, not {type(value).__name__}")
     out = []
-    for part in value.split(";"):
+    for part in _split(value, ";"):
         if not part.strip():
             continue
-        name, sep, columns = part.partition(":")
-        names = [c.strip() for c in columns.split(",") if c.strip()]
+        pieces = _split(part, ":", 1)
+        name, sep, columns = pieces[0], len(pieces) > 1, pieces[-1]
+        names = [c.strip() for c in columns.split(",") if c.strip()] if sep else []
         if not sep or not name.strip() or not names:
             raise SchemaError(f"{option}: {part.strip()!r} is not NAME:COLUMN[,COLUMN...]")
         out.append((name.strip(), names))
@@ -68,7 +105,7 @@ def canonical_spec(value: Any, option: str) -> str | None:
     pairs = _pairs(value, option)
     if option == "masks":
         for name, _ in pairs:
-            mask = name.split(",")[0]
+            mask, _params = mask_parts(name)
             if mask not in MASK_NAMES:
                 raise SchemaError(f"masks: aorc writes the masks {', '.join(MASK_NAMES)}, "
                                   f"not {mask!r}")
@@ -124,9 +161,11 @@ def plan_encryption(root: OrcType, encrypt: str | None, masks: str | None
         return None
     mask_of: dict[int, tuple[str, tuple[str, ...]]] = {}
     for name, columns in _pairs(masks or "", "masks"):
-        mask, *params = name.split(",")
+        mask, params = mask_parts(name)
+        if mask == "redact":
+            RedactMask(params)  # malformed parameters fail here, before any row
         for column in columns:
-            mask_of[resolve_column(root, column).column_id] = (mask, tuple(params))
+            mask_of[resolve_column(root, column).column_id] = (mask, params)
     fields = {child.column_id: i for i, child in enumerate(root.children)}
     variants = []
     for key, columns in _pairs(encrypt, "encrypt"):
