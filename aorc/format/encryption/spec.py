@@ -62,8 +62,14 @@ def unquote(name: str) -> str:
 
 
 def mask_parts(name: str) -> tuple[str, tuple[str, ...]]:
-    """``"redact,`Xx`,`_ 1 1`"`` as ``("redact", ("Xx", "_ 1 1"))``."""
+    """``"redact,`Xx`,`_ 1 1`"`` as ``("redact", ("Xx", "_ 1 1"))``.
+
+    Raises:
+        SchemaError: an empty parameter (ORC Java refuses them too).
+    """
     mask, *params = _split(name, ",")
+    if any(not unquote(p) for p in params):
+        raise SchemaError(f"masks: {name!r} has an empty parameter")
     return mask.strip(), tuple(unquote(p) for p in params)
 
 
