@@ -5,6 +5,8 @@
 //   readkms FILE URL                       read with Hadoop's KMSClientProvider at URL
 //                                          (kms://http@HOST:PORT/kms), no InMemoryKeystore
 //   writekms FILE ROWS ENCRYPT MASKS COMPRESS URL   write with the KMS's keys
+//   writenested FILE ROWS ENCRYPT MASKS [NAME:VERSION:HEX ...]   struct<id:bigint,
+//                                          address:struct<street:string,zip:string>>
 //   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
 //   redact TYPE N P1..PN V...              ORC Java's RedactMaskFactory(P1..PN) on values of
 //                                          TYPE (\N null; strings as UTF-8 hex; doubles as
@@ -126,6 +128,31 @@ public class OrcEncHelper {
     }
   }
 
+  static void writeNested(String[] args) throws Exception {
+    int n = Integer.parseInt(args[2]);
+    TypeDescription schema = TypeDescription.fromString(
+        "struct<id:bigint,address:struct<street:string,zip:string>>");
+    OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
+        .setKeyProvider(keys(args, 5)).encrypt(args[3]).compress(CompressionKind.ZLIB)
+        .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096);
+    if (!args[4].isEmpty()) opts.masks(args[4]);
+    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
+      VectorizedRowBatch b = schema.createRowBatch();
+      org.apache.hadoop.hive.ql.exec.vector.StructColumnVector address =
+          (org.apache.hadoop.hive.ql.exec.vector.StructColumnVector) b.cols[1];
+      for (int i = 0; i < n; ++i) {
+        int r = b.size++;
+        ((LongColumnVector) b.cols[0]).vector[r] = i;
+        if (i % 11 == 5) { address.noNulls = false; address.isNull[r] = true; continue; }
+        ((BytesColumnVector) address.fields[0]).setVal(r, ("Street " + i).getBytes(StandardCharsets.UTF_8));
+        if (i % 7 == 2) { address.fields[1].noNulls = false; address.fields[1].isNull[r] = true; }
+        else ((BytesColumnVector) address.fields[1]).setVal(r, String.format("%05d", (i * 37) % 100000).getBytes(StandardCharsets.UTF_8));
+        if (b.size == b.getMaxSize()) { w.addRowBatch(b); b.reset(); }
+      }
+      if (b.size > 0) w.addRowBatch(b);
+    }
+  }
+
   static void keystore(String[] args) throws Exception {
     KeyStore ks = KeyStore.getInstance("JCEKS");
     char[] pw = args[2].toCharArray();
@@ -214,6 +241,7 @@ public class OrcEncHelper {
   static void run(String[] args) throws Exception {
     switch (args[0]) {
       case "redact": redact(args); break;
+      case "writenested": writeNested(args); break;
       case "read": case "readkms": read(args); break;
       case "write": case "writekms": write(args); break;
       case "keystore": keystore(args); break;

@@ -5,8 +5,10 @@ ORC Java's spellings (``orc.encrypt``, ``orc.mask``).
 ``pii`` and ``salary`` with ``hr``; ``masks="sha256:email;redact,Xx:ssn"`` names a mask and
 its parameters per column (a mask's parameters follow its name after commas). Mappings are
 accepted too: ``{"pii": ["ssn", "email"]}`` and ``{"sha256": ["email"]}``. A column without
-a mask gets ``nullify``. Columns are top-level or dotted nested names; a column and all its
-descendants form one encryption variant.
+a mask gets ``nullify``. Columns are top-level or dotted nested names (a struct's field alone
+is encrypted as ORC Java does: only that subtree, the rest of the struct in the clear; fields
+inside lists, maps and unions are not); a column and all its descendants form one encryption
+variant.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from aorc.errors import SchemaError
 from aorc.format.encryption.redact import RedactMask
 from aorc.format.projection import resolve_column
-from aorc.format.types import OrcType
+from aorc.format.types import OrcType, TypeKind
 
 __all__ = [
     "MASK_NAMES",
@@ -127,6 +129,8 @@ class PlannedVariant:
         column: the subtree's root type.
         field: the index of its top-level field.
         mask: the mask's name; ``parameters``: its parameters.
+        path: the field indexes from the top-level field down to the subtree's root, through
+            structs (``(field,)`` for a top-level column).
     """
 
     key: str
@@ -134,6 +138,30 @@ class PlannedVariant:
     field: int
     mask: str
     parameters: tuple[str, ...]
+    path: tuple[int, ...] = ()
+
+
+def _struct_path(root: OrcType, node: OrcType, name: str) -> tuple[int, ...]:
+    """The field indexes from ``root`` down to ``node``, through structs only.
+
+    Raises:
+        SchemaError: ``node`` lies inside a list, map or union (ORC Java encrypts those
+            subtrees whole: name the list, map or union instead).
+    """
+    path: list[int] = []
+    at = root
+    while at.column_id != node.column_id:
+        if at.kind != TypeKind.STRUCT:
+            raise SchemaError(f"encrypt: {name!r} lies inside a {at.kind.name.lower()}; "
+                              "encrypt the whole list, map or union")
+        for i, child in enumerate(at.children):
+            if child.column_id <= node.column_id <= child.max_column_id:
+                path.append(i)
+                at = child
+                break
+        else:  # pragma: no cover - resolve_column found the node under root
+            raise SchemaError(f"encrypt: no column {name!r}")
+    return tuple(path)
 
 
 @dataclass(frozen=True)
@@ -160,8 +188,8 @@ def plan_encryption(root: OrcType, encrypt: str | None, masks: str | None
 
     Raises:
         SchemaError: an unknown column, a column encrypted twice or nested in another
-            encrypted one, a nested (not top-level) column, or a mask on a column that is
-            not encrypted.
+            encrypted one, a column inside a list, map or union, or a mask on a column that
+            is not encrypted.
     """
     if not encrypt:
         return None
@@ -172,20 +200,20 @@ def plan_encryption(root: OrcType, encrypt: str | None, masks: str | None
             RedactMask(params)  # malformed parameters fail here, before any row
         for column in columns:
             mask_of[resolve_column(root, column).column_id] = (mask, params)
-    fields = {child.column_id: i for i, child in enumerate(root.children)}
     variants = []
     for key, columns in _pairs(encrypt, "encrypt"):
         for column in columns:
             node = resolve_column(root, column)
-            if node.column_id not in fields:
-                raise SchemaError(f"encrypt: aorc encrypts top-level columns (with their "
-                                  f"children); {column!r} is nested")
+            path = _struct_path(root, node, column)
             mask_name, mask_params = mask_of.pop(node.column_id, ("nullify", ()))
-            variants.append(PlannedVariant(key, node, fields[node.column_id], mask_name,
-                                           mask_params))
+            variants.append(PlannedVariant(key, node, path[0], mask_name, mask_params, path))
     ids = [v.column.column_id for v in variants]
     if len(set(ids)) != len(ids):
         raise SchemaError("encrypt: a column is encrypted twice")
+    spans = sorted((v.column.column_id, v.column.max_column_id) for v in variants)
+    for (_, last), (first, _) in zip(spans, spans[1:], strict=False):
+        if first <= last:
+            raise SchemaError(f"encrypt: column {first} is inside another encrypted column")
     if mask_of:
         raise SchemaError(f"masks: column {min(mask_of)} is masked but not encrypted")
     variants.sort(key=lambda v: (v.key, v.column.column_id))
