@@ -33,6 +33,7 @@ from aorc.dataset.read import Dataset
 from aorc.filters.text import filters_from_text
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import TypeKind
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.read.reader import OrcReader, open_reader
 
@@ -152,18 +153,19 @@ def dataset_flags(args: argparse.Namespace) -> DatasetFlags:
 
 
 async def open_source(source: str, storage_options: Mapping[str, Any] | None,
-                      timestamp_unit: str = "ns", flags: DatasetFlags = NO_DATASET_FLAGS
-                      ) -> OrcReader | Dataset:
+                      timestamp_unit: str = "ns", flags: DatasetFlags = NO_DATASET_FLAGS,
+                      keys: KeyProvider | None = None) -> OrcReader | Dataset:
     """The open file (an :class:`~aorc.OrcReader`, to be closed) or the opened dataset
     ``source`` names, decided as :func:`aorc.read_table` decides. ``timestamp_unit="auto"``
-    reads a dataset in microseconds and a file as :func:`open_rows` says."""
+    reads a dataset in microseconds and a file as :func:`open_rows` says; ``keys``: the
+    master keys of encrypted columns (``--key``/``--keys``)."""
     async def one_file() -> OrcReader:
         unit = timestamp_unit
         if unit == "auto":
             async with open_reader(source, storage_options=storage_options) as probe:
                 unit = "us" if _extreme_timestamps(probe) else "ns"
         return await open_reader(source, storage_options=storage_options, timestamp_unit=unit,
-                                 max_decoded_bytes=flags.max_decoded_bytes)
+                                 max_decoded_bytes=flags.max_decoded_bytes, keys=keys)
 
     async def dataset() -> Dataset:
         return await open_dataset(source, storage_options=storage_options,
@@ -171,7 +173,7 @@ async def open_source(source: str, storage_options: Mapping[str, Any] | None,
                                   else timestamp_unit,
                                   exclude_invalid_files=flags.exclude_invalid_files,
                                   path_glob_filter=flags.path_glob_filter,
-                                  max_decoded_bytes=flags.max_decoded_bytes)
+                                  max_decoded_bytes=flags.max_decoded_bytes, keys=keys)
 
     opened: OrcReader | Dataset = await file_or_dataset(source, one_file, dataset)
     return opened
@@ -179,10 +181,12 @@ async def open_source(source: str, storage_options: Mapping[str, Any] | None,
 
 @contextlib.asynccontextmanager
 async def open_rows(source: str, storage_options: Mapping[str, Any] | None,
-                    timestamp_unit: str = "ns", flags: DatasetFlags = NO_DATASET_FLAGS
+                    timestamp_unit: str = "ns", flags: DatasetFlags = NO_DATASET_FLAGS,
+                    keys: KeyProvider | None = None
                     ) -> AsyncIterator[OrcReader | RowsOfDataset]:
-    """A reader of the file, or the rows of the dataset, ``source`` names."""
-    opened = await open_source(source, storage_options, timestamp_unit, flags)
+    """A reader of the file, or the rows of the dataset, ``source`` names (``keys``: as
+    :func:`open_source`)."""
+    opened = await open_source(source, storage_options, timestamp_unit, flags, keys)
     if isinstance(opened, Dataset):
         yield RowsOfDataset(opened)
         return
@@ -264,16 +268,17 @@ def add_count_command(sub: Any, parent: argparse.ArgumentParser) -> None:
 async def compact_command(source: str, filters: Sequence[str], target_size: int,
                           min_size: int | None, out: TextIO,
                           storage_options: Mapping[str, Any] | None, options: WriteOptions,
-                          progress: bool | None) -> None:
-    """Compact a dataset's small files (:func:`aorc.compact`) and say what was done."""
+                          progress: bool | None, keys: KeyProvider | None = None) -> None:
+    """Compact a dataset's small files (:func:`aorc.compact`) and say what was done
+    (``keys``: of encrypted files, ``--key``/``--keys``)."""
     terms = None
     if filters:
-        dataset = await open_dataset(source, storage_options=storage_options)
+        dataset = await open_dataset(source, storage_options=storage_options, keys=keys)
         terms = filters_from_text(filters, dataset.schema)
     bar = Progress(f"compacting {source}", None, "files", enabled=progress)
     result = await compact(source, target_size=target_size, min_size=min_size, filters=terms,
                            storage_options=storage_options, options=options,
-                           progress=lambda e: bar.set(e.done))
+                           progress=lambda e: bar.set(e.done), keys=keys)
     bar.close()
     out.write(f"merged: {len(result.removed)} files into {len(result.written)} "
               f"(stripe copy: {result.stripe_copied}, re-encoded: {result.re_encoded})\n"

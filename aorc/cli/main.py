@@ -60,7 +60,7 @@ from aorc.cli.values import csv_column, json_default
 from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
-from aorc.keys import InMemoryKeys, parse_key_spec
+from aorc.keys import InMemoryKeys, KeyProvider, parse_key_spec
 from aorc.options import WriteOptions
 from aorc.read.reader import OrcReader, StripeFooterInfo
 
@@ -176,17 +176,18 @@ def _encryption_lines(enc: dict[str, Any] | None) -> list[str]:
     lines += [f"  key {k['name']} version {k['version']} ({k['algorithm']})"
               for k in enc["keys"]]
     lines += [f"  column {v['column_id']} {v['column']}: key {v['key']}@{v['version']}, "
-              f"mask {v['mask'] or 'none'}" for v in enc["variants"]]
+              f"mask {v['mask'] or 'none'}" + (", decrypted" if v.get("decrypted") else "")
+              for v in enc["variants"]]
     return lines
 
 
 async def _meta(path: str, as_json: bool, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
-                flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
+                flags: DatasetFlags = NO_DATASET_FLAGS, keys: KeyProvider | None = None) -> None:
     if is_iceberg_url(path):
         await table_meta(path, as_json, out)
         return
-    opened = await open_source(path, storage_options, flags=flags)
+    opened = await open_source(path, storage_options, flags=flags, keys=keys)
     if isinstance(opened, Dataset):
         await print_dataset_meta(opened, path, as_json, out)
         return
@@ -206,13 +207,13 @@ async def _meta(path: str, as_json: bool, out: TextIO,
 async def _head(path: str, n: int, columns: list[str] | None, out: TextIO,
                 storage_options: Mapping[str, Any] | None = None,
                 filters: Sequence[str] = (), timestamp_unit: str = "auto",
-                flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
+                flags: DatasetFlags = NO_DATASET_FLAGS, keys: KeyProvider | None = None) -> None:
     if n <= 0:
         return
     if is_iceberg_url(path):
         await table_rows(path, columns, filters, n, lambda batch: out.write(batch_jsonl(batch)))
         return
-    async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
+    async with open_rows(path, storage_options, timestamp_unit, flags, keys) as reader:
         left = n
         selected = filters_from_text(filters, reader.schema)
         async with contextlib.aclosing(reader.iter_batches(columns, batch_size=n,
@@ -239,11 +240,12 @@ def _csv_text(batch: pa.RecordBatch, header: bool) -> str:
 async def _cat(path: str, fmt: str, columns: list[str] | None, out: TextIO,
                storage_options: Mapping[str, Any] | None = None,
                progress: bool | None = None, filters: Sequence[str] = (),
-               timestamp_unit: str = "auto", flags: DatasetFlags = NO_DATASET_FLAGS) -> None:
+               timestamp_unit: str = "auto", flags: DatasetFlags = NO_DATASET_FLAGS,
+               keys: KeyProvider | None = None) -> None:
     if is_iceberg_url(path):
         await _cat_table(path, fmt, columns, out, filters)
         return
-    async with open_rows(path, storage_options, timestamp_unit, flags) as reader:
+    async with open_rows(path, storage_options, timestamp_unit, flags, keys) as reader:
         selected = filters_from_text(filters, reader.schema)
         header = fmt == "csv"
         if progress is None:  # a bar on the terminal only when the rows go elsewhere
@@ -458,8 +460,14 @@ def _writer_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mask", metavar="MASK:COL,...;...",
                         help="masks of the clear copies, as orc.mask (e.g. 'sha256:email'; "
                         "default nullify)")
+    _key_flags(parser)
+
+
+def _key_flags(parser: argparse.ArgumentParser) -> None:
+    """``--key`` and ``--keys`` (read back by :func:`_key_provider`)."""
     parser.add_argument("--key", action="append", metavar="NAME[@VERSION]=HEX",
-                        help="a master key (16 or 32 bytes in hex); repeatable")
+                        help="a master key (16 or 32 bytes in hex) of encrypted columns; "
+                        "repeatable")
     parser.add_argument("--keys", metavar="FILE",
                         help="a file of master keys, one NAME[@VERSION]=HEX per line")
 
@@ -490,6 +498,7 @@ def _parser() -> argparse.ArgumentParser:
     meta.add_argument("file", help=where)
     meta.add_argument("--json", action="store_true", help="print JSON")
     add_dataset_flags(meta)
+    _key_flags(meta)
     head = sub.add_parser("head", parents=[parent], help="print the first rows as JSON lines")
     head.add_argument("file", help=where)
     head.add_argument("-n", "--rows", type=int, default=10, help="rows to print (10)")
@@ -497,6 +506,7 @@ def _parser() -> argparse.ArgumentParser:
     _filter_flag(head)
     add_timestamp_unit_flag(head)
     add_dataset_flags(head)
+    _key_flags(head)
     cat = sub.add_parser("cat", parents=[parent], help="print every row (JSON lines or CSV)")
     cat.add_argument("file", help=where)
     cat.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
@@ -505,6 +515,7 @@ def _parser() -> argparse.ArgumentParser:
     _filter_flag(cat)
     add_timestamp_unit_flag(cat)
     add_dataset_flags(cat)
+    _key_flags(cat)
     _progress_flags(cat)
     _add_convert(sub, parent)
     add_count_command(sub, parent)
@@ -519,13 +530,13 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
     options = _storage_options(args)
     flags = dataset_flags(args)
     if args.command == "meta":
-        await _meta(args.file, args.json, out, options, flags)
+        await _meta(args.file, args.json, out, options, flags, _key_provider(args))
     elif args.command == "head":
         await _head(args.file, args.rows, _names(args.columns), out, options, args.filter,
-                    args.timestamp_unit, flags)
+                    args.timestamp_unit, flags, _key_provider(args))
     elif args.command == "cat":
         await _cat(args.file, args.format, _names(args.columns), out, options, args.progress,
-                   args.filter, args.timestamp_unit, flags)
+                   args.filter, args.timestamp_unit, flags, _key_provider(args))
     elif args.command == "count" and is_iceberg_url(args.source):
         await table_count(args.source, args.filter, out, options)
     elif args.command == "count":
@@ -534,7 +545,8 @@ async def _run(args: argparse.Namespace, out: TextIO) -> None:
         await kafka_command(args, options, out)
     elif args.command == "compact":
         await compact_command(args.source, args.filter, args.target_size, args.min_size, out,
-                              options, _write_options(args), args.progress)
+                              options, _write_options(args), args.progress,
+                              _key_provider(args))
     else:
         result = await convert(args.input, args.output, fmt=args.fmt, schema=args.schema,
                                delimiter=args.delimiter, storage_options=options,

@@ -13,6 +13,12 @@ of two or more files into one new file in the same folder:
 - otherwise by reading them as one dataset (schemas unified by name, as reads do) and
   writing the rows again with ``options``.
 
+Files with encrypted columns are merged by stripe copy only, and only given ``keys=`` holding
+every key they name (as ORC Java's ``OrcFile.mergeFiles``: each source's stripe ids and local
+keys carried, the statistics encrypted again under new local keys); without keys, or when
+they cannot be stripe-copied, they are left as they are with a warning (re-encoding would
+keep only their masked copies).
+
 Rows keep the files' path order. Crash safety comes from a journal per merge, a small JSON
 object under the dataset's hidden ``_aorc_compact/`` folder (readers, Spark and Hive skip
 ``_`` names), written before the merged file and deleted last:
@@ -54,6 +60,7 @@ from aorc.errors import (
 )
 from aorc.io import open_output, registry
 from aorc.io.base import gather_or_cancel
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker, tracker
 from aorc.read.reader import open_reader
@@ -209,7 +216,9 @@ async def _recover(root: str, storage_options: Mapping[str, Any] | None,
 
 
 async def _re_encode(paths: list[str], output: str, storage_options: Mapping[str, Any] | None,
-                     options: WriteOptions) -> None:
+                     options: WriteOptions, why: str = "") -> None:
+    """Read the files as one dataset and write it again (``why``: the reason a stripe copy
+    could not be done, told when encrypted files cannot be re-encoded either)."""
     dataset = await open_dataset(paths, partitioning=None, storage_options=storage_options)
     for path in paths:  # re-encoding reads masked copies: it would lose encrypted values
         cached = dataset.tail_cache.get(path)
@@ -219,8 +228,8 @@ async def _re_encode(paths: list[str], output: str, storage_options: Mapping[str
         else:
             encrypted = cached.tail.has_encryption
         if encrypted:
-            raise SchemaError(f"{path}: encrypted columns cannot be re-encoded without their "
-                              "keys (it would keep only their masked copies)")
+            raise SchemaError(f"{path}: encrypted columns are not re-encoded (it would keep "
+                              f"only their masked copies), and {why or 'no stripe copy'}")
     writer = open_writer(output, dataset.schema, options=options,
                          storage_options=storage_options)
     async with writer:
@@ -232,7 +241,7 @@ async def _re_encode(paths: list[str], output: str, storage_options: Mapping[str
 async def _merge(root: str, bin_: list[DatasetFile], number: int, run_id: str,
                  storage_options: Mapping[str, Any] | None, options: WriteOptions,
                  limit: asyncio.Semaphore, result: CompactResult,
-                 progress: ProgressTracker | None) -> None:
+                 progress: ProgressTracker | None, keys: KeyProvider | None = None) -> None:
     async with limit:
         paths = [f.path for f in bin_]
         folder = posixpath.dirname(_relative(root, paths[0].replace(os.sep, "/")))
@@ -246,10 +255,10 @@ async def _merge(root: str, bin_: list[DatasetFile], number: int, run_id: str,
         _step("journal")
         try:
             try:
-                await merge_files(paths, output, storage_options=storage_options)
+                await merge_files(paths, output, storage_options=storage_options, keys=keys)
                 copied = True
-            except UnsupportedFeatureError:
-                await _re_encode(paths, output, storage_options, options)
+            except UnsupportedFeatureError as exc:
+                await _re_encode(paths, output, storage_options, options, str(exc))
                 copied = False
         except (SchemaError, CorruptFileError) as exc:  # nothing was written: roll back
             await registry.delete(journal_url, storage_options)
@@ -279,7 +288,7 @@ async def compact(source: str | os.PathLike[str], *, target_size: int = DEFAULT_
                   partitioning: Any = "hive",
                   storage_options: Mapping[str, Any] | None = None,
                   max_concurrency: int = 4, options: WriteOptions | None = None,
-                  progress: ProgressHook | None = None,
+                  progress: ProgressHook | None = None, keys: KeyProvider | None = None,
                   **write_options: Any) -> CompactResult:
     """Merge each partition folder's small files into files near ``target_size`` (see the
     module's docstring for the steps, the crash safety and what readers may see).
@@ -298,6 +307,8 @@ async def compact(source: str | os.PathLike[str], *, target_size: int = DEFAULT_
             :class:`aorc.WriteOptions`); stripe copies keep the inputs' encoding.
         progress: a hook told of the input files merged (unit ``"files"``), a callable
             taking an :class:`aorc.ProgressEvent` or a tqdm-like bar.
+        keys: a key provider holding every key of the files with encrypted columns, which
+            are merged by stripe copy only with it (see above).
         **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
 
     Returns:
@@ -334,7 +345,7 @@ async def compact(source: str | os.PathLike[str], *, target_size: int = DEFAULT_
     run_id = uuid.uuid4().hex[:12]
     limit = asyncio.Semaphore(max_concurrency)
     await gather_or_cancel([_merge(root, b, i, run_id, storage_options, write, limit, result,
-                                   counter) for i, b in enumerate(bins)])
+                                   counter, keys) for i, b in enumerate(bins)])
     result.written.sort()
     result.removed.sort()
     return result

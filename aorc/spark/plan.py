@@ -40,6 +40,7 @@ from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.format.projection import select_columns
 from aorc.format.types import parse_type_string
 from aorc.io import registry
+from aorc.keys import KeyProvider
 from aorc.read.reader import open_reader
 from aorc.spark.compat import session_zone, tzinfo, with_ntz
 
@@ -200,7 +201,8 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
                     filters: Filters = None, *,
                     storage_options: Mapping[str, Any] | None = None,
                     split_bytes: int = DEFAULT_SPLIT_BYTES,
-                    time_zone: str | None = "UTC") -> tuple[pa.Schema, list[Split]]:
+                    time_zone: str | None = "UTC",
+                    keys: KeyProvider | None = None) -> tuple[pa.Schema, list[Split]]:
     """List the files, check that they share a schema, prune stripes (and files, by their
     partition values) with ``filters`` and group stripes into splits.
 
@@ -221,6 +223,8 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
         storage_options: the store's settings.
         split_bytes: the target size of a split.
         time_zone: the zone of timestamp partition folders.
+        keys: the key provider of encrypted columns: stripes are pruned with the decrypted
+            statistics of the columns whose key it holds, the masked ones otherwise.
     """
     files = await list_files(uris, storage_options)
     part_schema, typed_values = partition_columns(files, time_zone)
@@ -229,7 +233,8 @@ async def plan_read(uris: str | Sequence[str], columns: Sequence[str] | None = N
 
     async def plan_file(uri: str, typed: dict[str, Any]) -> tuple[pa.Schema, list[Split]]:
         ok, rest = _resolve_filters(filters, typed, part_schema)
-        async with sem, open_reader(uri, storage_options=storage_options) as reader:
+        async with sem, open_reader(uri, storage_options=storage_options,
+                                    keys=keys) as reader:
             schema = with_ntz(reader.schema, reader.orc_schema)
             if not ok:
                 return schema, []

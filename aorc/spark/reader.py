@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.errors import UnsupportedFeatureError
+from aorc.keys import KeyProvider
 from aorc.read.reader import open_reader
 from aorc.spark.compat import NTZ, default_parallelism, executor_path, session_time_zone
 from aorc.spark.compat import from_arrow_schema as to_spark_schema
@@ -101,14 +102,16 @@ def _to_spark(batch: pa.RecordBatch, schema: pa.Schema,
 async def read_split(split: Split, columns: Sequence[str] | None, schema: pa.Schema,
                      storage_options: Mapping[str, Any] | None,
                      batch_size: int = SPARK_BATCH_ROWS, *,
-                     use_threads: bool | int = True) -> AsyncGenerator[pa.RecordBatch, None]:
+                     use_threads: bool | int = True,
+                     keys: KeyProvider | None = None) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of one split as batches in Spark's Arrow types (``use_threads``: as
-    :meth:`aorc.OrcReader.iter_batches`; see :func:`task_threads`)."""
+    :meth:`aorc.OrcReader.iter_batches`; see :func:`task_threads`; ``keys``: the key
+    provider of encrypted columns, see :func:`aorc.open_reader`)."""
     data_columns = [f.name for f in schema if f.name not in dict(split.partition)]
     if split.etag is not None:  # the version that was planned, or ObjectChangedError
         storage_options = {**(storage_options or {}), "if_match": split.etag}
     async with open_reader(split.uri, storage_options=storage_options,
-                           timestamp_unit=SPARK_TIMESTAMP_UNIT) as reader:
+                           timestamp_unit=SPARK_TIMESTAMP_UNIT, keys=keys) as reader:
         wanted = data_columns if columns is not None else None
         async for batch in reader.iter_batches(wanted, batch_size=batch_size,
                                                filters=split.filters, stripes=split.stripes,
@@ -126,18 +129,19 @@ def task_threads(cores: int | None, tasks: int) -> int:
 
 async def read_splits(splits: list[Split], columns: Sequence[str] | None,
                       schema: pa.Schema, storage_options: Mapping[str, Any] | None,
-                      threads: int) -> AsyncGenerator[pa.RecordBatch, None]:
+                      threads: int, keys: KeyProvider | None = None
+                      ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of ``splits``, one after another, as :func:`read_split` gives them (a read
     task's body)."""
     for split in splits:  # in one event loop, so S3 clients are made once per task
         async for batch in read_split(split, columns, schema, storage_options,
-                                      use_threads=threads):
+                                      use_threads=threads, keys=keys):
             yield batch
 
 
 def _read_task(packs: list[list[Split]], columns: Sequence[str] | None,
                schema: pa.Schema, storage_options: Mapping[str, Any] | None,
-               threads: int = 1) -> Any:
+               threads: int = 1, keys: KeyProvider | None = None) -> Any:
     """The function of ``mapInArrow`` over ``range(len(packs))``: task ``i`` reads the splits
     ``packs[i]`` on ``threads`` decoding threads (the splits travel with the function, so
     no driver-side RDD is needed, which Spark Connect has not)."""
@@ -146,13 +150,13 @@ def _read_task(packs: list[list[Split]], columns: Sequence[str] | None,
                 for s in packs[i]]
         if mine:
             yield from run_async_iter(read_splits(mine, columns, schema, storage_options,
-                                                  threads))
+                                                  threads, keys))
     return task
 
 
 def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = None,
          filters: Filters = None, *, storage_options: Mapping[str, Any] | None = None,
-         split_bytes: int = DEFAULT_SPLIT_BYTES) -> Any:
+         split_bytes: int = DEFAULT_SPLIT_BYTES, keys: KeyProvider | None = None) -> Any:
     """A DataFrame of ORC files read by aorc in Spark tasks.
 
     Args:
@@ -166,6 +170,12 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
             parsed as the folders are, so ``("dt", "==", "2024-01-01")`` compares dates).
         storage_options: store settings, passed to the executors.
         split_bytes: stripes of a file are grouped into splits of about this many bytes.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns (see
+            :func:`aorc.open_reader`): columns whose key it holds read decrypted, the others
+            as their masked copy; filters prune with the decrypted statistics. The provider
+            is pickled into the tasks: executors need to reach it (an
+            :class:`aorc.InMemoryKeys` travels with its master keys; a
+            :class:`aorc.HadoopKMS` with its URL only).
 
     Returns:
         The DataFrame: one Spark partition per task of :func:`pack_splits` (several
@@ -178,13 +188,14 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
     schema, splits = asyncio.run(plan_read(uris, columns, filters,
                                            storage_options=storage_options,
                                            split_bytes=split_bytes,
-                                           time_zone=session_time_zone(spark)))
+                                           time_zone=session_time_zone(spark),
+                                           keys=keys))
     arrow = spark_arrow_schema(schema)
     executor_path(spark)
     cores = default_parallelism(spark)
     packs = pack_splits(balance_splits(splits, cores), cores, split_bytes) or [[]]
     task = _read_task(packs, columns, arrow, storage_options,
-                      task_threads(cores, len(packs)))
+                      task_threads(cores, len(packs)), keys)
     tasks = len(packs)
     df = spark.range(0, tasks, 1, tasks).mapInArrow(task, to_spark_schema(arrow))
     if columns is not None:  # in the order asked, partition columns last

@@ -11,10 +11,12 @@ encrypted. :func:`open_encryption` asks the key provider for one local key per v
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from aorc.errors import AorcError, SchemaError
@@ -28,7 +30,7 @@ from aorc.format.encryption.encrypt import (
     stripe_footer_with_variants,
 )
 from aorc.format.encryption.masks import mask_array
-from aorc.format.encryption.spec import EncryptionPlan
+from aorc.format.encryption.spec import EncryptionPlan, PlannedVariant
 from aorc.format.types import OrcType
 from aorc.keys import ALGORITHMS, KeyProvider
 from aorc.write.file import FileAssembler
@@ -82,6 +84,39 @@ async def open_encryption(plan: EncryptionPlan, keys: KeyProvider | None) -> Loc
     return LocalKeys(tuple(local), tuple(sealed), versions)
 
 
+def _mask_of(v: PlannedVariant, arr: pa.Array) -> pa.Array:
+    """The masked copy of variant ``v``'s values."""
+    return mask_array(arr, v.column, v.mask, v.parameters)
+
+
+def _replaced(arr: pa.Array, path: Sequence[int],
+              mask: Callable[[pa.Array], pa.Array]) -> pa.Array:
+    """``arr`` with the struct field at ``path`` (field indexes) replaced by its mask."""
+    if not path:
+        return mask(arr)
+    if pa.types.is_dictionary(arr.type) or not pa.types.is_struct(arr.type):
+        raise SchemaError(f"encrypt: a nested column's parent is {arr.type}, not a struct")
+    children = [arr.field(i) for i in range(arr.type.num_fields)]
+    children[path[0]] = _replaced(children[path[0]], path[1:], mask)
+    validity = None if arr.null_count == 0 else arr.is_null()
+    return pa.StructArray.from_arrays(children, fields=list(arr.type), mask=validity)
+
+
+def _subtree(arr: pa.Array, path: Sequence[int], starts: npt.NDArray[np.int64]
+             ) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+    """The slots of the struct field at ``path`` as ORC stores them (only where every
+    ancestor is not null), and the row groups' first slots among them (as the struct
+    encoder hands its fields down)."""
+    for i in path:
+        if arr.null_count:
+            valid = arr.is_valid().to_numpy(zero_copy_only=False)
+            before = np.concatenate(([0], np.cumsum(valid, dtype=np.int64)))
+            starts = before[starts]
+            arr = arr.filter(pa.array(valid))
+        arr = arr.field(i)
+    return arr, starts
+
+
 def _walk(col: EncodedColumn) -> list[EncodedColumn]:
     out = [col]
     for child in col.children:
@@ -119,7 +154,8 @@ class EncryptedFileAssembler(FileAssembler):
         del table
         masked = list(arrays)
         for v in self.plan.variants:
-            masked[v.field] = mask_array(arrays[v.field], v.column, v.mask)
+            masked[v.field] = _replaced(masked[v.field], v.path[1:],
+                                        functools.partial(_mask_of, v))
         stride = opts.row_index_stride
         starts = (np.arange(0, rows, stride, dtype=np.int64) if stride
                   else np.zeros(0, dtype=np.int64))
@@ -132,7 +168,8 @@ class EncryptedFileAssembler(FileAssembler):
         real = ColumnCompressor(opts, len(starts))
         variants = []
         for v in self.plan.variants:
-            tree = encode_column(v.column, arrays[v.field], starts, opts,
+            values, v_starts = _subtree(arrays[v.field], v.path[1:], starts)
+            tree = encode_column(v.column, values, v_starts, opts,
                                  dictionary_decisions=self._real_decisions)
             variants.append(real(tree))  # every node of the subtree compressed
         return self._combine(clear, real, variants)

@@ -11,6 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from helpers.cli import run
+from helpers.orc_java_enc import HR as JHR
+from helpers.orc_java_enc import PII as JPII
+from helpers.orc_java_enc import JavaFiles
 
 import aorc
 
@@ -142,3 +145,48 @@ def test_dataset_filter_on_an_encrypted_column_with_keys(tmp_path: Path, how: st
     dataset = aorc.sync.open_dataset(source, keys=keys)
     assert dataset.read(filters=[("ssn", "==", wanted)]).num_rows == 1
     assert aorc.sync.read_dataset(source, filters=[("ssn", "==", wanted)]).num_rows == 0
+
+
+def test_meta_head_cat_with_keys(java_files: JavaFiles, tmp_path: Path) -> None:
+    """``aorc meta/head/cat --key/--keys`` on a file ORC Java wrote: the rows ORC Java reads
+    with the same keys (and without them, the masked rows), the decrypted file statistics;
+    the key bytes nowhere in the output."""
+    path = java_files.paths["ZSTD"]
+    keyfile = tmp_path / "keys.txt"
+    keyfile.write_text(f"pii={JPII.hex()}\nhr@1={JHR.hex()}\n")
+    java_all = java_files.reads["ZSTD", "all"]
+    java_pii = java_files.reads["ZSTD", "pii"]
+    java_none = java_files.reads["ZSTD", "none"]
+    head = run("head", "-n", "5", str(path), "--keys", str(keyfile))
+    assert head.returncode == 0, head.stderr
+    assert [list(json.loads(line).values()) for line in head.stdout.splitlines()] == \
+        java_all.rows[:5]
+    head = run("head", "-n", "5", str(path), "--key", f"pii={JPII.hex()}")
+    assert [list(json.loads(line).values()) for line in head.stdout.splitlines()] == \
+        java_pii.rows[:5]
+    head = run("head", "-n", "5", str(path))
+    assert [list(json.loads(line).values()) for line in head.stdout.splitlines()] == \
+        java_none.rows[:5]
+    cat = run("cat", str(path), "--keys", str(keyfile), "--filter", "ssn == " +
+              str(java_all.rows[777][1]), "--no-progress")
+    assert cat.returncode == 0, cat.stderr
+    assert [list(json.loads(line).values()) for line in cat.stdout.splitlines()] == \
+        [r for r in java_all.rows if r[1] == java_all.rows[777][1]]
+    csv = run("cat", "--format", "csv", str(path), "--keys", str(keyfile), "--no-progress")
+    assert csv.stdout.splitlines()[1].split(",")[:2] == [str(java_all.rows[0][0]),
+                                                         f'"{java_all.rows[0][1]}"']
+    meta = run("meta", str(path), "--keys", str(keyfile))
+    assert meta.returncode == 0, meta.stderr
+    assert "column 2 ssn: key pii@0, mask nullify, decrypted" in meta.stdout
+    ssn = [r[1] for r in java_all.rows]
+    assert f"minimum={min(ssn)}, maximum={max(ssn)}" in meta.stdout  # the decrypted statistics
+    masked = run("meta", str(path), "--key", f"pii={JPII.hex()}")
+    assert "column 4 salary: key hr@1, mask nullify\n" in masked.stdout  # no hr key
+    assert f"minimum={min(ssn)}" not in run("meta", str(path)).stdout
+    info = json.loads(run("meta", "--json", str(path), "--keys", str(keyfile)).stdout)
+    assert all(v["decrypted"] for v in info["encryption"]["variants"])
+    wrong = run("head", str(path), "--key", "pii=" + "ab" * 32)
+    assert wrong.returncode == 1 and "pii" in wrong.stderr
+    for done in (head, cat, csv, meta, masked, wrong):
+        for key in (JPII, JHR, bytes.fromhex("ab" * 32)):
+            assert key.hex() not in done.stdout + done.stderr

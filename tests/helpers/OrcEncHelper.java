@@ -5,7 +5,13 @@
 //   readkms FILE URL                       read with Hadoop's KMSClientProvider at URL
 //                                          (kms://http@HOST:PORT/kms), no InMemoryKeystore
 //   writekms FILE ROWS ENCRYPT MASKS COMPRESS URL   write with the KMS's keys
+//   writenested FILE ROWS ENCRYPT MASKS [NAME:VERSION:HEX ...]   struct<id:bigint,
+//                                          address:struct<street:string,zip:string>>
 //   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
+//   redact TYPE N P1..PN V...              ORC Java's RedactMaskFactory(P1..PN) on values of
+//                                          TYPE (\N null; strings as UTF-8 hex; doubles as
+//                                          their bits in hex; timestamps as UTC millis), one
+//                                          masked value per line, in the same forms
 //   batch FILE                             one command per line (arguments tab-separated),
 //                                          each command's output after a line "@@@ N"
 import java.io.FileInputStream;
@@ -122,6 +128,31 @@ public class OrcEncHelper {
     }
   }
 
+  static void writeNested(String[] args) throws Exception {
+    int n = Integer.parseInt(args[2]);
+    TypeDescription schema = TypeDescription.fromString(
+        "struct<id:bigint,address:struct<street:string,zip:string>>");
+    OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
+        .setKeyProvider(keys(args, 5)).encrypt(args[3]).compress(CompressionKind.ZLIB)
+        .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096);
+    if (!args[4].isEmpty()) opts.masks(args[4]);
+    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
+      VectorizedRowBatch b = schema.createRowBatch();
+      org.apache.hadoop.hive.ql.exec.vector.StructColumnVector address =
+          (org.apache.hadoop.hive.ql.exec.vector.StructColumnVector) b.cols[1];
+      for (int i = 0; i < n; ++i) {
+        int r = b.size++;
+        ((LongColumnVector) b.cols[0]).vector[r] = i;
+        if (i % 11 == 5) { address.noNulls = false; address.isNull[r] = true; continue; }
+        ((BytesColumnVector) address.fields[0]).setVal(r, ("Street " + i).getBytes(StandardCharsets.UTF_8));
+        if (i % 7 == 2) { address.fields[1].noNulls = false; address.fields[1].isNull[r] = true; }
+        else ((BytesColumnVector) address.fields[1]).setVal(r, String.format("%05d", (i * 37) % 100000).getBytes(StandardCharsets.UTF_8));
+        if (b.size == b.getMaxSize()) { w.addRowBatch(b); b.reset(); }
+      }
+      if (b.size > 0) w.addRowBatch(b);
+    }
+  }
+
   static void keystore(String[] args) throws Exception {
     KeyStore ks = KeyStore.getInstance("JCEKS");
     char[] pw = args[2].toCharArray();
@@ -135,8 +166,82 @@ public class OrcEncHelper {
     }
   }
 
+  static String hex(byte[] b, int start, int len) {
+    StringBuilder out = new StringBuilder();
+    for (int i = start; i < start + len; ++i) out.append(String.format("%02x", b[i] & 0xff));
+    return out.toString();
+  }
+
+  static void redact(String[] a) throws Exception {
+    java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("UTC"));
+    TypeDescription type = TypeDescription.fromString(a[1]);
+    int np = Integer.parseInt(a[2]);
+    String[] params = java.util.Arrays.copyOfRange(a, 3, 3 + np);
+    int n = a.length - 3 - np;
+    TypeDescription schema = TypeDescription.createStruct().addField("c", type);
+    VectorizedRowBatch in = schema.createRowBatch(Math.max(n, 1));
+    VectorizedRowBatch out = schema.createRowBatch(Math.max(n, 1));
+    ColumnVector src = in.cols[0];
+    ColumnVector dst = out.cols[0];
+    if (dst instanceof BytesColumnVector) ((BytesColumnVector) dst).initBuffer();
+    for (int i = 0; i < n; ++i) {
+      String v = a[3 + np + i];
+      if (v.equals("\\N")) { src.noNulls = false; src.isNull[i] = true; continue; }
+      switch (type.getCategory()) {
+        case BOOLEAN: case BYTE: case SHORT: case INT: case LONG: case DATE:
+          ((LongColumnVector) src).vector[i] = Long.parseLong(v); break;
+        case FLOAT: case DOUBLE:
+          ((org.apache.hadoop.hive.ql.exec.vector.DoubleColumnVector) src).vector[i] =
+              Double.longBitsToDouble(Long.parseUnsignedLong(v, 16)); break;
+        case DECIMAL:
+          ((org.apache.hadoop.hive.ql.exec.vector.DecimalColumnVector) src).vector[i].set(
+              org.apache.hadoop.hive.common.type.HiveDecimal.create(v)); break;
+        case TIMESTAMP: {
+          org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector t =
+              (org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector) src;
+          long ms = Long.parseLong(v);
+          t.time[i] = ms;
+          t.nanos[i] = (int) Math.floorMod(ms, 1000L) * 1000000;
+          break;
+        }
+        default: {
+          byte[] b = new byte[v.length() / 2];
+          for (int k = 0; k < b.length; ++k) b[k] = (byte) Integer.parseInt(v.substring(2 * k, 2 * k + 2), 16);
+          ((BytesColumnVector) src).setVal(i, b);
+        }
+      }
+    }
+    org.apache.orc.DataMask mask = new org.apache.orc.impl.mask.RedactMaskFactory(params).build(type, null);
+    mask.maskData(src, dst, 0, n);
+    for (int i = 0; i < n; ++i) {
+      int r = dst.isRepeating ? 0 : i;
+      if (!dst.noNulls && dst.isNull[r]) { System.out.println("\\N"); continue; }
+      switch (type.getCategory()) {
+        case BOOLEAN: case BYTE: case SHORT: case INT: case LONG: case DATE:
+          System.out.println(((LongColumnVector) dst).vector[r]); break;
+        case FLOAT: case DOUBLE:
+          System.out.println(Long.toHexString(Double.doubleToRawLongBits(
+              ((org.apache.hadoop.hive.ql.exec.vector.DoubleColumnVector) dst).vector[r]))); break;
+        case DECIMAL:
+          System.out.println(((org.apache.hadoop.hive.ql.exec.vector.DecimalColumnVector) dst).vector[r]); break;
+        case TIMESTAMP: {
+          org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector t =
+              (org.apache.hadoop.hive.ql.exec.vector.TimestampColumnVector) dst;
+          System.out.println(t.time[r] + " " + t.nanos[r]);
+          break;
+        }
+        default: {
+          BytesColumnVector b = (BytesColumnVector) dst;
+          System.out.println("x" + hex(b.vector[r], b.start[r], b.length[r]));
+        }
+      }
+    }
+  }
+
   static void run(String[] args) throws Exception {
     switch (args[0]) {
+      case "redact": redact(args); break;
+      case "writenested": writeNested(args); break;
       case "read": case "readkms": read(args); break;
       case "write": case "writekms": write(args); break;
       case "keystore": keystore(args); break;

@@ -12,6 +12,7 @@ from aorc.format.encryption.decrypt import (
     keyed_layout,
     stream_bytes,
 )
+from aorc.format.encryption.encrypt import LocalKeys, resealed_block
 from aorc.format.encryption.variants import (
     EncryptionInfo,
     KeyInfo,
@@ -26,12 +27,14 @@ __all__ = [
     "EncryptionInfo",
     "FileKeys",
     "KeyInfo",
+    "LocalKeys",
     "MaskInfo",
     "VariantInfo",
     "ctr",
     "decrypted_tail",
     "keyed_layout",
     "parse_encryption",
+    "resealed_block",
     "stream_bytes",
     "stream_iv",
 ]

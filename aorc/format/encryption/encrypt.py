@@ -25,6 +25,7 @@ __all__ = [
     "LocalKeys",
     "VariantStream",
     "encryption_block",
+    "resealed_block",
     "stripe_footer_with_variants",
 ]
 
@@ -133,6 +134,45 @@ def encryption_block(plan: EncryptionPlan, keys: LocalKeys, n_stripes: int,
         root = v.column.column_id
         variant = block.variants.add(root=root, key=names.index(v.key),
                                      encryptedKey=keys.encrypted[i])
+        for offset, per_stripe in enumerate(stripe_stats[i]):
+            column = root + offset
+            raw = compress(pb.ColumnarStripeStatistics(colStats=per_stripe).SerializeToString())
+            sealed = ctr(keys.keys[i], stream_iv(column, STRIPE_STATISTICS, n_stripes + 1), raw)
+            variant.stripeStatistics.add(kind=STRIPE_STATISTICS, column=column,
+                                         length=len(sealed))
+            prefix.append(sealed)
+        raw = compress(pb.FileStatistics(column=file_stats[i]).SerializeToString())
+        variant.fileStatistics = ctr(keys.keys[i], stream_iv(root, FILE_STATISTICS,
+                                                             n_stripes + 1), raw)
+    return block, b"".join(prefix)
+
+
+def resealed_block(template: pb.Encryption, keys: LocalKeys, n_stripes: int,
+                   file_stats: Sequence[Sequence[pb.ColumnStatistics]],
+                   stripe_stats: Sequence[Sequence[Sequence[pb.ColumnStatistics]]],
+                   compress: Compress) -> tuple[pb.Encryption, bytes]:
+    """The encryption block of a merged file (ORC Java's ``mergeFiles``): the sources' keys,
+    masks and variants (``template``, the first source's block), each variant's statistics
+    encrypted again with a new local key of the merged file.
+
+    Args:
+        template: the sources' encryption block (they agree on it).
+        keys: the merged file's local keys, one per variant (footer order).
+        n_stripes: stripes in the merged file.
+        file_stats: per variant, the real (merged) file statistics of its columns.
+        stripe_stats: per variant, per column, the real statistics of each stripe.
+        compress: the file's codec applied to a metadata structure.
+
+    Returns:
+        The block and the encrypted stripe statistics placed before the Metadata.
+    """
+    block = pb.Encryption(keyProvider=template.keyProvider)
+    block.key.extend(template.key)
+    block.mask.extend(template.mask)
+    prefix: list[bytes] = []
+    for i, old in enumerate(template.variants):
+        root = old.root
+        variant = block.variants.add(root=root, key=old.key, encryptedKey=keys.encrypted[i])
         for offset, per_stripe in enumerate(stripe_stats[i]):
             column = root + offset
             raw = compress(pb.ColumnarStripeStatistics(colStats=per_stripe).SerializeToString())

@@ -8,6 +8,7 @@ As ORC Java's ``impl/mask`` computes them:
   a final NUL byte); binary values their 32-byte SHA-256 digest; other primitive types are
   nullified; lists, maps and structs keep their shape with each child masked so. Nulls stay
   null.
+* ``redact``: :mod:`aorc.format.encryption.redact` (character classes, digits, dates).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.errors import SchemaError
+from aorc.format.encryption._sha256 import sha256_digests, sha256_hex
+from aorc.format.encryption.redact import RedactMask
 from aorc.format.types import OrcType, TypeKind
 
 __all__ = ["mask_array"]
@@ -36,58 +39,80 @@ def _sha256_text(value: bytes, t: OrcType) -> bytes:
     return digest
 
 
-def _compound(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
+def _compound(arr: pa.Array, t: OrcType, mask: str, parameters: tuple[str, ...] = ()
+              ) -> pa.Array:
     """A list, map or struct with its children masked (its own nulls kept)."""
     validity = None if arr.null_count == 0 else arr.is_null()
     if t.kind == TypeKind.STRUCT:
-        children = [mask_array(arr.field(i), c, mask) for i, c in enumerate(t.children)]
+        children = [mask_array(arr.field(i), c, mask, parameters)
+                    for i, c in enumerate(t.children)]
         return pa.StructArray.from_arrays(children, fields=list(arr.type), mask=validity)
     offsets = arr.offsets
     if t.kind == TypeKind.LIST:
-        values = mask_array(arr.values, t.children[0], mask)
+        values = mask_array(arr.values, t.children[0], mask, parameters)
         return type(arr).from_arrays(offsets, values, type=arr.type, mask=validity)
-    keys = mask_array(arr.keys, t.children[0], mask)
-    items = mask_array(arr.items, t.children[1], mask)
+    keys = mask_array(arr.keys, t.children[0], mask, parameters)
+    items = mask_array(arr.items, t.children[1], mask, parameters)
     return pa.MapArray.from_arrays(offsets, keys, items, type=arr.type, mask=validity)
 
 
-_HEX = np.frombuffer(b"0123456789ABCDEF", np.uint8)
+def _values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The data bytes and int64 offsets (from 0) of a string or binary column."""
+    raw = arr.cast(pa.large_binary())
+    _validity, offsets_buf, data_buf = raw.buffers()
+    offsets = np.frombuffer(offsets_buf, np.int64)[raw.offset:raw.offset + len(raw) + 1]
+    data = (np.frombuffer(data_buf, np.uint8) if data_buf is not None and data_buf.size
+            else np.zeros(1, np.uint8))
+    return data, np.ascontiguousarray(offsets)
+
+
+def _validity(arr: pa.Array) -> pa.Buffer | None:
+    if arr.null_count == 0:
+        return None
+    return pa.py_buffer(np.packbits(arr.is_valid().to_numpy(zero_copy_only=False),
+                                    bitorder="little"))
 
 
 def _sha256_strings(arr: pa.Array) -> pa.Array:
     """sha256 of a string column: 64 upper-case hex characters per value, built in one
-    buffer (the digests in a loop, their hex with numpy)."""
+    buffer by a C kernel that releases the GIL (``_sha256.pyx``; a ``hashlib`` call per
+    value made masked writes several times slower than plain ones)."""
     n = len(arr)
-    raw = arr.cast(pa.large_binary())
-    validity, offsets_buf, data_buf = raw.buffers()
-    offsets = np.frombuffer(offsets_buf, np.int64)[raw.offset:raw.offset + n + 1]
-    data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
-    digests = bytearray(32 * n)
-    sha = hashlib.sha256
-    starts, ends = offsets[:-1].tolist(), offsets[1:].tolist()
-    for i in range(n):
-        digests[32 * i:32 * i + 32] = sha(data[starts[i]:ends[i]]).digest()
-    nibbles = np.frombuffer(bytes(digests), np.uint8)
+    data, offsets = _values(arr)
     text = np.empty(64 * n, np.uint8)
-    text[0::2] = _HEX[nibbles >> 4]
-    text[1::2] = _HEX[nibbles & 15]
+    sha256_hex(data, offsets, text)
     out_offsets = np.arange(0, 64 * n + 1, 64, dtype=np.int64)
-    masks = None if arr.null_count == 0 else pa.py_buffer(
-        np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little"))
     result = pa.Array.from_buffers(pa.large_string(), n,
-                                   [masks, pa.py_buffer(out_offsets), pa.py_buffer(text)],
-                                   null_count=arr.null_count)
+                                   [_validity(arr), pa.py_buffer(out_offsets),
+                                    pa.py_buffer(text)], null_count=arr.null_count)
     return result.cast(arr.type)
 
 
-def mask_array(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
-    """The masked copy of ``arr`` (a column of type ``t``).
+def _sha256_binary(arr: pa.Array) -> pa.Array:
+    """sha256 of a binary column: each value's 32-byte digest (the same kernel)."""
+    n = len(arr)
+    data, offsets = _values(arr)
+    digests = np.empty(32 * n, np.uint8)
+    sha256_digests(data, offsets, digests)
+    result = pa.Array.from_buffers(pa.large_binary(), n,
+                                   [_validity(arr),
+                                    pa.py_buffer(np.arange(0, 32 * n + 1, 32, dtype=np.int64)),
+                                    pa.py_buffer(digests)], null_count=arr.null_count)
+    return result.cast(arr.type)
+
+
+def mask_array(arr: pa.Array, t: OrcType, mask: str,
+               parameters: tuple[str, ...] = ()) -> pa.Array:
+    """The masked copy of ``arr`` (a column of type ``t``); ``parameters``: the mask's.
 
     Raises:
-        SchemaError: a mask aorc does not write.
+        SchemaError: a mask aorc does not write, or bad parameters.
     """
+    if mask == "redact":
+        redact = RedactMask(parameters)
+        return redact.mask(arr, t, lambda a, c: _compound(a, c, mask, parameters))
     if mask not in ("nullify", "sha256"):
-        raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, sha256)")
+        raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, redact, sha256)")
     if mask == "sha256" and t.kind.is_compound and t.kind != TypeKind.UNION:
         return _compound(arr, t, mask)
     if mask == "nullify" or t.kind not in (*_STRINGS, TypeKind.BINARY):
@@ -96,16 +121,9 @@ def mask_array(arr: pa.Array, t: OrcType, mask: str) -> pa.Array:
         arr = arr.dictionary_decode()
     if t.kind == TypeKind.STRING:
         return _sha256_strings(arr)
-    binary = pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
-        or pa.types.is_binary_view(arr.type)
-    raw = arr.cast(pa.large_binary()) if not binary else arr.cast(pa.large_binary())
-    out: list[bytes | None] = []
-    for value in raw.to_pylist():
-        if value is None:
-            out.append(None)
-        elif t.kind == TypeKind.BINARY:
-            out.append(hashlib.sha256(value).digest())
-        else:
-            out.append(_sha256_text(value, t))
-    result = pa.array(out, pa.large_binary())
-    return result.cast(arr.type) if not binary else result.cast(arr.type)
+    if t.kind == TypeKind.BINARY:
+        return _sha256_binary(arr)
+    # char(n) and varchar(n): the hex truncated or padded per value
+    out = [None if value is None else _sha256_text(value, t)
+           for value in arr.cast(pa.large_binary()).to_pylist()]
+    return pa.array(out, pa.large_binary()).cast(arr.type)
