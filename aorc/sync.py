@@ -298,17 +298,19 @@ def _iterate(source: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.Record
 async def _open(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str, read_dictionary: Sequence[str] | None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                keys: KeyProvider | None = None) -> OrcReader:
+                keys: KeyProvider | None = None, use_writer_timezone: bool = False) -> OrcReader:
     return await _open_reader(source, storage_options=storage_options,
                               timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
-                              max_decoded_bytes=max_decoded_bytes, keys=keys)
+                              max_decoded_bytes=max_decoded_bytes, keys=keys,
+                              use_writer_timezone=use_writer_timezone)
 
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                keys: KeyProvider | None = None) -> SyncReader:
+                keys: KeyProvider | None = None,
+                use_writer_timezone: bool = False) -> SyncReader:
     """Open an ORC file for reading, blocking: use as ``with open_reader(path) as r:``.
 
     Args:
@@ -319,12 +321,13 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         read_dictionary: as for :func:`aorc.open_reader`.
         max_decoded_bytes: as for :func:`aorc.open_reader`.
         keys: as for :func:`aorc.open_reader`.
+        use_writer_timezone: as for :func:`aorc.open_reader`.
 
     Returns:
         A :class:`SyncReader` (a context manager).
     """
     return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary,
-                                max_decoded_bytes, keys)))
+                                max_decoded_bytes, keys, use_writer_timezone)))
 
 
 # =========================================================================== datasets
