@@ -88,7 +88,7 @@ def _old_jars(version: str) -> Path | None:
             for member in tar.getmembers():
                 base = os.path.basename(member.name)
                 if "/deps/jars/" in member.name and base.startswith(
-                        ("orc-", "hive-storage-api", "aircompressor")):
+                        ("orc-", "hive-storage-api", "aircompressor", "protobuf-java")):
                     member.name = base
                     tar.extract(member, folder)
     return folder if folder.exists() and any(folder.glob("orc-core-*.jar")) else None
@@ -116,9 +116,13 @@ def _java(classpath: str, args: list[str], zone: str = "UTC") -> list[dict[str, 
     with tempfile.TemporaryDirectory() as classes:
         subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", classes, str(JAVA)],
                        check=True, capture_output=True)
-        out = subprocess.run(["java", f"-Duser.timezone={zone}", "-cp",
+        run = subprocess.run(["java", f"-Duser.timezone={zone}",
+                              "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp",
                               classes + os.pathsep + classpath, "CorpusWriter", *args],
-                             check=True, capture_output=True, text=True).stdout
+                             capture_output=True, text=True)
+        if run.returncode:
+            raise SystemExit(f"CorpusWriter {args[1]} failed:\n{run.stderr[-3000:]}")
+        out = run.stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 

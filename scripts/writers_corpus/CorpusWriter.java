@@ -144,7 +144,7 @@ public class CorpusWriter {
 
   static ColumnVector col(ColumnVector[] c, String name) {
     int i = NAMES.indexOf(name);
-    return i < 0 ? new LongColumnVector(1 << 10) : c[i];  // a column this ORC version lacks
+    return i < 0 ? new TimestampColumnVector(1 << 10) : c[i];  // tsl, before ORC 1.6
   }
 
   static void fill(VectorizedRowBatch batch, int r, int n) {
