@@ -11,6 +11,8 @@ Writers:
   ``scripts/writers_corpus/CorpusWriter.java`` run in a JVM whose default zone (the writer
   zone ORC Java records) is not UTC; it writes every type, a version-0.11 file and a file
   with Hive's positional names ``_col0, _col1, ...``, and reads them back with ORC Java;
+- Hive 2.3's own ORC writer (``org.apache.hadoop.hive.ql.io.orc`` in PySpark's hive-exec
+  jar) through ``scripts/writers_corpus/HiveWriter.java``, columns named ``_col0, ...``;
 - ORC C++ through pyarrow (this environment's, and pyarrow 12.0.1 in the virtualenv
   ``/work/venvs/writers/old-pyarrow`` when it exists) and through pyorc (with a writer time
   zone of Asia/Kolkata), each read back by the same library;
@@ -112,16 +114,19 @@ def _orc_version(classpath: str) -> str:
     return "?"
 
 
-def _java(classpath: str, args: list[str], zone: str = "UTC") -> list[dict[str, Any]]:
+def _java(classpath: str, args: list[str], zone: str = "UTC",
+          main: str = "CorpusWriter") -> list[dict[str, Any]]:
+    sources = [str(JAVA)] + ([str(JAVA.with_name(f"{main}.java"))] if main != "CorpusWriter"
+                             else [])
     with tempfile.TemporaryDirectory() as classes:
-        subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", classes, str(JAVA)],
+        subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", classes, *sources],
                        check=True, capture_output=True)
         run = subprocess.run(["java", f"-Duser.timezone={zone}",
                               "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp",
-                              classes + os.pathsep + classpath, "CorpusWriter", *args],
+                              classes + os.pathsep + classpath, main, *args],
                              capture_output=True, text=True)
         if run.returncode:
-            raise SystemExit(f"CorpusWriter {args[1]} failed:\n{run.stderr[-3000:]}")
+            raise SystemExit(f"{main} {args[-1]} failed:\n{run.stderr[-3000:]}")
         out = run.stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
@@ -147,6 +152,24 @@ def build_java() -> None:
                              "read_by": f"ORC Java {orc}", "char_trimmed": True,
                              **entry["read"]})
         print(f"ORC Java {orc}: written")
+
+
+def build_hive() -> None:
+    """Hive 2.3's own writer (``org.apache.hadoop.hive.ql.io.orc``, PySpark's hive-exec)."""
+    classpath, zone = _classpath(None), "America/Sao_Paulo"
+    with tempfile.TemporaryDirectory() as tmp:
+        for entry in _java(classpath, [tmp], zone, main="HiveWriter"):
+            name = entry["file"]
+            shutil.copy(Path(tmp) / name, OUT / name)
+            hive = next(_spark_jars().glob("hive-exec-*.jar")).name.split("-")[2]
+            _save(name, {"writer": f"Hive {hive} (its ORC writer, on ORC Java "
+                                   f"{_orc_version(classpath)})",
+                         "writer_zone": zone,
+                         "made_by": "scripts/writers_corpus/HiveWriter.java (object "
+                                    "inspectors, as Hive's OrcSerde)",
+                         "read_by": f"ORC Java {_orc_version(classpath)}",
+                         "char_trimmed": True, **entry["read"]})
+    print("Hive writer: written")
 
 
 def _walls_only(value: Any) -> Any:
@@ -300,6 +323,7 @@ def main() -> None:
         return
     OUT.mkdir(parents=True, exist_ok=True)
     build_java()
+    build_hive()
     build_pyarrow()
     build_pyorc()
     build_orc_rust(args.orc_rust)

@@ -132,3 +132,14 @@ def test_hive_positional_names(name: str) -> None:
     mapped = aorc.sync.open_dataset([str(CORPUS / name)], schema=schema).read()
     assert mapped.schema.names == schema.names
     assert canonical_rows(mapped) == canonical_rows(aorc.sync.read_table(named))
+
+
+def test_hive_writer_file_maps_by_position() -> None:
+    """Hive 2.3's own writer's ``_col`` file, read as a table whose columns have names."""
+    path = CORPUS / "hive_2.3_writer_positional.zlib.orc"
+    plain = aorc.sync.read_table(path)
+    names = ["id", "big", "name", "ratio", "amount", "at", "day", "ints", "counts", "flag"]
+    schema = pa.schema([f.with_name(n) for f, n in zip(plain.schema, names, strict=True)])
+    mapped = aorc.sync.open_dataset([str(path)], schema=schema).read(columns=["at", "id"])
+    assert mapped.column("id").equals(plain.column("_col0"))
+    assert mapped.column("at").equals(plain.column("_col5"))
