@@ -29,12 +29,14 @@ from aorc.format.unwritable import UnwritableTypeError
 __all__ = [
     "ORC_ATTRIBUTES_METADATA_KEY",
     "ORC_TYPE_METADATA_KEY",
+    "SPARK_NTZ",
     "WIDENED_ARROW_TYPES",
     "OrcType",
     "TypeKind",
     "from_arrow_schema",
     "from_arrow_type",
     "gc_paused",
+    "is_spark_ntz",
     "parse_type_string",
     "to_arrow_schema",
     "to_arrow_type",
@@ -53,6 +55,16 @@ ORC_TYPE_METADATA_KEY = b"ORC:type"
 #: takes it: columns, struct fields, list elements, map keys and map values (the Iceberg
 #: spec's ORC appendix puts ``iceberg.id`` on every type node).
 ORC_ATTRIBUTES_METADATA_KEY = b"ORC:attributes"
+
+#: The ORC type attribute Spark (3.4 and later) marks its ``TIMESTAMP_NTZ`` columns with:
+#: they are ``bigint`` microseconds of a wall clock, read as ``timestamp[us]`` (no zone).
+SPARK_NTZ = ("spark.sql.catalyst.type", "timestamp_ntz")
+
+
+def is_spark_ntz(t: OrcType) -> bool:
+    """Whether ``t`` is a Spark ``TIMESTAMP_NTZ`` column (a bigint marked :data:`SPARK_NTZ`)."""
+    return t.kind == TypeKind.LONG and SPARK_NTZ in t.attributes
+
 
 #: Precision and scale given to legacy unbounded decimals (Hive 0.11 ``decimal(0,0)``).
 LEGACY_DECIMAL_PRECISION = 38
@@ -525,6 +537,8 @@ def parse_type_string(text: str) -> OrcType:
 def to_arrow_type(t: OrcType) -> pa.DataType:
     """The Arrow type aorc reads this ORC type as (see docs/internals.md)."""
     k = t.kind
+    if is_spark_ntz(t):
+        return pa.timestamp("us")
     simple = _ARROW_SIMPLE.get(k)
     if simple is not None:
         return simple
@@ -570,6 +584,8 @@ def to_arrow_field(name: str, t: OrcType) -> pa.Field:
     meta = None
     if t.kind in (TypeKind.CHAR, TypeKind.VARCHAR) or t.is_legacy_decimal:
         meta = {ORC_TYPE_METADATA_KEY: type_string(t).encode()}
+    elif is_spark_ntz(t):  # written back as Spark wrote it
+        meta = {ORC_ATTRIBUTES_METADATA_KEY: json.dumps(dict([SPARK_NTZ])).encode()}
     return pa.field(name, to_arrow_type(t), nullable=True, metadata=meta)
 
 
@@ -684,6 +700,8 @@ def _from_field(f: pa.Field) -> OrcType:
         except (ValueError, AttributeError) as exc:
             raise SchemaError(f"field {f.name!r}: {ORC_ATTRIBUTES_METADATA_KEY.decode()} "
                               f"metadata must be a JSON object of strings") from exc
+        if SPARK_NTZ in added and pa.types.is_timestamp(f.type) and f.type.tz is None:
+            t = OrcType(TypeKind.LONG)  # microseconds, as Spark stores TIMESTAMP_NTZ
         t = dataclasses.replace(t, attributes=(*t.attributes, *added))
     return t
 

@@ -28,6 +28,7 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType, TypeKind, to_arrow_field, to_arrow_type, type_string
 
 __all__ = [
+    "TIMESTAMP_PER_SECOND",
     "DecodeOptions",
     "DictStripeStreams",
     "Placement",
@@ -509,10 +510,13 @@ def wants_dictionary(dictionary_strings: bool | frozenset[int], t: OrcType) -> b
 
 def with_timestamp_unit(dt: pa.DataType, unit: str, instant: bool = False) -> pa.DataType:
     """``dt`` with every timestamp (nested ones too) in ``unit``; with ``instant``, naive
-    timestamps become UTC ones (``use_writer_timezone``)."""
+    timestamps become UTC ones (``use_writer_timezone``). Spark's ``TIMESTAMP_NTZ``
+    columns (``timestamp[us]``) stay naive and take ``unit`` only when it is coarser."""
     if unit == "ns" and not instant:
         return dt
     if pa.types.is_timestamp(dt):
+        if dt.unit != "ns":  # Spark's TIMESTAMP_NTZ (us): only coarser units, never zoned
+            return dt if TIMESTAMP_PER_SECOND[unit] >= 10**6 else pa.timestamp(unit)
         return pa.timestamp(unit, "UTC" if instant else dt.tz)
     if pa.types.is_struct(dt):
         return pa.struct([f.with_type(with_timestamp_unit(f.type, unit, instant)) for f in dt])
@@ -579,6 +583,10 @@ def arrow_field(name: str, t: OrcType, selected: set[int] | None = None, *,
     dt = arrow_type(t, selected, dictionary_strings=dictionary_strings,
                     timestamp_unit=timestamp_unit, instant=instant)
     return pa.field(name, dt, nullable=True, metadata=base.metadata)
+
+
+#: Arrow timestamp units and their number per second.
+TIMESTAMP_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
 # --------------------------------------------------------------------------- dispatch
