@@ -481,7 +481,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  tail_cache_bytes: int = TAIL_CACHE_BYTES,
                  max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
                  schema_mapping: str = "name",
-                 keys: KeyProvider | None = None) -> SyncDataset:
+                 keys: KeyProvider | None = None,
+                 use_writer_timezone: bool = False) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`.
 
     Args:
@@ -499,6 +500,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         max_decoded_bytes: as for :func:`aorc.open_dataset`.
         schema_mapping: as for :func:`aorc.open_dataset`.
         keys: as for :func:`aorc.open_dataset`.
+        use_writer_timezone: as for :func:`aorc.open_dataset`.
 
     Returns:
         A :class:`SyncDataset`.
@@ -509,7 +511,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
               "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
               "max_decoded_bytes": max_decoded_bytes, "schema_mapping": schema_mapping,
-              "keys": keys}
+              "keys": keys, "use_writer_timezone": use_writer_timezone}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 

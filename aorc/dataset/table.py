@@ -50,12 +50,11 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
             as :func:`aorc.open_reader` (default 1 GiB; more raises
             :class:`aorc.ResourceLimitError`).
         keys: a key provider for encrypted columns, as for :func:`aorc.open_reader`.
-        use_writer_timezone: for one file, ``timestamp`` columns as the instants they hold
-            in the writer's time zone, as for :func:`aorc.open_reader`.
+        use_writer_timezone: ``timestamp`` columns as the instants they hold in the
+            writer's time zone, as for :func:`aorc.open_reader`.
 
     Raises:
-        SchemaError: ``stripes`` or ``use_writer_timezone`` given for a dataset, or as
-            :meth:`aorc.OrcReader.read`.
+        SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
         ResourceLimitError: a stripe needs more than ``max_decoded_bytes``.
 
     Returns:
@@ -73,14 +72,12 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
     async def dataset() -> pa.Table:
         if stripes is not None:
             raise SchemaError("stripes= selects stripes of one file; this is a dataset")
-        if use_writer_timezone:
-            raise SchemaError("use_writer_timezone= is an option of one file's reader; this "
-                              "is a dataset (read its files with aorc.open_reader)")
         return await read_dataset(cast(DatasetSource, source), columns=columns,
                                   filters=filters, storage_options=storage_options,
                                   timestamp_unit=timestamp_unit,
                                   read_dictionary=read_dictionary,
-                                  max_decoded_bytes=max_decoded_bytes, keys=keys)
+                                  max_decoded_bytes=max_decoded_bytes, keys=keys,
+                                  use_writer_timezone=use_writer_timezone)
 
     table: pa.Table = await file_or_dataset(source, one_file, dataset)
     return table

@@ -143,3 +143,15 @@ def test_hive_writer_file_maps_by_position() -> None:
     mapped = aorc.sync.open_dataset([str(path)], schema=schema).read(columns=["at", "id"])
     assert mapped.column("id").equals(plain.column("_col0"))
     assert mapped.column("at").equals(plain.column("_col5"))
+
+
+def test_dataset_reads_in_the_writer_zone() -> None:
+    """``use_writer_timezone`` on a dataset of files from writers in three zones."""
+    names = ["pyorc_0.12_kolkata.zlib.orc", "hive_2.3_writer_positional.zlib.orc",
+             "orc_java_1.9_alltypes.zlib.orc"]
+    for name in names:
+        one = aorc.sync.read_table(CORPUS / name, use_writer_timezone=True)
+        many = aorc.sync.read_dataset([str(CORPUS / name)], use_writer_timezone=True)
+        opened = aorc.sync.open_dataset([str(CORPUS / name)], use_writer_timezone=True)
+        assert opened.schema == one.schema
+        assert many.equals(one) and opened.read().equals(one)
