@@ -20,7 +20,8 @@ Writers:
   ORC Java.
 
 Run from the repository root: ``python scripts/build_writers_corpus.py [--orc-rust DIR]``
-(``DIR`` a checkout of orc-rust; without it those files are kept as they are). A pyarrow
+(``DIR`` a checkout of orc-rust; without it those files are kept as they are; the
+README.md table of files is written by hand from the JSON files). A pyarrow
 child mode (``--pyarrow-child OUT PREFIX``) is what the old pyarrow runs.
 """
 
@@ -50,14 +51,15 @@ CACHE = Path("/work/venvs/writers")
 OLD_SPARKS = {"3.5.5": "Asia/Kolkata", "3.3.4": "Europe/Berlin", "3.1.3": "Australia/Sydney"}
 #: orc-rust test files taken (path in the repository at the commit), all Apache-2.0.
 ORC_RUST = {
-    "tests/basic/data/alltypes.lzo.orc": "HEAD",
-    "tests/basic/data/alltypes.zstd.orc": "HEAD",
-    "tests/basic/data/nested_struct.orc": "HEAD",
-    "tests/basic/data/nested_map.orc": "HEAD",
-    "tests/basic/data/nested_array_struct.orc": "HEAD",
-    "tests/basic/data/pyarrow_timestamps.orc": "HEAD",
-    "tests/basic/data/pyorc_rlev2_patchedbase.orc": "HEAD",
-    "tests/basic/data/timestamp_writer_timezone.snappy.orc": "7dca13fa8dc3a87bbeb99791b00f8f1e0dff459c",
+    "tests/basic/data/alltypes.lzo.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/alltypes.zstd.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/nested_struct.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/nested_map.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/nested_array_struct.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/pyarrow_timestamps.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/pyorc_rlev2_patchedbase.orc": "c1e4fe436219f11f7f6204eb591fa7d770deb336",
+    "tests/basic/data/timestamp_writer_timezone.snappy.orc":
+        "7dca13fa8dc3a87bbeb99791b00f8f1e0dff459c",
 }
 
 
@@ -75,6 +77,11 @@ def _save(name: str, meta: dict[str, Any]) -> None:
 
 
 # =========================================================================== ORC Java
+
+def _spark_version() -> str:
+    import pyspark
+    return str(pyspark.__version__)
+
 
 def _spark_jars() -> Path:
     import pyspark
@@ -148,7 +155,7 @@ def build_java() -> None:
                 shutil.copy(Path(tmp) / name, OUT / name)
                 _save(name, {"writer": f"ORC Java {orc}", "writer_zone": zone,
                              "made_by": f"scripts/writers_corpus/CorpusWriter.java, "
-                                        f"PySpark {version or 'environment'} jars",
+                                        f"PySpark {version or _spark_version()} jars",
                              "read_by": f"ORC Java {orc}", "char_trimmed": True,
                              **entry["read"]})
         print(f"ORC Java {orc}: written")
@@ -266,7 +273,7 @@ def build_pyarrow() -> None:
 def build_pyorc() -> None:
     import pyorc
     zone = zoneinfo.ZoneInfo("Asia/Kolkata")
-    utc = datetime.timezone.utc
+    utc = datetime.UTC
     schema = ("struct<c:char(4),vc:varchar(5),dec:decimal(38,10),ts:timestamp,"
               "tsl:timestamp with local time zone,u:uniontype<int,string>,"
               "m:map<string,int>>")

@@ -117,7 +117,7 @@ def test_orc_rust_writer_timezone_file() -> None:
     wall = aorc.sync.read_table(path).column(0)[0].as_py()
     instant = aorc.sync.read_table(path, use_writer_timezone=True).column(0)[0].as_py()
     assert wall == datetime.datetime(2025, 5, 12, 12, 32)
-    assert instant == datetime.datetime(2025, 5, 12, 4, 32, tzinfo=datetime.timezone.utc)
+    assert instant == datetime.datetime(2025, 5, 12, 4, 32, tzinfo=datetime.UTC)
 
 
 @pytest.mark.parametrize("name", [n for n in FILES if "hive_positional" in n])

@@ -23,7 +23,7 @@ from aorc.format.types import ORC_ATTRIBUTES_METADATA_KEY
 
 pytestmark = pytest.mark.spark
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 NTZ_SQL = """
     select id,
       timestamp_ntz'1969-12-31 23:59:59.999999' + make_interval(0, 0, 0, 0, 0, 0, id * 7.25)
