@@ -459,7 +459,8 @@ class ScanPlanner:
             return batch.cast(pa.schema(fields)) if fields is not None else \
                 pa.record_batch([batch.column(0).cast(
                     arrow_field("_col0", self.tail.schema, self.selected,
-                                dictionary_strings=dictionary).type)], ["_col0"])
+                                dictionary_strings=dictionary,
+                                instant=self.opts.use_writer_timezone).type)], ["_col0"])
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise exc from None
 
