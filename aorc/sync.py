@@ -298,17 +298,19 @@ def _iterate(source: AsyncGenerator[pa.RecordBatch, None]) -> Iterator[pa.Record
 async def _open(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str, read_dictionary: Sequence[str] | None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                keys: KeyProvider | None = None) -> OrcReader:
+                keys: KeyProvider | None = None, use_writer_timezone: bool = False) -> OrcReader:
     return await _open_reader(source, storage_options=storage_options,
                               timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
-                              max_decoded_bytes=max_decoded_bytes, keys=keys)
+                              max_decoded_bytes=max_decoded_bytes, keys=keys,
+                              use_writer_timezone=use_writer_timezone)
 
 
 def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                keys: KeyProvider | None = None) -> SyncReader:
+                keys: KeyProvider | None = None,
+                use_writer_timezone: bool = False) -> SyncReader:
     """Open an ORC file for reading, blocking: use as ``with open_reader(path) as r:``.
 
     Args:
@@ -319,12 +321,13 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         read_dictionary: as for :func:`aorc.open_reader`.
         max_decoded_bytes: as for :func:`aorc.open_reader`.
         keys: as for :func:`aorc.open_reader`.
+        use_writer_timezone: as for :func:`aorc.open_reader`.
 
     Returns:
         A :class:`SyncReader` (a context manager).
     """
     return SyncReader(run(_open(source, storage_options, timestamp_unit, read_dictionary,
-                                max_decoded_bytes, keys)))
+                                max_decoded_bytes, keys, use_writer_timezone)))
 
 
 # =========================================================================== datasets
@@ -478,7 +481,8 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                  tail_cache_bytes: int = TAIL_CACHE_BYTES,
                  max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
                  schema_mapping: str = "name",
-                 keys: KeyProvider | None = None) -> SyncDataset:
+                 keys: KeyProvider | None = None,
+                 use_writer_timezone: bool = False) -> SyncDataset:
     """Blocking :func:`aorc.open_dataset` (same arguments): a :class:`SyncDataset`.
 
     Args:
@@ -496,6 +500,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         max_decoded_bytes: as for :func:`aorc.open_dataset`.
         schema_mapping: as for :func:`aorc.open_dataset`.
         keys: as for :func:`aorc.open_dataset`.
+        use_writer_timezone: as for :func:`aorc.open_dataset`.
 
     Returns:
         A :class:`SyncDataset`.
@@ -506,7 +511,7 @@ def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
               "path_glob_filter": path_glob_filter, "read_dictionary": read_dictionary,
               "schema_from": schema_from, "tail_cache_bytes": tail_cache_bytes,
               "max_decoded_bytes": max_decoded_bytes, "schema_mapping": schema_mapping,
-              "keys": keys}
+              "keys": keys, "use_writer_timezone": use_writer_timezone}
     return SyncDataset(run(_open_ds(source, kwargs)))
 
 

@@ -176,6 +176,8 @@ class DatasetOptions:
             by position only for Hive's ``_col0, _col1, ...``) or ``"position"`` (always by
             position, ORC Java's ``orc.force.positional.evolution``).
         keys: the key provider for encrypted columns (see :func:`aorc.open_reader`).
+        use_writer_timezone: ``timestamp`` columns as instants in each file's writer zone
+            (see :func:`aorc.open_reader`).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -189,6 +191,7 @@ class DatasetOptions:
     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
     schema_mapping: str = "name"
     keys: KeyProvider | None = None
+    use_writer_timezone: bool = False
 
 
 @dataclass(frozen=True)
@@ -485,8 +488,9 @@ def _opened(tail: FileTail, data: bytes, options: DatasetOptions, etag: str | No
         ids = dictionary_columns(tail.schema,
                                  present_columns(tail.schema, options.read_dictionary))
         schema = dictionary_schema(tail.schema, DecodeOptions(dictionary_strings=ids))
-    if options.timestamp_unit != "ns":
-        schema = pa.schema([f.with_type(with_timestamp_unit(f.type, options.timestamp_unit))
+    if options.timestamp_unit != "ns" or options.use_writer_timezone:
+        unit, instant = options.timestamp_unit, options.use_writer_timezone
+        schema = pa.schema([f.with_type(with_timestamp_unit(f.type, unit, instant))
                             for f in schema])
     return OpenedTail(tail, data, schema, etag)
 

@@ -44,7 +44,8 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                 eager: bool = False, schema_from: str = "all",
                 tail_cache_bytes: int = TAIL_CACHE_BYTES, filters: Any = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                schema_mapping: str = "name", keys: KeyProvider | None = None) -> Dataset:
+                schema_mapping: str = "name", keys: KeyProvider | None = None,
+                use_writer_timezone: bool = False) -> Dataset:
     layout = check_options(partitioning, timestamp_unit, max_open_files, schema,
                            path_glob_filter)
     check_max_decoded_bytes(max_decoded_bytes)
@@ -59,7 +60,8 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
     options = DatasetOptions(storage_options, max_open_files, exclude_invalid_files,
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
-                             tail_cache_bytes, max_decoded_bytes, schema_mapping, keys)
+                             tail_cache_bytes, max_decoded_bytes, schema_mapping, keys,
+                             bool(use_writer_timezone))
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)
@@ -92,7 +94,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        tail_cache_bytes: int = TAIL_CACHE_BYTES,
                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
                        schema_mapping: str = "name",
-                       keys: KeyProvider | None = None) -> Dataset:
+                       keys: KeyProvider | None = None,
+                       use_writer_timezone: bool = False) -> Dataset:
     """Open a dataset: a local folder, an ``s3://bucket/prefix`` or a list of files/URLs.
 
     Files and folders whose names start with ``_`` or ``.`` are skipped, and so are files
@@ -144,6 +147,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
         keys: an :class:`aorc.KeyProvider` for encrypted columns (see
             :func:`aorc.open_reader`): columns whose key it has read decrypted, the others
             masked.
+        use_writer_timezone: ``timestamp`` columns as the instants they hold in each
+            file's writer zone, ``timestamp[unit, UTC]`` (see :func:`aorc.open_reader`).
 
     Raises:
         ObjectNotFoundError: nothing exists at ``source``.
@@ -163,7 +168,8 @@ async def open_dataset(source: DatasetSource, *, partitioning: Any = "hive",
                        path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                        schema_from=schema_from, tail_cache_bytes=tail_cache_bytes,
                        max_decoded_bytes=max_decoded_bytes,
-                       schema_mapping=schema_mapping, keys=keys)
+                       schema_mapping=schema_mapping, keys=keys,
+                       use_writer_timezone=use_writer_timezone)
 
 
 async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None = None,
@@ -178,7 +184,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                        progress: ProgressHook | None = None,
                        max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
                        schema_mapping: str = "name",
-                       keys: KeyProvider | None = None) -> pa.Table:
+                       keys: KeyProvider | None = None,
+                       use_writer_timezone: bool = False) -> pa.Table:
     """Read a dataset into one table (arguments as :func:`open_dataset`, :meth:`Dataset.read`;
     ``progress=`` counts files read). Files of partitions ``filters`` exclude are never read.
 
@@ -197,6 +204,7 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
             With ``schema=`` no file is opened for its schema.
         schema_mapping: as :func:`open_dataset`.
         keys: as :func:`open_dataset`.
+        use_writer_timezone: as :func:`open_dataset`.
 
     Raises:
         SchemaError: as :func:`open_dataset`, or ``schema_from`` is not ``"all"`` or
@@ -214,7 +222,8 @@ async def read_dataset(source: DatasetSource, *, columns: Sequence[str] | None =
                           path_glob_filter=path_glob_filter, read_dictionary=read_dictionary,
                           eager=True, filters=filters if schema_from == "read" else None,
                           max_decoded_bytes=max_decoded_bytes,
-                          schema_mapping=schema_mapping, keys=keys)
+                          schema_mapping=schema_mapping, keys=keys,
+                          use_writer_timezone=use_writer_timezone)
     if schema is not None:
         return await dataset.read(columns, filters, progress=progress)
     return await dataset.read_unresolved(columns, filters, schema_from, progress=progress)

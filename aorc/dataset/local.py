@@ -307,7 +307,8 @@ class SmallFileReads:
                        filt: Clauses | None, counts: _Counts) -> pa.Table | None:
         """A file's rows from the bytes read at open time, its scan counted in ``counts``
         (``None``: more bytes are needed)."""
-        if filt is None and cols and not self._options.read_dictionary:
+        if filt is None and cols and not self._options.read_dictionary \
+                and not self._options.use_writer_timezone:
             table = _whole_table(f.path, tail, cols, self._options.timestamp_unit,
                                  self._options.max_decoded_bytes)
             if table is not None:

@@ -519,7 +519,8 @@ class Dataset(SmallFileReads):
         return OrcReader(store, tail.tail, tail.data, owns_store=True,
                          max_decoded_bytes=self._options.max_decoded_bytes,
                          timestamp_unit=self._options.timestamp_unit,
-                         read_dictionary=dictionary or None)
+                         read_dictionary=dictionary or None,
+                         use_writer_timezone=self._options.use_writer_timezone)
 
     def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: _Plan
                       ) -> tuple[list[str], Clauses | None, bool, dict[str, str]]:

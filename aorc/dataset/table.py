@@ -26,7 +26,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
                      stripes: Sequence[int] | None = None,
                      read_dictionary: Sequence[str] | None = None,
                      max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                     keys: KeyProvider | None = None) -> pa.Table:
+                     keys: KeyProvider | None = None,
+                     use_writer_timezone: bool = False) -> pa.Table:
     """Read a whole ORC file (or some of its columns, or the rows matching ``filters``) into
     an Arrow table.
 
@@ -49,6 +50,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
             as :func:`aorc.open_reader` (default 1 GiB; more raises
             :class:`aorc.ResourceLimitError`).
         keys: a key provider for encrypted columns, as for :func:`aorc.open_reader`.
+        use_writer_timezone: ``timestamp`` columns as the instants they hold in the
+            writer's time zone, as for :func:`aorc.open_reader`.
 
     Raises:
         SchemaError: ``stripes`` given for a dataset, or as :meth:`aorc.OrcReader.read`.
@@ -61,7 +64,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
         async with open_reader(cast(Source, source), storage_options=storage_options,
                                timestamp_unit=timestamp_unit,
                                read_dictionary=read_dictionary,
-                               max_decoded_bytes=max_decoded_bytes, keys=keys) as reader:
+                               max_decoded_bytes=max_decoded_bytes, keys=keys,
+                               use_writer_timezone=use_writer_timezone) as reader:
             return await reader.read(columns, filters=filters, use_threads=use_threads,
                                      stripes=stripes)
 
@@ -72,7 +76,8 @@ async def read_table(source: Source | DatasetSource, *, columns: Sequence[str] |
                                   filters=filters, storage_options=storage_options,
                                   timestamp_unit=timestamp_unit,
                                   read_dictionary=read_dictionary,
-                                  max_decoded_bytes=max_decoded_bytes, keys=keys)
+                                  max_decoded_bytes=max_decoded_bytes, keys=keys,
+                                  use_writer_timezone=use_writer_timezone)
 
     table: pa.Table = await file_or_dataset(source, one_file, dataset)
     return table

@@ -34,7 +34,13 @@ from aorc.errors import SchemaError
 from aorc.filters.literals import parse_text
 from aorc.filters.ops import COMPARISONS, OPS, Op, op_named, spellings
 from aorc.filters.spatial import parse_box
-from aorc.format.types import LEGACY_DECIMAL_SCALE, OrcType, TypeKind, to_arrow_type
+from aorc.format.types import (
+    LEGACY_DECIMAL_SCALE,
+    OrcType,
+    TypeKind,
+    is_spark_ntz,
+    to_arrow_type,
+)
 
 __all__ = [
     "COMPARISONS",
@@ -343,6 +349,11 @@ def _units(leaf: Leaf, value: Any) -> Fraction | _Outside:
         if not isinstance(value, bool | np.bool_):
             raise _type_error(leaf, value)
         return Fraction(int(value))
+    if is_spark_ntz(leaf.column) and isinstance(value, datetime.date | np.datetime64 | _Nanos):
+        if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+            raise SchemaError(f"filter on {leaf.name!r}: time-zone aware {value!r} compared "
+                              "with a timestamp_ntz column (no zone)")
+        return _timestamp_nanos(leaf, value) / 1000  # Spark's TIMESTAMP_NTZ: microseconds
     if kind in INTEGER or kind == TypeKind.DECIMAL:
         if isinstance(value, bool | np.bool_) or not isinstance(
                 value, int | float | np.integer | np.floating | decimal.Decimal):

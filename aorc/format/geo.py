@@ -25,10 +25,12 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from google.protobuf import unknown_fields
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.unwritable import unwritable
 
 __all__ = [
     "ALGORITHMS",
@@ -44,6 +46,7 @@ __all__ = [
     "geoarrow_metadata",
     "geospatial_from_arrow",
     "geospatial_from_proto",
+    "geospatial_of_field",
     "summarize_wkb",
     "types_from_proto",
 ]
@@ -148,6 +151,27 @@ def geospatial_from_arrow(extension_name: str | bytes | None, extension_metadata
 
 
 # --------------------------------------------------------------------------- protobuf
+
+
+def geospatial_of_field(dt: pa.DataType, metadata: dict[bytes, bytes] | None
+                        ) -> tuple[bool, str, int | None] | None:
+    """``(geography, crs, algorithm)`` for a ``geoarrow.wkb`` extension type or a binary
+    field carrying its extension metadata, else ``None``.
+
+    Raises:
+        UnwritableTypeError: for an extension type other than ``geoarrow.wkb``.
+        SchemaError: for bad ``geoarrow.wkb`` metadata.
+    """
+    if isinstance(dt, pa.BaseExtensionType):
+        if dt.extension_name != GEOARROW_WKB:
+            raise unwritable(dt)
+        serialize = getattr(dt, "__arrow_ext_serialize__", None)
+        return geospatial_from_arrow(dt.extension_name,
+                                     serialize() if serialize is not None else None)
+    if metadata and EXTENSION_NAME_KEY in metadata:
+        return geospatial_from_arrow(metadata[EXTENSION_NAME_KEY],
+                                     metadata.get(EXTENSION_METADATA_KEY))
+    return None
 
 
 def geospatial_from_proto(p: pb.Type, cid: int) -> tuple[str, int | None]:

@@ -30,12 +30,14 @@ from aorc.format.unwritable import unwritable, unwritable_inside
 __all__ = [
     "ORC_ATTRIBUTES_METADATA_KEY",
     "ORC_TYPE_METADATA_KEY",
+    "SPARK_NTZ",
     "WIDENED_ARROW_TYPES",
     "OrcType",
     "TypeKind",
     "from_arrow_schema",
     "from_arrow_type",
     "gc_paused",
+    "is_spark_ntz",
     "parse_type_string",
     "to_arrow_schema",
     "to_arrow_type",
@@ -54,6 +56,16 @@ ORC_TYPE_METADATA_KEY = b"ORC:type"
 #: takes it: columns, struct fields, list elements, map keys and map values (the Iceberg
 #: spec's ORC appendix puts ``iceberg.id`` on every type node).
 ORC_ATTRIBUTES_METADATA_KEY = b"ORC:attributes"
+
+#: The ORC type attribute Spark (3.4 and later) marks its ``TIMESTAMP_NTZ`` columns with:
+#: they are ``bigint`` microseconds of a wall clock, read as ``timestamp[us]`` (no zone).
+SPARK_NTZ = ("spark.sql.catalyst.type", "timestamp_ntz")
+
+
+def is_spark_ntz(t: OrcType) -> bool:
+    """Whether ``t`` is a Spark ``TIMESTAMP_NTZ`` column (a bigint marked :data:`SPARK_NTZ`)."""
+    return t.kind == TypeKind.LONG and SPARK_NTZ in t.attributes
+
 
 #: Precision and scale given to legacy unbounded decimals (Hive 0.11 ``decimal(0,0)``).
 LEGACY_DECIMAL_PRECISION = 38
@@ -576,6 +588,8 @@ def parse_type_string(text: str) -> OrcType:
 def to_arrow_type(t: OrcType) -> pa.DataType:
     """The Arrow type aorc reads this ORC type as (see docs/internals.md)."""
     k = t.kind
+    if is_spark_ntz(t):
+        return pa.timestamp("us")
     simple = _ARROW_SIMPLE.get(k)
     if simple is not None:
         return simple
@@ -626,6 +640,8 @@ def to_arrow_field(name: str, t: OrcType) -> pa.Field:
     elif t.kind in _GEO:
         meta = geo.geoarrow_metadata(t.kind == TypeKind.GEOGRAPHY, t.crs or geo.DEFAULT_CRS,
                                      t.algorithm)
+    elif is_spark_ntz(t):  # written back as Spark wrote it
+        meta = {ORC_ATTRIBUTES_METADATA_KEY: json.dumps(dict([SPARK_NTZ])).encode()}
     return pa.field(name, to_arrow_type(t), nullable=True, metadata=meta)
 
 
@@ -676,9 +692,10 @@ def _widen_field(f: pa.Field) -> pa.Field:
 def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None) -> OrcType:
     """The ORC type aorc writes for an Arrow type (ids not yet assigned); unsigned integers
     and half floats are widened (:data:`WIDENED_ARROW_TYPES`)."""
-    spatial = _geospatial_of(dt, metadata)
+    spatial = geo.geospatial_of_field(dt, metadata)
     if spatial is not None:
-        return spatial
+        return OrcType(TypeKind.GEOGRAPHY if spatial[0] else TypeKind.GEOMETRY,
+                       crs=spatial[1], algorithm=spatial[2])
     if metadata and ORC_TYPE_METADATA_KEY in metadata:
         declared = parse_type_string(metadata[ORC_TYPE_METADATA_KEY].decode())
         if not declared.kind.is_compound:
@@ -733,27 +750,6 @@ def from_arrow_type(dt: pa.DataType, metadata: dict[bytes, bytes] | None = None)
     raise unwritable(dt)
 
 
-def _geospatial_of(dt: pa.DataType, metadata: dict[bytes, bytes] | None) -> OrcType | None:
-    """GEOMETRY/GEOGRAPHY for a ``geoarrow.wkb`` extension type or a binary field with
-    its extension metadata (see :mod:`aorc.format.geo`)."""
-    if isinstance(dt, pa.BaseExtensionType):
-        if dt.extension_name != geo.GEOARROW_WKB:
-            raise unwritable(dt)
-        serialize = getattr(dt, "__arrow_ext_serialize__", None)
-        spatial = geo.geospatial_from_arrow(dt.extension_name,
-                                            serialize() if serialize is not None else None)
-    elif metadata and geo.EXTENSION_NAME_KEY in metadata:
-        spatial = geo.geospatial_from_arrow(metadata[geo.EXTENSION_NAME_KEY],
-                                            metadata.get(geo.EXTENSION_METADATA_KEY))
-    else:
-        return None
-    if spatial is None:
-        return None
-    geography, crs, algorithm = spatial
-    return OrcType(TypeKind.GEOGRAPHY if geography else TypeKind.GEOMETRY, crs=crs,
-                   algorithm=algorithm)
-
-
 def _from_field(f: pa.Field) -> OrcType:
     try:
         t = from_arrow_type(f.type, f.metadata)
@@ -766,6 +762,8 @@ def _from_field(f: pa.Field) -> OrcType:
         except (ValueError, AttributeError) as exc:
             raise SchemaError(f"field {f.name!r}: {ORC_ATTRIBUTES_METADATA_KEY.decode()} "
                               f"metadata must be a JSON object of strings") from exc
+        if SPARK_NTZ in added and pa.types.is_timestamp(f.type) and f.type.tz is None:
+            t = OrcType(TypeKind.LONG)  # microseconds, as Spark stores TIMESTAMP_NTZ
         t = dataclasses.replace(t, attributes=(*t.attributes, *added))
     return t
 

@@ -79,4 +79,5 @@ def dictionary_schema(root: OrcType, opts: DecodeOptions) -> pa.Schema:
     pairs = (list(zip(root.field_names, root.children, strict=True))
              if root.kind == TypeKind.STRUCT else [("_col0", root)])
     return pa.schema([arrow_field(n, c, None, dictionary_strings=opts.dictionary_strings,
-                                  timestamp_unit=opts.timestamp_unit) for n, c in pairs])
+                                  timestamp_unit=opts.timestamp_unit,
+                                  instant=opts.use_writer_timezone) for n, c in pairs])

@@ -310,10 +310,12 @@ class ReadPlan:
         dictionary, unit = self.opts.dictionary_strings, self.opts.timestamp_unit
         if root.kind != TypeKind.STRUCT:
             return pa.schema([arrow_field("_col0", root, self.selected,
-                                          dictionary_strings=dictionary, timestamp_unit=unit)])
+                                          dictionary_strings=dictionary, timestamp_unit=unit,
+                                          instant=self.opts.use_writer_timezone)])
         with gc_paused():  # a field per column: a footer may declare a million
             return pa.schema([arrow_field(n, c, self.selected, dictionary_strings=dictionary,
-                                          timestamp_unit=unit)
+                                          timestamp_unit=unit,
+                                          instant=self.opts.use_writer_timezone)
                               for n, c in zip(root.field_names, root.children, strict=True)
                               if c.column_id in self.selected])
 
@@ -436,7 +438,8 @@ class ReadPlan:
 
         def assemble(arrays: list[Any]) -> list[pa.RecordBatch]:
             fields = [arrow_field(n, c, selected, dictionary_strings=dictionary,
-                                  timestamp_unit=self.opts.timestamp_unit) for n, c in pairs]
+                                  timestamp_unit=self.opts.timestamp_unit,
+                                  instant=self.opts.use_writer_timezone) for n, c in pairs]
             batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
             return [batch] if batch.num_rows else []
 
@@ -446,7 +449,8 @@ class ReadPlan:
         def slices() -> StripeSlices:
             sliced = Context(lazy, self.opts, selected, sliced=True)
             fields = [arrow_field(n, c, selected, dictionary_strings=dictionary,
-                                  timestamp_unit=self.opts.timestamp_unit) for n, c in pairs]
+                                  timestamp_unit=self.opts.timestamp_unit,
+                                  instant=self.opts.use_writer_timezone) for n, c in pairs]
             return StripeSlices(stripe.index, self.path, stripe.num_rows, sliced,
                                 root if root.kind == TypeKind.STRUCT else None, pairs,
                                 pa.schema(fields), weights)

@@ -450,7 +450,8 @@ class ScanPlanner:
         wide = dataclasses.replace(self.opts, timestamp_unit="us")
         batch = self._filtered_rows(work, whole, segment, r0, r1, {}, wide, count=False)
         dictionary = self.opts.dictionary_strings
-        fields = [arrow_field(name, top, self.selected, dictionary_strings=dictionary)
+        fields = [arrow_field(name, top, self.selected, dictionary_strings=dictionary,
+                              instant=self.opts.use_writer_timezone)
                   for name, top in zip(batch.schema.names, self._top_types(self.selected),
                                        strict=True)] \
             if self.tail.schema.kind == TypeKind.STRUCT else None
@@ -458,7 +459,8 @@ class ScanPlanner:
             return batch.cast(pa.schema(fields)) if fields is not None else \
                 pa.record_batch([batch.column(0).cast(
                     arrow_field("_col0", self.tail.schema, self.selected,
-                                dictionary_strings=dictionary).type)], ["_col0"])
+                                dictionary_strings=dictionary,
+                                instant=self.opts.use_writer_timezone).type)], ["_col0"])
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise exc from None
 
@@ -478,7 +480,8 @@ class ScanPlanner:
         arrays = _heaviest_first(lambda top: decode_level(top, ctx, level), tops,
                                  work.streams, self.threads)
         fields = [arrow_field(name, top, selected, timestamp_unit=self.opts.timestamp_unit,
-                              dictionary_strings=self.opts.dictionary_strings)
+                              dictionary_strings=self.opts.dictionary_strings,
+                              instant=self.opts.use_writer_timezone)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
@@ -530,7 +533,8 @@ class ScanPlanner:
 
         arrays = _heaviest_first(decode, tops, work.streams, self.threads)
         fields = [arrow_field(name, top, selected, timestamp_unit=opts.timestamp_unit,
-                              dictionary_strings=opts.dictionary_strings)
+                              dictionary_strings=opts.dictionary_strings,
+                              instant=opts.use_writer_timezone)
                   for name, top in zip(names, tops, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 

@@ -33,13 +33,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from aorc.errors import (
-    AorcError,
-    CorruptFileError,
-    ObjectChangedError,
-    SchemaError,
-    StoreError,
-)
+from aorc.errors import AorcError, CorruptFileError, ObjectChangedError, SchemaError, StoreError
 from aorc.filters.predicate import parse_filters
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
@@ -49,12 +43,7 @@ from aorc.format.columns.timestamps import check_timestamp_unit
 from aorc.format.projection import requested_order, select_columns
 from aorc.format.statistics import StatisticsList
 from aorc.format.tail import TAIL_READ_SIZE, FileTail, NeedBytes, parse_tail
-from aorc.format.types import (
-    OrcType,
-    TypeKind,
-    to_arrow_schema,
-    type_string,
-)
+from aorc.format.types import OrcType, TypeKind, to_arrow_schema, type_string
 from aorc.io import IOStats, Source, Store, open_store
 from aorc.io.base import gather_or_cancel
 from aorc.keys import KeyProvider
@@ -132,7 +121,8 @@ class OrcReader(EncryptionView):
     def __init__(self, store: Store, tail: FileTail, tail_bytes: bytes, *,
                  owns_store: bool, timestamp_unit: str = "ns",
                  read_dictionary: Sequence[str] | None = None,
-                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES) -> None:
+                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+                 use_writer_timezone: bool = False) -> None:
         check_timestamp_unit(timestamp_unit)
         dictionary = dictionary_columns(tail.schema, read_dictionary)
         self._store = store
@@ -147,7 +137,8 @@ class OrcReader(EncryptionView):
         self.path = store.path
         self._decode_options = DecodeOptions.from_tail(tail, timestamp_unit=timestamp_unit,
                                                        dictionary_strings=dictionary,
-                                                       max_decoded_bytes=max_decoded_bytes)
+                                                       max_decoded_bytes=max_decoded_bytes,
+                                                       use_writer_timezone=use_writer_timezone)
         self.timestamp_unit = timestamp_unit
         self.read_dictionary = tuple(read_dictionary or ())
         self._scan_stats = ScanStats()
@@ -157,12 +148,13 @@ class OrcReader(EncryptionView):
     @property
     def schema(self) -> pa.Schema:
         """The Arrow schema of the rows (a non-struct root is one column ``_col0``)."""
-        if self._decode_options.dictionary_strings:
-            return dictionary_schema(self._tail.schema, self._decode_options)
-        schema = to_arrow_schema(self._tail.schema)
-        if self.timestamp_unit == "ns":
+        opts = self._decode_options
+        if opts.dictionary_strings:
+            return dictionary_schema(self._tail.schema, opts)
+        schema, instant = to_arrow_schema(self._tail.schema), opts.use_writer_timezone
+        if self.timestamp_unit == "ns" and not instant:
             return schema
-        return pa.schema([f.with_type(with_timestamp_unit(f.type, self.timestamp_unit))
+        return pa.schema([f.with_type(with_timestamp_unit(f.type, self.timestamp_unit, instant))
                           for f in schema], metadata=schema.metadata)
 
     @property
@@ -697,7 +689,7 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                keys: KeyProvider | None = None) -> OrcReader:
+                keys: KeyProvider | None = None, use_writer_timezone: bool = False) -> OrcReader:
     check_timestamp_unit(timestamp_unit)
     check_read_dictionary(read_dictionary)
     check_max_decoded_bytes(max_decoded_bytes)
@@ -719,7 +711,8 @@ async def _load(source: Source, storage_options: Mapping[str, Any] | None,
         tail = await apply_keys(store, tail, tail_bytes, keys)
         return OrcReader(store, tail, tail_bytes, owns_store=owns_store,
                          timestamp_unit=timestamp_unit, read_dictionary=read_dictionary,
-                         max_decoded_bytes=max_decoded_bytes)
+                         max_decoded_bytes=max_decoded_bytes,
+                         use_writer_timezone=bool(use_writer_timezone))
     except BaseException:
         if owns_store:
             await store.close()
@@ -750,7 +743,7 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
                 timestamp_unit: str = "ns",
                 read_dictionary: Sequence[str] | None = None,
                 max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
-                keys: KeyProvider | None = None) -> _OpenReader:
+                keys: KeyProvider | None = None, use_writer_timezone: bool = False) -> _OpenReader:
     """Open an ORC file for reading.
 
     Use as ``async with open_reader(path) as reader: ...``; ``reader = await
@@ -785,6 +778,10 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
             limits" in the user guide). Raise it for stripes that decompress to more.
         keys: an :class:`aorc.KeyProvider` for encrypted columns: those whose key it holds
             read decrypted, the others masked; a wrong key raises :class:`aorc.DecryptionError`.
+        use_writer_timezone: read ``timestamp`` columns as the instants they hold in the
+            writer's time zone (each stripe footer's), typed ``timestamp[unit, UTC]``, as
+            ORC C++'s ``setUseWriterTimezone`` (ORC-2213), instead of the writer's
+            wall-clock times (naive); for writers that stored zoned instants there.
 
     Raises:
         ObjectNotFoundError: when the file does not exist.
@@ -797,4 +794,4 @@ def open_reader(source: Source, *, storage_options: Mapping[str, Any] | None = N
         An :class:`OrcReader`, opened when awaited or entered with ``async with``.
     """
     return _OpenReader(source, storage_options, timestamp_unit, read_dictionary,
-                       max_decoded_bytes, keys)
+                       max_decoded_bytes, keys, use_writer_timezone)

@@ -28,6 +28,7 @@ from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType, TypeKind, to_arrow_field, to_arrow_type, type_string
 
 __all__ = [
+    "TIMESTAMP_PER_SECOND",
     "DecodeOptions",
     "DictStripeStreams",
     "Placement",
@@ -147,6 +148,9 @@ class DecodeOptions:
         unstable_pre_2: the file version is ``[1, 9999]`` (UNSTABLE-PRE-2.0): decimals of
             precision up to 18 are stored as RLE v2 integers.
         timestamp_unit: the Arrow unit of timestamps (``"s"``, ``"ms"``, ``"us"``, ``"ns"``).
+        use_writer_timezone: read ``timestamp`` columns as the instants the writer meant in
+            its time zone (``timestamp[unit, UTC]``), not as its wall-clock times (naive),
+            as ORC C++'s ``RowReaderOptions::setUseWriterTimezone`` (ORC-2213).
         max_decoded_bytes: the most bytes the decompressed streams and dictionary tables of
             one stripe may take (:data:`~aorc.format.codec.compression.DEFAULT_MAX_DECODED_BYTES`,
             1 GiB); past it, :class:`~aorc.errors.ResourceLimitError` before allocating.
@@ -162,6 +166,7 @@ class DecodeOptions:
     unstable_pre_2: bool = False
     timestamp_unit: str = "ns"
     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
+    use_writer_timezone: bool = False
 
     @classmethod
     def from_tail(cls, tail: Any, **overrides: Any) -> DecodeOptions:
@@ -269,7 +274,8 @@ class Context:
         if dt is None:
             dt = self._types[t.column_id] = arrow_type(
                 t, self.selected, dictionary_strings=self.opts.dictionary_strings,
-                timestamp_unit=self.opts.timestamp_unit)
+                timestamp_unit=self.opts.timestamp_unit,
+                instant=self.opts.use_writer_timezone)
         return dt
 
     def encoding(self, t: OrcType) -> pb.ColumnEncoding:
@@ -502,35 +508,41 @@ def wants_dictionary(dictionary_strings: bool | frozenset[int], t: OrcType) -> b
                                           and t.column_id in dictionary_strings)
 
 
-def with_timestamp_unit(dt: pa.DataType, unit: str) -> pa.DataType:
-    """``dt`` with every timestamp (nested ones too) in ``unit``."""
-    if unit == "ns":
+def with_timestamp_unit(dt: pa.DataType, unit: str, instant: bool = False) -> pa.DataType:
+    """``dt`` with every timestamp (nested ones too) in ``unit``; with ``instant``, naive
+    timestamps become UTC ones (``use_writer_timezone``). Spark's ``TIMESTAMP_NTZ``
+    columns (``timestamp[us]``) stay naive and take ``unit`` only when it is coarser."""
+    if unit == "ns" and not instant:
         return dt
     if pa.types.is_timestamp(dt):
-        return pa.timestamp(unit, dt.tz)
+        if dt.unit != "ns":  # Spark's TIMESTAMP_NTZ (us): only coarser units, never zoned
+            return dt if TIMESTAMP_PER_SECOND[unit] >= 10**6 else pa.timestamp(unit)
+        return pa.timestamp(unit, "UTC" if instant else dt.tz)
     if pa.types.is_struct(dt):
-        return pa.struct([f.with_type(with_timestamp_unit(f.type, unit)) for f in dt])
+        return pa.struct([f.with_type(with_timestamp_unit(f.type, unit, instant)) for f in dt])
     if pa.types.is_list(dt):
-        return pa.list_(dt.value_field.with_type(with_timestamp_unit(dt.value_type, unit)))
+        return pa.list_(dt.value_field.with_type(with_timestamp_unit(dt.value_type, unit, instant)))
     if pa.types.is_map(dt):
-        return pa.map_(dt.key_field.with_type(with_timestamp_unit(dt.key_type, unit)),
-                       dt.item_field.with_type(with_timestamp_unit(dt.item_type, unit)))
+        return pa.map_(dt.key_field.with_type(with_timestamp_unit(dt.key_type, unit, instant)),
+                       dt.item_field.with_type(with_timestamp_unit(dt.item_type, unit, instant)))
     if pa.types.is_union(dt):
-        return pa.union([f.with_type(with_timestamp_unit(f.type, unit)) for f in dt],
+        return pa.union([f.with_type(with_timestamp_unit(f.type, unit, instant)) for f in dt],
                         dt.mode, dt.type_codes)
     return dt
 
 
 def arrow_type(t: OrcType, selected: set[int] | None = None, *,
                dictionary_strings: bool | frozenset[int] = False,
-               timestamp_unit: str = "ns") -> pa.DataType:
+               timestamp_unit: str = "ns", instant: bool = False) -> pa.DataType:
     """The Arrow type of ``t``; struct fields whose column is not in ``selected`` are left out.
 
     With ``selected=None`` this is :func:`aorc.format.types.to_arrow_type`. With
     ``dictionary_strings`` string, char, varchar and binary become
-    ``dictionary<int32, string/binary>``; timestamps are in ``timestamp_unit``.
+    ``dictionary<int32, string/binary>``; timestamps are in ``timestamp_unit`` (UTC-based
+    with ``instant``, see :func:`with_timestamp_unit`).
     """
-    return with_timestamp_unit(_arrow_type(t, selected, dictionary_strings), timestamp_unit)
+    return with_timestamp_unit(_arrow_type(t, selected, dictionary_strings), timestamp_unit,
+                               instant)
 
 
 def _arrow_type(t: OrcType, selected: set[int] | None,
@@ -560,17 +572,21 @@ def _arrow_type(t: OrcType, selected: set[int] | None,
 
 def arrow_field(name: str, t: OrcType, selected: set[int] | None = None, *,
                 dictionary_strings: bool | frozenset[int] = False,
-                timestamp_unit: str = "ns") -> pa.Field:
+                timestamp_unit: str = "ns", instant: bool = False) -> pa.Field:
     """The Arrow field for ``t`` (see :func:`arrow_type`), with the metadata of
     :func:`aorc.format.types.to_arrow_field`."""
     base = to_arrow_field(name, t)
     if (selected is None or not t.kind.is_compound) and not dictionary_strings:
-        if timestamp_unit == "ns":  # the type as it is (no second field made per column)
+        if timestamp_unit == "ns" and not instant:  # the type as it is (no copy per column)
             return base
-        return base.with_type(with_timestamp_unit(base.type, timestamp_unit))
+        return base.with_type(with_timestamp_unit(base.type, timestamp_unit, instant))
     dt = arrow_type(t, selected, dictionary_strings=dictionary_strings,
-                    timestamp_unit=timestamp_unit)
+                    timestamp_unit=timestamp_unit, instant=instant)
     return pa.field(name, dt, nullable=True, metadata=base.metadata)
+
+
+#: Arrow timestamp units and their number per second.
+TIMESTAMP_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -647,10 +663,11 @@ def decode_stripe(root: OrcType, selected: set[int] | None, streams: StripeStrea
         if slots.valid is not None:  # a null root row: its fields read as null
             level = slots.level()
         fields = [arrow_field(n, c, selected, dictionary_strings=opts.dictionary_strings,
-                              timestamp_unit=opts.timestamp_unit) for n, c in pairs]
+                              timestamp_unit=opts.timestamp_unit,
+                              instant=opts.use_writer_timezone) for n, c in pairs]
         arrays = [decode_level(c, ctx, level) for _, c in pairs]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
     field_ = arrow_field("_col0", root, selected, dictionary_strings=opts.dictionary_strings,
-                         timestamp_unit=opts.timestamp_unit)
+                         timestamp_unit=opts.timestamp_unit, instant=opts.use_writer_timezone)
     return pa.RecordBatch.from_arrays([decode_level(root, ctx, level)],
                                       schema=pa.schema([field_]))

@@ -14,7 +14,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.columns.base import Context, Placement, fixed_width_array, register
+from aorc.format.columns.base import (
+    TIMESTAMP_PER_SECOND,
+    Context,
+    Placement,
+    fixed_width_array,
+    register,
+)
 from aorc.format.types import OrcType, TypeKind
 
 __all__ = ["GREGORIAN_START_DAY", "hybrid_to_proleptic_days"]
@@ -56,7 +62,10 @@ def decode_integer(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     if t.kind == TypeKind.DATE and ctx.opts.calendar == pb.JULIAN_GREGORIAN and slots.count:
         values = hybrid_to_proleptic_days(values)
     values = values.astype(_INT_DTYPES[t.kind], copy=False)
-    return fixed_width_array(ctx.arrow_type(t), slots, values)
+    dt = ctx.arrow_type(t)
+    if pa.types.is_timestamp(dt) and dt.unit != "us":  # Spark's TIMESTAMP_NTZ, coarser
+        values = values // (1_000_000 // TIMESTAMP_PER_SECOND[dt.unit])
+    return fixed_width_array(dt, slots, values)
 
 
 def hybrid_to_proleptic_days(days: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

@@ -13,7 +13,10 @@ shifted arithmetically, as ORC C++ reads it.
 
 A TIMESTAMP becomes a naive ``timestamp[ns]`` holding the wall-clock time the writer saw
 (the instant plus the writer zone's UTC offset at that instant), whatever the reader's zone;
-that is what ORC C++ returns with its default GMT reader zone and what ORC Java shows. A
+that is what ORC C++ returns with its default GMT reader zone and what ORC Java shows. With
+``DecodeOptions.use_writer_timezone`` (ORC C++'s ``setUseWriterTimezone``, ORC-2213) it
+becomes the instant itself, ``timestamp[ns, UTC]``, for writers that stored zoned instants
+in a TIMESTAMP column. A
 TIMESTAMP_INSTANT is UTC-based and becomes ``timestamp[ns, UTC]``. Values outside the range
 of the unit (for ``timestamp[ns]``, 1677-09-21 to 2262-04-11) raise an error rather than
 wrap. Files on the hybrid Julian/Gregorian calendar (ORC Java, Spark) have their wall-clock
@@ -77,7 +80,8 @@ def decode_timestamp(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     raw_nanos = ctx.ints(t, pb.Stream.SECONDARY, slots.count, signed=False)
     if slots.count == 0:
         return fixed_width_array(ctx.arrow_type(t), slots, np.zeros(0, np.int64))
-    if ctx.opts.timestamp_unit == "ns":  # the usual case in one pass, else the general way
+    instant = t.kind == TypeKind.TIMESTAMP_INSTANT or ctx.opts.use_writer_timezone
+    if ctx.opts.timestamp_unit == "ns" and not ctx.opts.use_writer_timezone:  # one pass
         zone = _zone(t, ctx)
         julian = t.kind == TypeKind.TIMESTAMP and ctx.opts.calendar == pb.JULIAN_GREGORIAN
         values = rle.timestamps_ns(seconds, raw_nanos, slots.valid, slots.length,
@@ -101,9 +105,13 @@ def decode_timestamp(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     instants = seconds + zone.base_epoch
     if first + zone.base_epoch < 0 and high > 999_999:
         instants -= (instants < 0) & (nanos > 999_999)
-    wall = instants if t.kind == TypeKind.TIMESTAMP_INSTANT else zone.to_wall(instants)
+    wall = instants if instant else zone.to_wall(instants)
     if t.kind == TypeKind.TIMESTAMP and ctx.opts.calendar == pb.JULIAN_GREGORIAN:
-        wall = _hybrid_to_proleptic(wall)
+        if instant:  # the instant moved as its wall-clock time is rebased
+            local = zone.to_wall(instants)
+            wall = wall + (_hybrid_to_proleptic(local) - local)
+        else:
+            wall = _hybrid_to_proleptic(wall)
     if max(-first, last) + abs(zone.base_epoch) + _MAX_OFFSET > max_seconds:
         _check_extremes(t, wall, nanos, unit)
     # Wrapping int64 arithmetic: exact whenever the result fits, which is now checked.

@@ -45,6 +45,10 @@ def int64_values(values: pa.Array) -> npt.NDArray[np.int64]:
     """The (null-free) values of an integer, boolean or date32 array as int64."""
     if pa.types.is_date32(values.type):
         values = values.view(pa.int32())
+    if pa.types.is_timestamp(values.type):  # Spark's TIMESTAMP_NTZ: bigint microseconds
+        raw = np.asarray(values.view(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+        per = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[values.type.unit]
+        return raw // (per // 1_000_000) if per > 1_000_000 else raw * (1_000_000 // per)
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
