@@ -19,7 +19,11 @@ import pyarrow.dataset as pads
 import pyarrow.orc as po
 import pytest
 from helpers.engines import (
+    Encrypted,
     Events,
+    IcebergEvents,
+    check_masked,
+    orc_rows,
     kill_once_before_rename,
     overlaps,
     ranges_read,
@@ -195,3 +199,47 @@ def test_worker_killed_mid_write_leaves_no_partial_file(ray_session: None, event
     assert visible_files(tmp_path / "out") == sink.files
     back = pads.dataset(str(tmp_path / "out"), format="orc", partitioning="hive").to_table()
     assert sorted_rows(back).column("id").equals(sorted_rows(events.table).column("id"))
+
+
+def test_encrypted_columns_read_with_keys_in_workers(ray_session: None, encrypted: Encrypted,
+                                                     tmp_path: Path) -> None:
+    path = str(encrypted.path)
+    source = aorc.ray.OrcDatasource(path, keys=encrypted.keys, split_bytes=1)
+    assert len(source.plan.splits) > 1  # several tasks, each decrypting in its worker
+    assert encrypted.key_hex not in repr(source) + repr(source.plan)
+    ds = aorc.ray.read_orc(path, keys=encrypted.keys, split_bytes=1)
+    assert sorted_rows(table_of(ds)).equals(sorted_rows(encrypted.table))
+    check_masked(table_of(aorc.ray.read_orc(path, split_bytes=1)), encrypted)
+    # a filter on an encrypted column prunes and filters on the decrypted values
+    user = encrypted.table.column("user")[1234].as_py()
+    got = table_of(aorc.ray.read_orc(path, keys=encrypted.keys, filters=[("user", "==", user)]))
+    assert got.column("id").to_pylist() == [r["id"] for r in encrypted.table.to_pylist()
+                                            if r["user"] == user]
+    # written encrypted by the workers
+    files = aorc.ray.write_orc(ds, tmp_path / "out", encrypt="pii:user,amount",
+                               masks="sha256:user", keys=encrypted.keys)
+    assert sorted_rows(orc_rows(files, encrypted.keys)).equals(sorted_rows(encrypted.table))
+    masked = orc_rows(files)
+    assert masked.column("amount").null_count == masked.num_rows
+
+
+def test_iceberg_table_as_source(ray_session: None, iceberg_events: IcebergEvents,
+                                 planned: list[Any]) -> None:
+    table, theirs = iceberg_events.table, iceberg_events.rows
+    got = table_of(aorc.ray.read_orc(table))
+    assert sorted_rows(got).equals(sorted_rows(theirs))  # (deletes applied)
+    ds = aorc.ray.read_orc(table, columns=["amount", "id"], filters=[("kind", "==", "buy")])
+    got = sorted_rows(table_of(ds))
+    want = sorted_rows(table.scan(row_filter="kind == 'buy'",
+                                  selected_fields=("id", "amount")).to_arrow())
+    assert got.column_names == ["amount", "id"] and got.num_rows == want.num_rows > 0
+    assert got.equals(want.select(["amount", "id"]))
+    assert len(planned[-1].tasks) == 3  # the other kinds' files pruned by partition
+    whole = aorc.ray.read_orc(table)
+    assert whole.select_columns([]).count() == theirs.num_rows
+    got = table_of(whole.select_columns(["ok", "user"]))
+    assert got.column_names == ["ok", "user"]
+    assert sorted(got.column("user").to_pylist()) == sorted(theirs.column("user").to_pylist())
+    got = table_of(whole.filter(expr=col("id") < 100))
+    assert sorted(got.column("id").to_pylist()) == sorted(
+        i for i in theirs.column("id").to_pylist() if i < 100)
