@@ -183,7 +183,7 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
         """
         if self._iceberg:
             return int(self._plan.nbytes)
-        return sum(s.nbytes for s in self._plan.splits)
+        return sum(int(s.nbytes) for s in self._plan.splits)
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:

@@ -16,9 +16,10 @@ import pyarrow.dataset as pads
 
 import aorc
 
-__all__ = ["DAYS", "Encrypted", "Events", "IcebergEvents", "check_masked", "events_rows", "orc_rows", "kill_once_before_rename", "overlaps",
-           "ranges_read", "sorted_rows", "stripe_spans", "upload", "visible_files",
-           "write_encrypted", "write_events", "write_iceberg_events"]
+__all__ = ["DAYS", "Encrypted", "Events", "IcebergEvents", "check_masked", "events_rows",
+           "kill_once_before_rename", "orc_rows", "overlaps", "ranges_read", "sorted_rows",
+           "stripe_spans", "upload", "visible_files", "write_encrypted", "write_events",
+           "write_iceberg_events"]
 
 DAYS = ("2024-06-01", "2024-06-02", "2024-06-03")
 FILES_PER_DAY = 2
