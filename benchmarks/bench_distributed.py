@@ -178,13 +178,18 @@ def ray_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
         data.write_orc(str(out / f"ray-builtin-{next(counter)}"))
         return data.count()
 
+    def builtin_wz() -> int:  # like for like: zstd, as aorc writes
+        data.write_orc(str(out / f"ray-builtin-{next(counter)}"), compression="zstd")
+        return data.count()
+
     def aorc_w() -> int:
         return len(aorc.ray.write_orc(data, out / f"ray-aorc-{next(counter)}",
                                       compression="zstd"))
 
     return {"a builtin": builtin_a, "a aorc": aorc_a, "b builtin": builtin_b,
             "b aorc": aorc_b, "c builtin": builtin_c, "c aorc": aorc_c,
-            "w builtin": builtin_w, "w aorc": aorc_w}
+            "w builtin": builtin_w, "w aorc": aorc_w, "wz builtin": builtin_wz,
+            "wz aorc": aorc_w}
 
 
 def daft_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
@@ -276,7 +281,7 @@ def stop(engine: str, handle: Any) -> None:
 def print_engine(engine: str, results: dict[str, dict[str, Any]]) -> None:
     builtin = "pyarrow.dataset" if engine == "daft" else "built-in"
     print(f"\n{engine}: seconds (best / median), aorc / {builtin}")
-    for query in ("a", "b", "c", "w"):
+    for query in ("a", "b", "c", "w", "wz"):
         b, a = results.get(f"{query} builtin"), results.get(f"{query} aorc")
         if a is None or b is None:
             continue

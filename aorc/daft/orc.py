@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -13,7 +14,7 @@ from daft.io.sink import DataSink, WriteResult
 from daft.io.source import DataSource, DataSourceTask
 from daft.recordbatch import MicroPartition, RecordBatch
 
-from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.parts import new_write_id, write_part_async
 from aorc.dataset.plan import dataset_filter
 from aorc.dataset.splits import (
     DEFAULT_SPLIT_BYTES,
@@ -53,20 +54,22 @@ class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
             empty ones), stopping once ``limit`` rows have come.
         """
         left = self._limit
+        batches: AsyncGenerator[pa.RecordBatch, None]
         if isinstance(self._split, Split):
             batches = read_split(self._plan, self._split)
         else:
             from aorc.iceberg.tasks import read_iceberg_file
 
             batches = read_iceberg_file(self._plan, self._split)
-        async for batch in batches:
-            if left is not None:
-                batch = batch.slice(0, left)
-                left -= batch.num_rows
-            if batch.num_rows:
-                yield RecordBatch.from_arrow_record_batches([batch], self._plan.schema)
-            if left is not None and left <= 0:
-                return
+        async with contextlib.aclosing(batches) as source:
+            async for batch in source:
+                if left is not None:
+                    batch = batch.slice(0, left)
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    yield RecordBatch.from_arrow_record_batches([batch], self._plan.schema)
+                if left is not None and left <= 0:
+                    return
 
 
 class OrcDataSource(DataSource):  # type: ignore[misc]
@@ -285,10 +288,10 @@ class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
         if not tables:
             return
         table = pa.concat_tables(tables)
-        files = write_part(table, self._dest, self._write_id, _content_number(table),
-                           partition_cols=self._partition_cols,
-                           storage_options=self._storage_options, options=self._options,
-                           write_options=self._write_options)
+        files = run(write_part_async(
+            table, self._dest, self._write_id, _content_number(table),
+            partition_cols=self._partition_cols, storage_options=self._storage_options,
+            options=self._options, write_options=self._write_options))
         yield WriteResult(result=files, bytes_written=table.nbytes,
                           rows_written=table.num_rows)
 

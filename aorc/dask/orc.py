@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.parts import new_write_id, write_part_async
 from aorc.dataset.splits import (
     DEFAULT_SPLIT_BYTES,
     Split,
@@ -17,7 +17,7 @@ from aorc.dataset.splits import (
     is_iceberg_source,
     pack_splits,
     plan_splits,
-    read_split_table,
+    read_splits,
 )
 from aorc.errors import SchemaError
 from aorc.keys import KeyProvider
@@ -51,17 +51,17 @@ def _read_pack(pack: list[Split], plan: SplitPlan, columns: Sequence[str] | None
     """One Dask partition: the rows of ``pack`` (``columns``: Dask's projection)."""
     if columns is not None:
         plan = plan.project(list(columns))
-    return _to_pandas(read_split_table(plan, pack))
+    return _to_pandas(run(read_splits(plan, pack)))  # (the worker's aorc loop, kept)
 
 
 def _read_iceberg_pack(pack: list[Any], plan: Any, columns: Sequence[str] | None = None
                        ) -> Any:
     """One Dask partition of an Iceberg table: the rows of the data files of ``pack``."""
-    from aorc.iceberg.tasks import read_iceberg_tasks
+    from aorc.iceberg.tasks import read_iceberg_table
 
     if columns is not None:
         plan = plan.project(list(columns))
-    return _to_pandas(read_iceberg_tasks(plan, pack))
+    return _to_pandas(run(read_iceberg_table(plan, pack)))
 
 
 def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any = None,
@@ -129,9 +129,9 @@ def _write_partition(df: Any, write_id: str, dest: str, partition_cols: list[str
 
     task = partition_info["number"] if partition_info is not None else 0
     table = pa.Table.from_pandas(df, preserve_index=False)
-    files = write_part(table, dest, write_id, task, partition_cols=partition_cols,
-                       storage_options=storage_options, options=options,
-                       write_options=write_options)
+    files = run(write_part_async(table, dest, write_id, task, partition_cols=partition_cols,
+                                 storage_options=storage_options, options=options,
+                                 write_options=write_options))
     return pd.DataFrame({"path": pd.Series(files, dtype=object)})
 
 

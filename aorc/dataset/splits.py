@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ __all__ = [
     "plan_splits",
     "read_split",
     "read_split_table",
+    "read_splits",
     "stripe_groups",
 ]
 
@@ -301,7 +302,7 @@ async def _open_planned(ds: Dataset, path: str, storage_options: Mapping[str, An
 
 
 async def read_split(plan: SplitPlan, split: Split, batch_size: int = 65_536
-                     ) -> AsyncIterator[pa.RecordBatch]:
+                     ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of one split, batch by batch, in :attr:`SplitPlan.schema` (a task's body).
 
     Raises:
@@ -353,18 +354,22 @@ def _shaped(plan: SplitPlan, split: Split, table: pa.Table) -> pa.RecordBatch:
         pa.RecordBatch.from_pylist([], schema=plan.schema)
 
 
-def read_split_table(plan: SplitPlan, splits: Sequence[Split]) -> pa.Table:
-    """The rows of ``splits`` as one table in :attr:`SplitPlan.schema`, read in a new event
-    loop (for an engine's synchronous worker)."""
-    async def run() -> list[pa.RecordBatch]:
-        return [b for s in splits async for b in read_split(plan, s)]
-
-    batches = asyncio.run(run())
+async def read_splits(plan: SplitPlan, splits: Sequence[Split]) -> pa.Table:
+    """The rows of ``splits`` as one table in :attr:`SplitPlan.schema` (on the caller's
+    event loop: an engine worker runs it on a loop it keeps, whose store clients are reused
+    by its next tasks)."""
+    batches = [b for s in splits async for b in read_split(plan, s)]
     if not batches:
         return plan.schema.empty_table()
     if not len(plan.schema):
         return pa.table({"n": pa.nulls(sum(b.num_rows for b in batches))}).select([])
     return pa.Table.from_batches(batches, schema=plan.schema)
+
+
+def read_split_table(plan: SplitPlan, splits: Sequence[Split]) -> pa.Table:
+    """The rows of ``splits`` as one table in :attr:`SplitPlan.schema`, read in a new event
+    loop (:func:`read_splits` for a synchronous caller without a loop of its own)."""
+    return asyncio.run(read_splits(plan, splits))
 
 
 def balance_splits(splits: list[Split], target: int) -> list[Split]:

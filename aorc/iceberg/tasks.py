@@ -13,9 +13,10 @@ count a file's rows from its start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from aorc.iceberg import config
 from aorc.iceberg.read import FileTask, IcebergScan, scan_of
 
 __all__ = ["IcebergPlan", "pack_file_tasks", "plan_iceberg",
-           "read_iceberg_file", "read_iceberg_tasks"]
+           "read_iceberg_file", "read_iceberg_table", "read_iceberg_tasks"]
 
 #: What opening a data file costs when tasks are packed, in bytes (as
 #: :data:`aorc.dataset.splits.OPEN_COST_BYTES`).
@@ -147,7 +148,7 @@ def pack_file_tasks(plan: IcebergPlan, cores: int, max_bytes: int) -> list[list[
 
 
 async def read_iceberg_file(plan: IcebergPlan, task: FileTask
-                            ) -> AsyncIterator[pa.RecordBatch]:
+                            ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of one of the plan's data files, batch by batch, in
     :attr:`IcebergPlan.schema` (an async engine task's body).
 
@@ -172,10 +173,10 @@ def _shaped(plan: IcebergPlan, batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch.cast(plan.schema) if batch.schema != plan.schema else batch
 
 
-def read_iceberg_tasks(plan: IcebergPlan, tasks: Sequence[FileTask],
-                       limit: int | None = None) -> pa.Table:
-    """The rows of some of the plan's data files in :attr:`IcebergPlan.schema`, read in a
-    new event loop (an engine's synchronous worker).
+async def read_iceberg_table(plan: IcebergPlan, tasks: Sequence[FileTask],
+                             limit: int | None = None) -> pa.Table:
+    """The rows of some of the plan's data files in :attr:`IcebergPlan.schema`, on the
+    caller's event loop (an engine worker runs it on a loop it keeps).
 
     Args:
         plan: the plan.
@@ -185,19 +186,34 @@ def read_iceberg_tasks(plan: IcebergPlan, tasks: Sequence[FileTask],
     Returns:
         The rows.
     """
-    async def run() -> list[pa.RecordBatch]:
-        out: list[pa.RecordBatch] = []
-        rows = 0
-        for task in tasks:
-            async for batch in read_iceberg_file(plan, task):
-                out.append(batch)
+    batches: list[pa.RecordBatch] = []
+    rows = 0
+    for task in tasks:
+        if limit is not None and rows >= limit:
+            break
+        async with contextlib.aclosing(read_iceberg_file(plan, task)) as source:
+            async for batch in source:
+                batches.append(batch)
                 rows += batch.num_rows
                 if limit is not None and rows >= limit:
-                    return out
-        return out
-
-    batches = asyncio.run(run())
+                    break
     if not len(plan.schema):
-        return pa.table({"n": pa.nulls(sum(b.num_rows for b in batches))}).select([])
+        return pa.table({"n": pa.nulls(rows)}).select([])
     table = pa.Table.from_batches(batches, schema=plan.schema)
     return table.slice(0, limit) if limit is not None else table
+
+
+def read_iceberg_tasks(plan: IcebergPlan, tasks: Sequence[FileTask],
+                       limit: int | None = None) -> pa.Table:
+    """:func:`read_iceberg_table` in a new event loop (a synchronous caller without a loop
+    of its own).
+
+    Args:
+        plan: the plan.
+        tasks: the data files to read (of ``plan.tasks``).
+        limit: stop once this many rows have come (``None``: all).
+
+    Returns:
+        The rows.
+    """
+    return asyncio.run(read_iceberg_table(plan, tasks, limit))

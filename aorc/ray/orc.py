@@ -11,7 +11,7 @@ import pyarrow as pa
 from ray.data import Datasink, Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.parts import new_write_id, write_part_async
 from aorc.dataset.splits import (
     DEFAULT_SPLIT_BYTES,
     Split,
@@ -20,7 +20,7 @@ from aorc.dataset.splits import (
     is_iceberg_source,
     pack_splits,
     plan_splits,
-    read_split_table,
+    read_splits,
 )
 from aorc.errors import SchemaError
 from aorc.keys import KeyProvider
@@ -28,7 +28,8 @@ from aorc.options import WriteOptions
 from aorc.read.keyed import check_keys
 from aorc.sync import run
 
-__all__ = ["STUB_COLUMN", "OrcDatasink", "OrcDatasource", "read_orc", "write_orc"]
+__all__ = ["STUB_COLUMN", "TASKS_PER_CPU", "OrcDatasink", "OrcDatasource", "read_orc",
+           "write_orc"]
 
 
 #: The column Ray's own readers give a block of no columns so that it keeps its row count
@@ -45,20 +46,35 @@ def _block(table: pa.Table) -> pa.Table:
 
 def _read_blocks(plan: SplitPlan, pack: list[Split]) -> Iterator[pa.Table]:
     """A read task's body: one block per split."""
-    for split in pack:
-        table = _block(read_split_table(plan, [split]))
+    for split in pack:  # (on the worker's aorc loop: its store clients serve every task)
+        table = _block(run(read_splits(plan, [split])))
         if table.num_rows:
             yield table
 
 
 def _read_iceberg_blocks(plan: Any, pack: list[Any]) -> Iterator[pa.Table]:
     """An Iceberg read task's body: one block per data file."""
-    from aorc.iceberg.tasks import read_iceberg_tasks
+    from aorc.iceberg.tasks import read_iceberg_table
 
     for task in pack:
-        table = _block(read_iceberg_tasks(plan, [task]))
+        table = _block(run(read_iceberg_table(plan, [task])))
         if table.num_rows:
             yield table
+
+
+#: Read tasks per CPU of the cluster at most: each task's start costs (a Ray task, a file
+#: opened), so a few tasks per CPU keep every CPU busy without paying it per stripe.
+TASKS_PER_CPU = 2
+
+
+def _task_target(parallelism: int) -> int:
+    """How many read tasks to aim at: Ray's ``parallelism``, but at most
+    :data:`TASKS_PER_CPU` per CPU of the cluster (Ray's default asks for 200 or more)."""
+    import ray
+
+    cpus = int(ray.cluster_resources().get("CPU", 0)) if ray.is_initialized() else 0
+    target = max(1, parallelism)
+    return min(target, TASKS_PER_CPU * cpus) if cpus else target
 
 
 def _plan(source: Any, columns: Sequence[str] | None, filters: Any,
@@ -201,7 +217,7 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
             in a worker, with metadata giving its rows (when known), stored bytes and files.
         """
         plan = self.plan
-        target = max(1, parallelism)
+        target = _task_target(parallelism)
         if self._iceberg:
             from aorc.iceberg.tasks import pack_file_tasks
 
@@ -323,10 +339,10 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
         if not tables:
             return []
         table = pa.concat_tables(tables, promote_options="default")
-        return write_part(table, self._dest, self._write_id, int(ctx.task_idx),
-                          partition_cols=self._partition_cols,
-                          storage_options=self._storage_options, options=self._options,
-                          write_options=self._write_options)
+        return run(write_part_async(
+            table, self._dest, self._write_id, int(ctx.task_idx),
+            partition_cols=self._partition_cols, storage_options=self._storage_options,
+            options=self._options, write_options=self._write_options))
 
     def on_write_complete(self, write_result: Any) -> None:
         """Keep the files written (:attr:`files`).
