@@ -237,7 +237,10 @@ class S3:
         import boto3
         from pyarrow import fs
 
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        here = Path(__file__).resolve().parent
+        # s3_server, and the tests' helpers its child process imports (spawned: it gets
+        # this sys.path)
+        sys.path[:0] = [str(here), str(here.parent / "tests")]
         from s3_server import ServerProcess
 
         self.server = ServerProcess(latency).start()

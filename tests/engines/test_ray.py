@@ -7,8 +7,12 @@ killed mid-write)."""
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
+import subprocess
+import sys
+import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -243,3 +247,36 @@ def test_iceberg_table_as_source(ray_session: None, iceberg_events: IcebergEvent
     got = table_of(whole.filter(expr=col("id") < 100))
     assert sorted(got.column("id").to_pylist()) == sorted(
         i for i in theirs.column("id").to_pylist() if i < 100)
+
+
+def test_daft_on_the_ray_runner(ray_session: None, events: Events, tmp_path: Path) -> None:
+    """Daft's Ray runner (a process runs one Daft runner: a child, attached to this module's
+    Ray) reads and writes through aorc.daft in Ray's workers."""
+    pytest.importorskip("daft")
+    out = tmp_path / "out"
+    code = textwrap.dedent(f"""
+        import json
+        import daft
+        import aorc.daft
+        daft.set_runner_ray(address={ray.get_runtime_context().gcs_address!r})
+        df = aorc.daft.read_orc({str(events.root)!r}, split_bytes=1)
+        got = df.where(df["id"] >= 4_000).select("id", "user").to_arrow()
+        files = aorc.daft.write_orc(aorc.daft.read_orc({str(events.root)!r},
+                                                       columns=["id", "kind"]),
+                                    {str(out)!r}, partition_cols=["kind"])
+        print(json.dumps({{"runner": daft.get_or_infer_runner_type(), "files": files,
+                          "ids": got.column("id").to_pylist(),
+                          "users": got.column("user").to_pylist()}}))
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=False, env=os.environ.copy())
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["runner"] == "ray"
+    want = sorted_rows(events.table.filter(pads.field("id") >= 4_000))
+    got = sorted(zip(result["ids"], result["users"], strict=True))
+    assert got == list(zip(want.column("id").to_pylist(), want.column("user").to_pylist(),
+                           strict=True))
+    assert visible_files(out) == sorted(result["files"]) and result["files"]
+    back = pads.dataset(str(out), format="orc", partitioning="hive").to_table()
+    assert sorted(back.column("id").to_pylist()) == events.table.column("id").to_pylist()
