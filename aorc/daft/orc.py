@@ -109,12 +109,24 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
                           storage_options=storage_options, split_bytes=split_bytes,
                           partitioning=partitioning, timestamp_unit=timestamp_unit,
                           keys=check_keys(keys), snapshot_id=snapshot_id)
+        # the opened dataset (its listing and file tails), planned again with Daft's filters
+        # without a request (not pickled)
+        self._dataset: Any = None
+        if not self._iceberg:
+            from aorc.dataset.entry import open_dataset
+
+            self._dataset = run(open_dataset(
+                source, partitioning=partitioning, storage_options=storage_options,
+                timestamp_unit=timestamp_unit, keys=self._args["keys"]))
         self._plan = run(self._planned(None))
         #: The plans made for reads (after Daft's pushdowns), most recent last.
         self.plans: list[Any] = []
 
     def __repr__(self) -> str:
         return f"OrcDataSource({self._args['source']!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_dataset": None}
 
     async def _planned(self, predicate: Any) -> Any:
         a = self._args
@@ -140,7 +152,8 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
         return await plan_splits(
             a["source"], a["columns"], a["filters"], storage_options=a["storage_options"],
             split_bytes=a["split_bytes"], partitioning=a["partitioning"],
-            timestamp_unit=a["timestamp_unit"], predicate=predicate, keys=a["keys"])
+            timestamp_unit=a["timestamp_unit"], predicate=predicate, keys=a["keys"],
+            dataset=self._dataset)
 
     @property
     def name(self) -> str:

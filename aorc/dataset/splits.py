@@ -216,7 +216,8 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
                       split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
                       timestamp_unit: str = "ns",
                       predicate: pc.Expression | None = None,
-                      keys: KeyProvider | None = None) -> SplitPlan:
+                      keys: KeyProvider | None = None,
+                      dataset: Dataset | None = None) -> SplitPlan:
     """Plan a read of ``source`` as splits of stripes, from the file tails only.
 
     Args:
@@ -236,6 +237,9 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
         keys: an :class:`aorc.KeyProvider` for encrypted columns (as
             :func:`aorc.open_dataset`); it travels with the plan to the tasks, so it must
             pickle (:class:`aorc.InMemoryKeys` does).
+        dataset: ``source`` already opened (by :func:`aorc.open_dataset` with these
+            settings): an engine planning again with a pushed predicate reuses its listing
+            and the tails it keeps, sending no request for them.
 
     Returns:
         The plan.
@@ -244,9 +248,9 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
         SchemaError: unknown columns, bad filters, incompatible file schemas.
         ObjectNotFoundError: nothing at ``source``.
     """
-    ds = await open_dataset(source, partitioning=partitioning,
-                            storage_options=storage_options,
-                            timestamp_unit=timestamp_unit, keys=keys)
+    ds = dataset if dataset is not None else await open_dataset(
+        source, partitioning=partitioning, storage_options=storage_options,
+        timestamp_unit=timestamp_unit, keys=keys)
     where = _both(dataset_filter(filters), predicate)
     parts = ds.partition_schema.names
     data, rows, out = plan_columns(ds.schema, parts, columns, where)

@@ -80,7 +80,7 @@ def _task_target(parallelism: int) -> int:
 def _plan(source: Any, columns: Sequence[str] | None, filters: Any,
           storage_options: Mapping[str, Any] | None, split_bytes: int, partitioning: Any,
           timestamp_unit: str, keys: KeyProvider | None, snapshot_id: int | None,
-          predicate: Any = None) -> Any:
+          predicate: Any = None, dataset: Any = None) -> Any:
     """The read's plan: an Iceberg table's data files, else the files' stripe splits."""
     if is_iceberg_source(source):
         from aorc.iceberg.tasks import plan_iceberg
@@ -93,7 +93,8 @@ def _plan(source: Any, columns: Sequence[str] | None, filters: Any,
         raise SchemaError("snapshot_id= applies to an Iceberg table")
     return run(plan_splits(source, columns, filters, storage_options=storage_options,
                            split_bytes=split_bytes, partitioning=partitioning,
-                           timestamp_unit=timestamp_unit, predicate=predicate, keys=keys))
+                           timestamp_unit=timestamp_unit, predicate=predicate, keys=keys,
+                           dataset=dataset))
 
 
 class OrcDatasource(Datasource):  # type: ignore[misc]
@@ -131,13 +132,31 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
                           partitioning=partitioning, timestamp_unit=timestamp_unit,
                           keys=check_keys(keys), snapshot_id=snapshot_id)
         self._iceberg = is_iceberg_source(source)
+        # the opened dataset (its listing and file tails), planned again with a pushed
+        # predicate without a request (kept on the driver: not pickled)
+        self._dataset: Any = None
+        if not self._iceberg:
+            from aorc.dataset.entry import open_dataset
+
+            self._dataset = run(open_dataset(
+                source, partitioning=partitioning, storage_options=storage_options,
+                timestamp_unit=timestamp_unit, keys=self._args["keys"]))
         self._plan = self._planned(None)
 
     def __repr__(self) -> str:
         return f"OrcDatasource({self._args['source']!r})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_dataset": None}
+
+    def __copy__(self) -> OrcDatasource:
+        # (Ray's apply_predicate copies: the copy keeps the opened dataset)
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
     def _planned(self, predicate: Any) -> Any:
-        return _plan(**self._args, predicate=predicate)
+        return _plan(**self._args, predicate=predicate, dataset=self._dataset)
 
     @property
     def plan(self) -> Any:
