@@ -16,7 +16,9 @@ stripes each, written by aorc (zstd) into a temporary folder. Queries, each time
 - (a) a whole scan of 3 of the 7 columns;
 - (b) a selective filter on the sorted column (0.5% of the rows: statistics prune stripes);
 - (c) a point lookup of one ``user`` (bloom filters prune row groups);
-- (w) a write of the table (3 columns) as ORC files.
+- (w) a write of the table (3 columns) as ORC files, uncompressed on both sides (the
+  built-ins' default); (wz) the same with zstd at level 1 on both sides (pyarrow's zstd
+  level; aorc's default is ORC Java's level 3, which costs more time for smaller files).
 
 Engines: Dask (a LocalCluster of 2 worker processes; built-in ``dd.read_orc`` /
 ``dd.to_orc`` on pyarrow), Ray (``ray.init(num_cpus=2)``; built-in ``ray.data.read_orc`` /
@@ -24,8 +26,12 @@ Engines: Dask (a LocalCluster of 2 worker processes; built-in ``dd.read_orc`` /
 is timed against pyarrow.dataset reading the same files in the driver). The built-ins get
 the same filters applied after their reads (they cannot push them down).
 
-Local files only: the S3 half of issue 37's measurement (moto at +20 ms, bytes and requests)
-is not here yet.
+With ``--s3`` (on by default; ``--no-s3`` to skip), (b) and (c) again with the same files on
+moto's S3 behind a proxy adding ``--latency-ms`` (20) to every request (``s3_server.py``: both
+in a child process), the built-ins reading through pyarrow's ``S3FileSystem``, aorc through
+its own S3 store; per route the time (best / median), and the GET requests and bytes of one
+run as the proxy saw them. Dask's built-in reads S3 through s3fs only, which the engines'
+environment lacks: Dask's S3 rows time aorc alone.
 """
 
 from __future__ import annotations
@@ -178,13 +184,22 @@ def ray_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
         data.write_orc(str(out / f"ray-builtin-{next(counter)}"))
         return data.count()
 
-    def aorc_w() -> int:
+    def builtin_wz() -> int:  # like for like: zstd, as aorc writes
+        data.write_orc(str(out / f"ray-builtin-{next(counter)}"), compression="zstd")
+        return data.count()
+
+    def aorc_w() -> int:  # uncompressed, as the built-in's default
         return len(aorc.ray.write_orc(data, out / f"ray-aorc-{next(counter)}",
-                                      compression="zstd"))
+                                      compression="none"))
+
+    def aorc_wz() -> int:  # zstd at pyarrow's level (1; aorc's default is ORC Java's 3)
+        return len(aorc.ray.write_orc(data, out / f"ray-aorc-{next(counter)}",
+                                      compression="zstd", compression_level=1))
 
     return {"a builtin": builtin_a, "a aorc": aorc_a, "b builtin": builtin_b,
             "b aorc": aorc_b, "c builtin": builtin_c, "c aorc": aorc_c,
-            "w builtin": builtin_w, "w aorc": aorc_w}
+            "w builtin": builtin_w, "w aorc": aorc_w, "wz builtin": builtin_wz,
+            "wz aorc": aorc_wz}
 
 
 def daft_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
@@ -213,6 +228,111 @@ def daft_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
             "c aorc": aorc_c}
 
 
+class S3:
+    """The files on moto's S3 behind the delaying proxy, and how each side reaches them."""
+
+    def __init__(self, root: Path, paths: list[str], latency: float) -> None:
+        import sys
+
+        import boto3
+        from pyarrow import fs
+
+        here = Path(__file__).resolve().parent
+        # s3_server, and the tests' helpers its child process imports (spawned: it gets
+        # this sys.path)
+        sys.path[:0] = [str(here), str(here.parent / "tests")]
+        from s3_server import ServerProcess
+
+        self.server = ServerProcess(latency).start()
+        client = boto3.client("s3", endpoint_url=self.server.upstream, aws_access_key_id="bench",
+                              aws_secret_access_key="bench", region_name="us-east-1")
+        client.create_bucket(Bucket="bench")
+        client.close()
+        self.server.load("bench", "events", str(root))
+        names = [Path(p).name for p in paths]
+        self.uris = [f"s3://bench/events/{n}" for n in names]
+        self.keys = [f"bench/events/{n}" for n in names]  # (pyarrow's S3 paths)
+        self.options = {"endpoint_url": self.server.url, "key": "bench", "secret": "bench",
+                        "region": "us-east-1"}
+        self.fs = fs.S3FileSystem(endpoint_override=self.server.url, scheme="http",
+                                  access_key="bench", secret_key="bench", region="us-east-1")
+
+    def traffic(self, fn: Callable[[], int]) -> tuple[int, int]:
+        """The GET requests and bytes of one run of ``fn`` (a ranged GET counts its range;
+        a suffix range its length)."""
+        self.server.log.clear()
+        fn()
+        gets, nbytes = 0, 0
+        for record in self.server.log:
+            if record.operation != "GetObject":
+                continue
+            gets += 1
+            spec = (record.range or "").removeprefix("bytes=")
+            first, _, last = spec.partition("-")
+            if first and last:
+                nbytes += int(last) - int(first) + 1
+            elif last:
+                nbytes += int(last)
+        return gets, nbytes
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def s3_routes(engine: str, s3: S3, lo: int, hi: int, probe: str
+              ) -> dict[str, Callable[[], int]]:
+    """(b) and (c) on S3 for ``engine``: its built-in (pyarrow's S3 filesystem) and aorc."""
+    cols = COLUMNS
+    sorted_filter = [("id", ">=", lo), ("id", "<", hi)]
+    lookup = [("user", "==", probe)]
+    routes: dict[str, Callable[[], int]] = {}
+    if engine == "ray":
+        import ray.data
+        from ray.data.expressions import col
+
+        import aorc.ray
+
+        def ray_builtin(expr: Any) -> Callable[[], int]:
+            return lambda: ray.data.read_orc(s3.keys, filesystem=s3.fs).select_columns(
+                cols).filter(expr=expr).materialize().count()
+
+        def ray_aorc(expr: Any) -> Callable[[], int]:
+            return lambda: aorc.ray.read_orc(s3.uris, storage_options=s3.options
+                                             ).select_columns(cols).filter(
+                                                 expr=expr).materialize().count()
+
+        b, c = (col("id") >= lo) & (col("id") < hi), col("user") == probe
+        routes = {"b builtin": ray_builtin(b), "b aorc": ray_aorc(b),
+                  "c builtin": ray_builtin(c), "c aorc": ray_aorc(c)}
+    elif engine == "dask":
+        import aorc.dask
+
+        routes = {
+            "b aorc": lambda: len(aorc.dask.read_orc(s3.uris, columns=cols, filters=sorted_filter,
+                                                     storage_options=s3.options).compute()),
+            "c aorc": lambda: len(aorc.dask.read_orc(s3.uris, columns=cols, filters=lookup,
+                                                     storage_options=s3.options).compute())}
+    elif engine == "daft":
+        import aorc.daft
+
+        def ref(expr: Any) -> Callable[[], int]:
+            return lambda: pads.dataset(s3.keys, format="orc", filesystem=s3.fs).to_table(
+                columns=cols, filter=expr).num_rows
+
+        def daft_b() -> int:
+            df = aorc.daft.read_orc(s3.uris, storage_options=s3.options)
+            return len(df.where((df["id"] >= lo) & (df["id"] < hi)).select(*cols).to_arrow())
+
+        def daft_c() -> int:
+            df = aorc.daft.read_orc(s3.uris, storage_options=s3.options)
+            return len(df.where(df["user"] == probe).select(*cols).to_arrow())
+
+        routes = {"b builtin": ref((pads.field("id") >= lo) & (pads.field("id") < hi)),
+                  "b aorc": daft_b, "c builtin": ref(pads.field("user") == probe),
+                  "c aorc": daft_c}
+    return routes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -220,6 +340,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--engines", default="dask,ray,daft")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--s3", action=argparse.BooleanOptionalAction, default=True,
+                        help="(b) and (c) on moto's S3 too (default on)")
+    parser.add_argument("--latency-ms", type=float, default=20.0)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
@@ -232,16 +355,30 @@ def main() -> None:
             print(f"{args.rows} rows, {args.files} files of {len(reader.stripes)} stripes")
         lo = args.rows // 2
         hi = lo + args.rows // 200
-        for engine in args.engines.split(","):
-            cluster = start(engine)
-            try:
-                routes = {"dask": dask_routes, "ray": ray_routes, "daft": daft_routes}[engine](
-                    paths, root, lo, hi, probe, Path(tmp))
-                results = {name: timed(fn, args.repeat) for name, fn in routes.items()}
-            finally:
-                stop(engine, cluster)
-            report["results"][engine] = results
-            print_engine(engine, results)
+        s3 = S3(root, paths, args.latency_ms / 1000) if args.s3 else None
+        try:
+            for engine in args.engines.split(","):
+                cluster = start(engine)
+                try:
+                    routes = {"dask": dask_routes, "ray": ray_routes,
+                              "daft": daft_routes}[engine](paths, root, lo, hi, probe,
+                                                           Path(tmp))
+                    results = {name: timed(fn, args.repeat) for name, fn in routes.items()}
+                    on_s3 = {}
+                    if s3 is not None:
+                        for name, fn in s3_routes(engine, s3, lo, hi, probe).items():
+                            on_s3[name] = timed(fn, args.repeat)
+                            on_s3[name]["gets"], on_s3[name]["bytes"] = s3.traffic(fn)
+                finally:
+                    stop(engine, cluster)
+                report["results"][engine] = results
+                print_engine(engine, results)
+                if on_s3:
+                    report["results"][f"{engine} s3"] = on_s3
+                    print_s3(engine, on_s3, args.latency_ms)
+        finally:
+            if s3 is not None:
+                s3.stop()
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 
@@ -276,13 +413,29 @@ def stop(engine: str, handle: Any) -> None:
 def print_engine(engine: str, results: dict[str, dict[str, Any]]) -> None:
     builtin = "pyarrow.dataset" if engine == "daft" else "built-in"
     print(f"\n{engine}: seconds (best / median), aorc / {builtin}")
-    for query in ("a", "b", "c", "w"):
+    for query in ("a", "b", "c", "w", "wz"):
         b, a = results.get(f"{query} builtin"), results.get(f"{query} aorc")
         if a is None or b is None:
             continue
         print(f"  ({query}) {builtin} {b['best']:.3f} / {b['median']:.3f}   aorc "
               f"{a['best']:.3f} / {a['median']:.3f}   ratio {a['best'] / b['best']:.2f}x / "
               f"{a['median'] / b['median']:.2f}x   rows {b['rows']} / {a['rows']}")
+
+
+def print_s3(engine: str, results: dict[str, dict[str, Any]], latency_ms: float) -> None:
+    builtin = "pyarrow.dataset" if engine == "daft" else "built-in"
+    print(f"\n{engine} on S3 (+{latency_ms:g} ms): seconds (best / median), GETs, bytes")
+    for query in ("b", "c"):
+        b, a = results.get(f"{query} builtin"), results.get(f"{query} aorc")
+        if a is None:
+            continue
+        line = (f"  ({query}) aorc {a['best']:.3f} / {a['median']:.3f}, {a['gets']} GETs, "
+                f"{a['bytes']} B")
+        if b is not None:
+            line += (f"   {builtin} {b['best']:.3f} / {b['median']:.3f}, {b['gets']} GETs, "
+                     f"{b['bytes']} B   ratio {a['best'] / b['best']:.2f}x / "
+                     f"{a['median'] / b['median']:.2f}x   rows {b['rows']} / {a['rows']}")
+        print(line)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ class LogRecord:
     operation: str
     start: float
     end: float
+    range: str | None = None  # a GET's Range header (``None``: none or not a GET)
 
 
 def cache_moto_object_bytes() -> None:
@@ -119,7 +120,9 @@ def _serve(conn: Connection, latency: float) -> None:
         while True:
             command = conn.recv()
             if command == "log":
-                conn.send([(r.operation, r.start, r.end) for r in list(proxy.log)])
+                conn.send([(r.operation, r.start, r.end,
+                            r.headers.get("range") or r.headers.get("Range"))
+                           for r in list(proxy.log)])
             elif command == "clear":
                 proxy.log.clear()
                 conn.send(None)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -13,25 +14,29 @@ from daft.io.sink import DataSink, WriteResult
 from daft.io.source import DataSource, DataSourceTask
 from daft.recordbatch import MicroPartition, RecordBatch
 
-from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.parts import new_write_id, write_part_async
+from aorc.dataset.plan import dataset_filter
 from aorc.dataset.splits import (
     DEFAULT_SPLIT_BYTES,
     Split,
-    SplitPlan,
+    is_iceberg_source,
     plan_splits,
     read_split,
 )
 from aorc.errors import SchemaError
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
+from aorc.read.keyed import check_keys
 from aorc.sync import run
 
 __all__ = ["OrcDataSink", "OrcDataSource", "OrcDataSourceTask", "read_orc", "write_orc"]
 
 
 class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
-    """One stripe split, read by aorc's async reader (at most ``limit`` rows)."""
+    """One stripe split (or an Iceberg table's data file), read by aorc's async reader (at
+    most ``limit`` rows)."""
 
-    def __init__(self, plan: SplitPlan, split: Split, limit: int | None = None) -> None:
+    def __init__(self, plan: Any, split: Any, limit: int | None = None) -> None:
         self._plan = plan
         self._split = split
         self._limit = limit
@@ -49,14 +54,22 @@ class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
             empty ones), stopping once ``limit`` rows have come.
         """
         left = self._limit
-        async for batch in read_split(self._plan, self._split):
-            if left is not None:
-                batch = batch.slice(0, left)
-                left -= batch.num_rows
-            if batch.num_rows:
-                yield RecordBatch.from_arrow_record_batches([batch], self._plan.schema)
-            if left is not None and left <= 0:
-                return
+        batches: AsyncGenerator[pa.RecordBatch, None]
+        if isinstance(self._split, Split):
+            batches = read_split(self._plan, self._split)
+        else:
+            from aorc.iceberg.tasks import read_iceberg_file
+
+            batches = read_iceberg_file(self._plan, self._split)
+        async with contextlib.aclosing(batches) as source:
+            async for batch in source:
+                if left is not None:
+                    batch = batch.slice(0, left)
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    yield RecordBatch.from_arrow_record_batches([batch], self._plan.schema)
+                if left is not None and left <= 0:
+                    return
 
 
 class OrcDataSource(DataSource):  # type: ignore[misc]
@@ -64,13 +77,18 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
 
     Args:
         source: a file, a folder or prefix, or a list of files (as
-            :func:`aorc.open_dataset`).
+            :func:`aorc.open_dataset`), or a pyiceberg ``Table`` or ``DataScan`` (ORC data
+            files; a task reads one data file).
         columns: top-level columns, in this order (default all).
-        filters: pyarrow-style list filters or a pyarrow expression.
+        filters: pyarrow-style list filters or a pyarrow expression (an Iceberg table:
+            also a pyiceberg expression or its string form).
         storage_options: store settings.
         split_bytes: stripes of a file are grouped into tasks of about this many bytes.
         partitioning: as :func:`aorc.open_dataset`.
         timestamp_unit: as :func:`aorc.open_dataset`.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns (without it they read
+            masked).
+        snapshot_id: an Iceberg table's snapshot to read (default its current one).
 
     Raises:
         SchemaError: unknown columns, bad filters, incompatible file schemas.
@@ -80,20 +98,62 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
     def __init__(self, source: Any, *, columns: Sequence[str] | None = None,
                  filters: Any = None, storage_options: Mapping[str, Any] | None = None,
                  split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
-                 timestamp_unit: str = "ns") -> None:
+                 timestamp_unit: str = "ns", keys: KeyProvider | None = None,
+                 snapshot_id: int | None = None) -> None:
+        self._iceberg = is_iceberg_source(source)
+        if self._iceberg and keys is not None:
+            raise SchemaError("keys= applies to ORC files, not to an Iceberg table")
+        if not self._iceberg and snapshot_id is not None:
+            raise SchemaError("snapshot_id= applies to an Iceberg table")
         self._args = dict(source=source, columns=columns, filters=filters,
                           storage_options=storage_options, split_bytes=split_bytes,
-                          partitioning=partitioning, timestamp_unit=timestamp_unit)
+                          partitioning=partitioning, timestamp_unit=timestamp_unit,
+                          keys=check_keys(keys), snapshot_id=snapshot_id)
+        # the opened dataset (its listing and file tails), planned again with Daft's filters
+        # without a request (not pickled)
+        self._dataset: Any = None
+        if not self._iceberg:
+            from aorc.dataset.entry import open_dataset
+
+            self._dataset = run(open_dataset(
+                source, partitioning=partitioning, storage_options=storage_options,
+                timestamp_unit=timestamp_unit, keys=self._args["keys"]))
         self._plan = run(self._planned(None))
         #: The plans made for reads (after Daft's pushdowns), most recent last.
-        self.plans: list[SplitPlan] = []
+        self.plans: list[Any] = []
 
-    async def _planned(self, predicate: Any) -> SplitPlan:
+    def __repr__(self) -> str:
+        return f"OrcDataSource({self._args['source']!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_dataset": None}
+
+    async def _planned(self, predicate: Any) -> Any:
         a = self._args
+        if self._iceberg:
+            from aorc.iceberg.tasks import plan_iceberg
+
+            source, filters = a["source"], a["filters"]
+            if predicate is not None:  # pruning only (Daft filters the rows again)
+                from aorc.iceberg.read import scan_of
+
+                clauses = dataset_filter(predicate).clauses
+                if clauses is not None:
+                    source = scan_of(source, columns=None, filters=filters, snapshot_id=None)
+                    filters = clauses
+            try:
+                return await plan_iceberg(source, a["columns"], filters,
+                                          storage_options=a["storage_options"],
+                                          snapshot_id=a["snapshot_id"])
+            except SchemaError:
+                if predicate is None:
+                    raise
+                return self._plan  # (a pushed filter Iceberg cannot hold: no pruning)
         return await plan_splits(
             a["source"], a["columns"], a["filters"], storage_options=a["storage_options"],
             split_bytes=a["split_bytes"], partitioning=a["partitioning"],
-            timestamp_unit=a["timestamp_unit"], predicate=predicate)
+            timestamp_unit=a["timestamp_unit"], predicate=predicate, keys=a["keys"],
+            dataset=self._dataset)
 
     @property
     def name(self) -> str:
@@ -132,6 +192,13 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
         limit = pushdowns.limit
         exact = plan.num_rows is not None
         rows = 0
+        if self._iceberg:
+            for task in plan.tasks:
+                if limit is not None and exact and rows >= limit:
+                    return
+                yield OrcDataSourceTask(plan, task, limit)
+                rows += int(task.file.record_count)
+            return
         for split in plan.splits:
             if limit is not None and exact and rows >= limit:
                 return
@@ -142,20 +209,26 @@ class OrcDataSource(DataSource):  # type: ignore[misc]
 def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any = None,
              storage_options: Mapping[str, Any] | None = None,
              split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
-             timestamp_unit: str = "ns") -> Any:
+             timestamp_unit: str = "ns", keys: KeyProvider | None = None,
+             snapshot_id: int | None = None) -> Any:
     """A Daft DataFrame of ORC files read by aorc.
 
     Args:
         source: a file, a folder or prefix, or a list of files (as
-            :func:`aorc.open_dataset`).
+            :func:`aorc.open_dataset`), or a pyiceberg ``Table`` or ``DataScan`` whose data
+            files are ORC (deletes applied; Daft's filters prune its files).
         columns: top-level columns, in this order (default all).
         filters: pyarrow-style list filters or a pyarrow expression on data and partition
             columns: files are pruned by partition values, stripes and row groups by
-            statistics and bloom filters, rows filtered exactly.
+            statistics and bloom filters, rows filtered exactly (an Iceberg table: also a
+            pyiceberg expression or its string form).
         storage_options: store settings.
         split_bytes: stripes of a file are grouped into tasks of about this many bytes.
         partitioning: as :func:`aorc.open_dataset`.
         timestamp_unit: as :func:`aorc.open_dataset`.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns (:class:`aorc.InMemoryKeys`,
+            ...); without it encrypted columns read as their masked copies.
+        snapshot_id: an Iceberg table's snapshot to read (default its current one).
 
     Returns:
         The DataFrame.
@@ -169,7 +242,8 @@ def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any 
                           "the rows with count_rows() (which reads Daft's cheapest column)")
     return OrcDataSource(source, columns=columns, filters=filters,
                          storage_options=storage_options, split_bytes=split_bytes,
-                         partitioning=partitioning, timestamp_unit=timestamp_unit).read()
+                         partitioning=partitioning, timestamp_unit=timestamp_unit, keys=keys,
+                         snapshot_id=snapshot_id).read()
 
 
 class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
@@ -181,12 +255,14 @@ class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
     def __init__(self, dest: str | os.PathLike[str], *,
                  partition_cols: Sequence[str] | None = None,
                  storage_options: Mapping[str, Any] | None = None,
-                 options: WriteOptions | None = None, **write_options: Any) -> None:
+                 options: WriteOptions | None = None, keys: KeyProvider | None = None,
+                 **write_options: Any) -> None:
         self._dest = os.fspath(dest)
         self._partition_cols = list(partition_cols or [])
         self._storage_options = storage_options
         self._options = options
-        self._write_options = write_options
+        self._write_options = ({**write_options, "keys": check_keys(keys)} if keys is not None
+                               else write_options)
         self._write_id = new_write_id()
 
     def name(self) -> str:
@@ -225,10 +301,10 @@ class OrcDataSink(DataSink[list[str]]):  # type: ignore[misc]
         if not tables:
             return
         table = pa.concat_tables(tables)
-        files = write_part(table, self._dest, self._write_id, _content_number(table),
-                           partition_cols=self._partition_cols,
-                           storage_options=self._storage_options, options=self._options,
-                           write_options=self._write_options)
+        files = run(write_part_async(
+            table, self._dest, self._write_id, _content_number(table),
+            partition_cols=self._partition_cols, storage_options=self._storage_options,
+            options=self._options, write_options=self._write_options))
         yield WriteResult(result=files, bytes_written=table.nbytes,
                           rows_written=table.num_rows)
 
@@ -258,7 +334,8 @@ def _content_number(table: pa.Table) -> int:
 def write_orc(df: Any, dest: str | os.PathLike[str], *,
               partition_cols: Sequence[str] | None = None,
               storage_options: Mapping[str, Any] | None = None,
-              options: WriteOptions | None = None, **write_options: Any) -> list[str]:
+              options: WriteOptions | None = None, keys: KeyProvider | None = None,
+              **write_options: Any) -> list[str]:
     """Write a Daft DataFrame as ORC part files under ``dest``, by aorc.
 
     A file appears only once complete; a retried write of the same rows writes the same
@@ -269,7 +346,8 @@ def write_orc(df: Any, dest: str | os.PathLike[str], *,
         dest: a local folder or an object-store prefix.
         partition_cols: columns making Hive folders, left out of the files.
         storage_options: store settings.
-        options: an :class:`aorc.WriteOptions`.
+        options: an :class:`aorc.WriteOptions` (``encrypt=`` and ``masks=`` encrypt columns).
+        keys: the :class:`aorc.KeyProvider` of ``encrypt=``.
         **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
 
     Returns:
@@ -280,6 +358,6 @@ def write_orc(df: Any, dest: str | os.PathLike[str], *,
         StoreError: a write failed.
     """
     sink = OrcDataSink(dest, partition_cols=partition_cols, storage_options=storage_options,
-                       options=options, **write_options)
+                       options=options, keys=keys, **write_options)
     result = df.write_sink(sink).to_pydict()
     return sorted(result["path"])

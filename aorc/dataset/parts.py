@@ -21,7 +21,7 @@ from aorc.dataset.write import write_dataset
 from aorc.errors import SchemaError
 from aorc.options import WriteOptions
 
-__all__ = ["new_write_id", "part_template", "write_part"]
+__all__ = ["new_write_id", "part_template", "write_part", "write_part_async"]
 
 
 def new_write_id() -> str:
@@ -36,13 +36,14 @@ def part_template(write_id: str, task: int) -> str:
     return f"part-{write_id}-{task:05d}-{{i}}.orc"
 
 
-def write_part(table: pa.Table, dest: str, write_id: str, task: int, *,
-               partition_cols: Sequence[str] | None = None,
-               storage_options: Mapping[str, Any] | None = None,
-               options: WriteOptions | None = None,
-               write_options: Mapping[str, Any] | None = None) -> list[str]:
-    """Write one task's rows under ``dest`` (Hive folders by ``partition_cols``), in a new
-    event loop (an engine worker's synchronous body).
+async def write_part_async(table: pa.Table, dest: str, write_id: str, task: int, *,
+                           partition_cols: Sequence[str] | None = None,
+                           storage_options: Mapping[str, Any] | None = None,
+                           options: WriteOptions | None = None,
+                           write_options: Mapping[str, Any] | None = None) -> list[str]:
+    """Write one task's rows under ``dest`` (Hive folders by ``partition_cols``), on the
+    caller's event loop (an engine worker runs it on a loop it keeps, whose store clients
+    its next tasks reuse).
 
     Returns:
         The files written (none for no rows).
@@ -53,7 +54,27 @@ def write_part(table: pa.Table, dest: str, write_id: str, task: int, *,
     """
     if not table.num_rows:
         return []
-    return asyncio.run(write_dataset(
+    return await write_dataset(
         table, dest, partition_cols=list(partition_cols or []),
         basename_template=part_template(write_id, task), storage_options=storage_options,
-        options=options, **dict(write_options or {})))
+        options=options, **dict(write_options or {}))
+
+
+def write_part(table: pa.Table, dest: str, write_id: str, task: int, *,
+               partition_cols: Sequence[str] | None = None,
+               storage_options: Mapping[str, Any] | None = None,
+               options: WriteOptions | None = None,
+               write_options: Mapping[str, Any] | None = None) -> list[str]:
+    """:func:`write_part_async` in a new event loop (for a synchronous caller without a loop
+    of its own).
+
+    Returns:
+        The files written (none for no rows).
+
+    Raises:
+        SchemaError: bad options or a type ORC cannot hold.
+        StoreError: the write failed (its files are removed).
+    """
+    return asyncio.run(write_part_async(
+        table, dest, write_id, task, partition_cols=partition_cols,
+        storage_options=storage_options, options=options, write_options=write_options))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from aorc.dataset.read import Dataset
 from aorc.errors import SchemaError
 from aorc.format.types import parse_type_string
 from aorc.io import registry
+from aorc.keys import KeyProvider
 from aorc.read.common import group_stripes
 from aorc.read.reader import OrcReader, open_reader
 
@@ -41,10 +42,12 @@ __all__ = [
     "Split",
     "SplitPlan",
     "balance_splits",
+    "is_iceberg_source",
     "pack_splits",
     "plan_splits",
     "read_split",
     "read_split_table",
+    "read_splits",
     "stripe_groups",
 ]
 
@@ -106,6 +109,8 @@ class SplitPlan:
         partition_names: the dataset's partition columns.
         row_schema: the rows built by a task before the expression filter applies (the
             columns asked for, then those the expression reads; ``None``: :attr:`schema`).
+        keys: the key provider of encrypted columns, pickled to the tasks (never in the
+            plan's ``repr``; ``None``: encrypted columns read as their masked copies).
     """
 
     schema: pa.Schema
@@ -116,6 +121,7 @@ class SplitPlan:
     expression: pc.Expression | None = None
     partition_names: tuple[str, ...] = ()
     row_schema: pa.Schema | None = None
+    keys: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def num_rows(self) -> int | None:
@@ -146,6 +152,14 @@ class SplitPlan:
         row_schema = pa.schema([*out, *extra])
         data = pa.schema([f for f in row_schema if f.name not in self.partition_names])
         return dataclasses.replace(self, schema=out, data_schema=data, row_schema=row_schema)
+
+
+def is_iceberg_source(source: object) -> bool:
+    """Whether ``source`` is a pyiceberg ``Table`` or ``DataScan`` (by its class's name:
+    pyiceberg is not imported), which the engine front ends read through
+    :mod:`aorc.iceberg.tasks`."""
+    return any(k.__module__.startswith("pyiceberg.") and k.__name__ in {"Table", "DataScan"}
+               for k in type(source).__mro__)
 
 
 def stripe_groups(reader: OrcReader, filters: Any, split_bytes: int
@@ -201,7 +215,9 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
                       *, storage_options: Mapping[str, Any] | None = None,
                       split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
                       timestamp_unit: str = "ns",
-                      predicate: pc.Expression | None = None) -> SplitPlan:
+                      predicate: pc.Expression | None = None,
+                      keys: KeyProvider | None = None,
+                      dataset: Dataset | None = None) -> SplitPlan:
     """Plan a read of ``source`` as splits of stripes, from the file tails only.
 
     Args:
@@ -218,6 +234,12 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
         timestamp_unit: as :func:`aorc.open_dataset`.
         predicate: a pyarrow expression ANDed with ``filters`` (an engine's pushed
             predicate), pruning as an expression filter does and applied exactly.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns (as
+            :func:`aorc.open_dataset`); it travels with the plan to the tasks, so it must
+            pickle (:class:`aorc.InMemoryKeys` does).
+        dataset: ``source`` already opened (by :func:`aorc.open_dataset` with these
+            settings): an engine planning again with a pushed predicate reuses its listing
+            and the tails it keeps, sending no request for them.
 
     Returns:
         The plan.
@@ -226,9 +248,9 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
         SchemaError: unknown columns, bad filters, incompatible file schemas.
         ObjectNotFoundError: nothing at ``source``.
     """
-    ds = await open_dataset(source, partitioning=partitioning,
-                            storage_options=storage_options,
-                            timestamp_unit=timestamp_unit)
+    ds = dataset if dataset is not None else await open_dataset(
+        source, partitioning=partitioning, storage_options=storage_options,
+        timestamp_unit=timestamp_unit, keys=keys)
     where = _both(dataset_filter(filters), predicate)
     parts = ds.partition_schema.names
     data, rows, out = plan_columns(ds.schema, parts, columns, where)
@@ -238,7 +260,7 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
 
     async def plan_file(f: DatasetFile, clauses: Any) -> list[Split]:
         async with sem:
-            reader = await _open_planned(ds, f.path, storage_options, timestamp_unit)
+            reader = await _open_planned(ds, f.path, storage_options, timestamp_unit, keys)
             try:
                 possible, rest = _file_filters(reader.schema, clauses)
                 if not possible:
@@ -252,7 +274,7 @@ async def plan_splits(source: Any, columns: Sequence[str] | None = None, filters
 
     planned = await asyncio.gather(*(plan_file(f, c) for f, c in files))
     return SplitPlan(out, data, [s for group in planned for s in group], storage_options,
-                     timestamp_unit, where.expression, tuple(parts), rows)
+                     timestamp_unit, where.expression, tuple(parts), rows, keys)
 
 
 def _both(where: DatasetFilter, predicate: pc.Expression | None) -> DatasetFilter:
@@ -271,20 +293,20 @@ def _both(where: DatasetFilter, predicate: pc.Expression | None) -> DatasetFilte
 
 
 async def _open_planned(ds: Dataset, path: str, storage_options: Mapping[str, Any] | None,
-                        timestamp_unit: str) -> OrcReader:
+                        timestamp_unit: str, keys: KeyProvider | None = None) -> OrcReader:
     """A reader of ``path`` on the tail the dataset already read (no request), else
-    opened."""
-    tail = ds.tail_cache.get(path)
+    opened (always with ``keys``: the decrypted statistics prune)."""
+    tail = None if keys is not None else ds.tail_cache.get(path)
     if tail is None:
         return await open_reader(path, storage_options=storage_options,
-                                 timestamp_unit=timestamp_unit)
+                                 timestamp_unit=timestamp_unit, keys=keys)
     store = registry.open_input(path, tail.storage_options(storage_options))
     return OrcReader(store, tail.tail, tail.data, owns_store=True,
                      timestamp_unit=timestamp_unit)
 
 
 async def read_split(plan: SplitPlan, split: Split, batch_size: int = 65_536
-                     ) -> AsyncIterator[pa.RecordBatch]:
+                     ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows of one split, batch by batch, in :attr:`SplitPlan.schema` (a task's body).
 
     Raises:
@@ -294,7 +316,7 @@ async def read_split(plan: SplitPlan, split: Split, batch_size: int = 65_536
     if split.etag is not None:
         options = {**(options or {}), "if_match": split.etag}
     async with open_reader(split.uri, storage_options=options,
-                           timestamp_unit=plan.timestamp_unit) as reader:
+                           timestamp_unit=plan.timestamp_unit, keys=plan.keys) as reader:
         names = [n for n in plan.data_schema.names if n in reader.schema.names]
         if not names and split.filters is None:
             yield _shaped(plan, split, pa.table({"n": pa.nulls(split.num_rows)}).select([]))
@@ -336,18 +358,22 @@ def _shaped(plan: SplitPlan, split: Split, table: pa.Table) -> pa.RecordBatch:
         pa.RecordBatch.from_pylist([], schema=plan.schema)
 
 
-def read_split_table(plan: SplitPlan, splits: Sequence[Split]) -> pa.Table:
-    """The rows of ``splits`` as one table in :attr:`SplitPlan.schema`, read in a new event
-    loop (for an engine's synchronous worker)."""
-    async def run() -> list[pa.RecordBatch]:
-        return [b for s in splits async for b in read_split(plan, s)]
-
-    batches = asyncio.run(run())
+async def read_splits(plan: SplitPlan, splits: Sequence[Split]) -> pa.Table:
+    """The rows of ``splits`` as one table in :attr:`SplitPlan.schema` (on the caller's
+    event loop: an engine worker runs it on a loop it keeps, whose store clients are reused
+    by its next tasks)."""
+    batches = [b for s in splits async for b in read_split(plan, s)]
     if not batches:
         return plan.schema.empty_table()
     if not len(plan.schema):
         return pa.table({"n": pa.nulls(sum(b.num_rows for b in batches))}).select([])
     return pa.Table.from_batches(batches, schema=plan.schema)
+
+
+def read_split_table(plan: SplitPlan, splits: Sequence[Split]) -> pa.Table:
+    """The rows of ``splits`` as one table in :attr:`SplitPlan.schema`, read in a new event
+    loop (:func:`read_splits` for a synchronous caller without a loop of its own)."""
+    return asyncio.run(read_splits(plan, splits))
 
 
 def balance_splits(splits: list[Split], target: int) -> list[Split]:

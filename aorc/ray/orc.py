@@ -11,20 +11,25 @@ import pyarrow as pa
 from ray.data import Datasink, Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from aorc.dataset.parts import new_write_id, write_part
+from aorc.dataset.parts import new_write_id, write_part_async
 from aorc.dataset.splits import (
     DEFAULT_SPLIT_BYTES,
     Split,
     SplitPlan,
     balance_splits,
+    is_iceberg_source,
     pack_splits,
     plan_splits,
-    read_split_table,
+    read_splits,
 )
+from aorc.errors import SchemaError
+from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
+from aorc.read.keyed import check_keys
 from aorc.sync import run
 
-__all__ = ["STUB_COLUMN", "OrcDatasink", "OrcDatasource", "read_orc", "write_orc"]
+__all__ = ["STUB_COLUMN", "TASKS_PER_CPU", "OrcDatasink", "OrcDatasource", "read_orc",
+           "write_orc"]
 
 
 #: The column Ray's own readers give a block of no columns so that it keeps its row count
@@ -32,15 +37,64 @@ __all__ = ["STUB_COLUMN", "OrcDatasink", "OrcDatasource", "read_orc", "write_orc
 STUB_COLUMN = "__bsp_stub"
 
 
+def _block(table: pa.Table) -> pa.Table:
+    """A block of no columns holds Ray's stub column, which keeps the row count."""
+    if not table.num_columns:
+        return pa.table({STUB_COLUMN: pa.nulls(table.num_rows)})
+    return table
+
+
 def _read_blocks(plan: SplitPlan, pack: list[Split]) -> Iterator[pa.Table]:
-    """A read task's body: one block per split (a block of no columns holds Ray's stub
-    column, which keeps the row count)."""
-    for split in pack:
-        table = read_split_table(plan, [split])
-        if not table.num_columns:
-            table = pa.table({STUB_COLUMN: pa.nulls(table.num_rows)})
+    """A read task's body: one block per split."""
+    for split in pack:  # (on the worker's aorc loop: its store clients serve every task)
+        table = _block(run(read_splits(plan, [split])))
         if table.num_rows:
             yield table
+
+
+def _read_iceberg_blocks(plan: Any, pack: list[Any]) -> Iterator[pa.Table]:
+    """An Iceberg read task's body: one block per data file."""
+    from aorc.iceberg.tasks import read_iceberg_table
+
+    for task in pack:
+        table = _block(run(read_iceberg_table(plan, [task])))
+        if table.num_rows:
+            yield table
+
+
+#: Read tasks per CPU of the cluster at most: each task's start costs (a Ray task, a file
+#: opened), so a few tasks per CPU keep every CPU busy without paying it per stripe.
+TASKS_PER_CPU = 2
+
+
+def _task_target(parallelism: int) -> int:
+    """How many read tasks to aim at: Ray's ``parallelism``, but at most
+    :data:`TASKS_PER_CPU` per CPU of the cluster (Ray's default asks for 200 or more)."""
+    import ray
+
+    cpus = int(ray.cluster_resources().get("CPU", 0)) if ray.is_initialized() else 0
+    target = max(1, parallelism)
+    return min(target, TASKS_PER_CPU * cpus) if cpus else target
+
+
+def _plan(source: Any, columns: Sequence[str] | None, filters: Any,
+          storage_options: Mapping[str, Any] | None, split_bytes: int, partitioning: Any,
+          timestamp_unit: str, keys: KeyProvider | None, snapshot_id: int | None,
+          predicate: Any = None, dataset: Any = None) -> Any:
+    """The read's plan: an Iceberg table's data files, else the files' stripe splits."""
+    if is_iceberg_source(source):
+        from aorc.iceberg.tasks import plan_iceberg
+
+        if keys is not None:
+            raise SchemaError("keys= applies to ORC files, not to an Iceberg table")
+        return run(plan_iceberg(source, columns, filters, storage_options=storage_options,
+                                snapshot_id=snapshot_id))
+    if snapshot_id is not None:
+        raise SchemaError("snapshot_id= applies to an Iceberg table")
+    return run(plan_splits(source, columns, filters, storage_options=storage_options,
+                           split_bytes=split_bytes, partitioning=partitioning,
+                           timestamp_unit=timestamp_unit, predicate=predicate, keys=keys,
+                           dataset=dataset))
 
 
 class OrcDatasource(Datasource):  # type: ignore[misc]
@@ -48,13 +102,18 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
 
     Args:
         source: a file, a folder or prefix, or a list of files (as
-            :func:`aorc.open_dataset`).
+            :func:`aorc.open_dataset`), or a pyiceberg ``Table`` or ``DataScan`` (ORC data
+            files; one task reads whole data files).
         columns: top-level columns, in this order (default all).
-        filters: pyarrow-style list filters or a pyarrow expression.
+        filters: pyarrow-style list filters or a pyarrow expression (an Iceberg table:
+            also a pyiceberg expression or its string form).
         storage_options: store settings, passed to the workers.
         split_bytes: stripes of a file are grouped into tasks of about this many bytes.
         partitioning: as :func:`aorc.open_dataset`.
         timestamp_unit: as :func:`aorc.open_dataset`.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns, pickled to the workers
+            (without it they read masked).
+        snapshot_id: an Iceberg table's snapshot to read (default its current one).
 
     Raises:
         SchemaError: unknown columns, bad filters, incompatible file schemas.
@@ -64,23 +123,43 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
     def __init__(self, source: Any, *, columns: Sequence[str] | None = None,
                  filters: Any = None, storage_options: Mapping[str, Any] | None = None,
                  split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
-                 timestamp_unit: str = "ns") -> None:
+                 timestamp_unit: str = "ns", keys: KeyProvider | None = None,
+                 snapshot_id: int | None = None) -> None:
         super().__init__()
         self._projection_map: dict[str, str] | None = None
         self._args = dict(source=source, columns=columns, filters=filters,
                           storage_options=storage_options, split_bytes=split_bytes,
-                          partitioning=partitioning, timestamp_unit=timestamp_unit)
+                          partitioning=partitioning, timestamp_unit=timestamp_unit,
+                          keys=check_keys(keys), snapshot_id=snapshot_id)
+        self._iceberg = is_iceberg_source(source)
+        # the opened dataset (its listing and file tails), planned again with a pushed
+        # predicate without a request (kept on the driver: not pickled)
+        self._dataset: Any = None
+        if not self._iceberg:
+            from aorc.dataset.entry import open_dataset
+
+            self._dataset = run(open_dataset(
+                source, partitioning=partitioning, storage_options=storage_options,
+                timestamp_unit=timestamp_unit, keys=self._args["keys"]))
         self._plan = self._planned(None)
 
-    def _planned(self, predicate: Any) -> SplitPlan:
-        a = self._args
-        return run(plan_splits(
-            a["source"], a["columns"], a["filters"], storage_options=a["storage_options"],
-            split_bytes=a["split_bytes"], partitioning=a["partitioning"],
-            timestamp_unit=a["timestamp_unit"], predicate=predicate))
+    def __repr__(self) -> str:
+        return f"OrcDatasource({self._args['source']!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_dataset": None}
+
+    def __copy__(self) -> OrcDatasource:
+        # (Ray's apply_predicate copies: the copy keeps the opened dataset)
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
+    def _planned(self, predicate: Any) -> Any:
+        return _plan(**self._args, predicate=predicate, dataset=self._dataset)
 
     @property
-    def plan(self) -> SplitPlan:
+    def plan(self) -> Any:
         """The read as planned, with the pushed projection and predicate."""
         columns = self._get_data_columns()
         return self._plan if columns is None else self._plan.project(columns)
@@ -120,6 +199,8 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
             A copy of this datasource whose plan holds the combined predicate, or this
             datasource unchanged when the expression cannot be converted to pyarrow.
         """
+        if self._iceberg:  # (Ray filters an Iceberg table's rows itself)
+            return self
         try:
             pushed = predicate_expr.to_pyarrow()
         except (TypeError, ValueError):
@@ -135,7 +216,9 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
         Returns:
             The sum of the planned splits' stored bytes (0 when every stripe is pruned).
         """
-        return sum(s.nbytes for s in self._plan.splits)
+        if self._iceberg:
+            return int(self._plan.nbytes)
+        return sum(int(s.nbytes) for s in self._plan.splits)
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
@@ -153,7 +236,22 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
             in a worker, with metadata giving its rows (when known), stored bytes and files.
         """
         plan = self.plan
-        target = max(1, parallelism)
+        target = _task_target(parallelism)
+        if self._iceberg:
+            from aorc.iceberg.tasks import pack_file_tasks
+
+            tasks = []
+            for files in pack_file_tasks(plan, target, self._args["split_bytes"]):
+                rows = (None if plan.num_rows is None
+                        else sum(int(t.file.record_count) for t in files))
+                meta = BlockMetadata(
+                    num_rows=rows, size_bytes=sum(int(t.file.file_size_in_bytes)
+                                                  for t in files),
+                    input_files=tuple(t.file.file_path for t in files), exec_stats=None)
+                tasks.append(ReadTask(functools.partial(_read_iceberg_blocks, plan, files),
+                                      meta, schema=plan.schema,
+                                      per_task_row_limit=per_task_row_limit))
+            return tasks
         packs = pack_splits(balance_splits(plan.splits, target), target,
                             self._args["split_bytes"])
         tasks = []
@@ -170,20 +268,27 @@ class OrcDatasource(Datasource):  # type: ignore[misc]
 def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any = None,
              storage_options: Mapping[str, Any] | None = None,
              split_bytes: int = DEFAULT_SPLIT_BYTES, partitioning: Any = "hive",
-             timestamp_unit: str = "ns", **read_args: Any) -> Any:
+             timestamp_unit: str = "ns", keys: KeyProvider | None = None,
+             snapshot_id: int | None = None, **read_args: Any) -> Any:
     """A Ray Dataset of ORC files read by aorc in the workers.
 
     Args:
         source: a file, a folder or prefix, or a list of files (as
-            :func:`aorc.open_dataset`).
+            :func:`aorc.open_dataset`), or a pyiceberg ``Table`` or ``DataScan`` whose data
+            files are ORC (deletes applied; a task reads whole data files).
         columns: top-level columns, in this order (default all; ``[]``: none, rows kept).
         filters: pyarrow-style list filters or a pyarrow expression on data and partition
             columns: files are pruned by partition values, stripes and row groups by
-            statistics and bloom filters, rows filtered exactly.
+            statistics and bloom filters, rows filtered exactly (an Iceberg table: also a
+            pyiceberg expression or its string form).
         storage_options: store settings, passed to the workers.
         split_bytes: stripes of a file are grouped into tasks of about this many bytes.
         partitioning: as :func:`aorc.open_dataset`.
         timestamp_unit: as :func:`aorc.open_dataset`.
+        keys: an :class:`aorc.KeyProvider` for encrypted columns (:class:`aorc.InMemoryKeys`,
+            ...), pickled to the workers; without it encrypted columns read as their masked
+            copies.
+        snapshot_id: an Iceberg table's snapshot to read (default its current one).
         **read_args: passed to ``ray.data.read_datasource`` (``override_num_blocks``,
             ``concurrency``, ``ray_remote_args``, ...).
 
@@ -198,7 +303,8 @@ def read_orc(source: Any, *, columns: Sequence[str] | None = None, filters: Any 
 
     source_ = OrcDatasource(source, columns=columns, filters=filters,
                             storage_options=storage_options, split_bytes=split_bytes,
-                            partitioning=partitioning, timestamp_unit=timestamp_unit)
+                            partitioning=partitioning, timestamp_unit=timestamp_unit,
+                            keys=keys, snapshot_id=snapshot_id)
     return ray.data.read_datasource(source_, **read_args)
 
 
@@ -213,12 +319,14 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
     def __init__(self, dest: str | os.PathLike[str], *,
                  partition_cols: Sequence[str] | None = None,
                  storage_options: Mapping[str, Any] | None = None,
-                 options: WriteOptions | None = None, **write_options: Any) -> None:
+                 options: WriteOptions | None = None, keys: KeyProvider | None = None,
+                 **write_options: Any) -> None:
         self._dest = os.fspath(dest)
         self._partition_cols = list(partition_cols or [])
         self._storage_options = storage_options
         self._options = options
-        self._write_options = write_options
+        self._write_options = ({**write_options, "keys": check_keys(keys)} if keys is not None
+                               else write_options)
         self._write_id = new_write_id()
         self.files: list[str] = []
 
@@ -250,10 +358,10 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
         if not tables:
             return []
         table = pa.concat_tables(tables, promote_options="default")
-        return write_part(table, self._dest, self._write_id, int(ctx.task_idx),
-                          partition_cols=self._partition_cols,
-                          storage_options=self._storage_options, options=self._options,
-                          write_options=self._write_options)
+        return run(write_part_async(
+            table, self._dest, self._write_id, int(ctx.task_idx),
+            partition_cols=self._partition_cols, storage_options=self._storage_options,
+            options=self._options, write_options=self._write_options))
 
     def on_write_complete(self, write_result: Any) -> None:
         """Keep the files written (:attr:`files`).
@@ -274,7 +382,8 @@ def _arrow(block: Any) -> pa.Table:
 def write_orc(ds: Any, dest: str | os.PathLike[str], *,
               partition_cols: Sequence[str] | None = None,
               storage_options: Mapping[str, Any] | None = None,
-              options: WriteOptions | None = None, **write_options: Any) -> list[str]:
+              options: WriteOptions | None = None, keys: KeyProvider | None = None,
+              **write_options: Any) -> list[str]:
     """Write a Ray Dataset as ORC part files under ``dest``, by aorc in the workers.
 
     Files are named ``part-<write id>-<task>-<i>.orc`` (Hive ``key=value`` folders by
@@ -286,7 +395,8 @@ def write_orc(ds: Any, dest: str | os.PathLike[str], *,
         dest: a local folder or an object-store prefix.
         partition_cols: columns making Hive folders, left out of the files.
         storage_options: store settings, passed to the workers.
-        options: an :class:`aorc.WriteOptions`.
+        options: an :class:`aorc.WriteOptions` (``encrypt=`` and ``masks=`` encrypt columns).
+        keys: the :class:`aorc.KeyProvider` of ``encrypt=``, pickled to the workers.
         **write_options: fields of :class:`aorc.WriteOptions`, overriding ``options``.
 
     Returns:
@@ -297,6 +407,6 @@ def write_orc(ds: Any, dest: str | os.PathLike[str], *,
         StoreError: a write failed.
     """
     sink = OrcDatasink(dest, partition_cols=partition_cols, storage_options=storage_options,
-                       options=options, **write_options)
+                       options=options, keys=keys, **write_options)
     ds.write_datasink(sink)
     return sink.files

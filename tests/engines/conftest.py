@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.engines import Events, write_events
+from helpers.engines import Encrypted, Events, IcebergEvents, write_encrypted, write_events
 
 import aorc
 
@@ -29,6 +29,24 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> Events:
     with aorc.sync.open_reader(ev.files[0]) as reader:
         assert len(reader.stripes) >= 3, "each file must have several stripes"
     return ev
+
+
+@pytest.fixture(scope="session")
+def encrypted(tmp_path_factory: pytest.TempPathFactory) -> Encrypted:
+    """A file with encrypted columns (``user`` masked by sha256, ``amount`` nullified) and
+    its master key, written once."""
+    return write_encrypted(tmp_path_factory.mktemp("encrypted"))
+
+
+@pytest.fixture(scope="session")
+def iceberg_events(tmp_path_factory: pytest.TempPathFactory) -> IcebergEvents:
+    """An Iceberg table of events (ORC data files, partitioned by ``kind``, one file with
+    position deletes) in pyiceberg's SQL catalog on SQLite, made once; skips (fails with
+    ``CI=true``) without pyiceberg."""
+    pytest.importorskip("pyiceberg")
+    from helpers.engines import write_iceberg_events
+
+    return write_iceberg_events(tmp_path_factory.mktemp("iceberg"))
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,11 @@ import pyarrow.dataset as pads
 import pyarrow.orc as po
 import pytest
 from helpers.engines import (
+    Encrypted,
     Events,
+    IcebergEvents,
+    check_masked,
+    orc_rows,
     overlaps,
     ranges_read,
     sorted_rows,
@@ -167,3 +171,39 @@ def test_process_killed_mid_write_leaves_no_partial_file(events: Events,
     assert files and repr(files) in again.stdout
     back = pads.dataset(str(out), format="orc", partitioning="hive").to_table()
     assert sorted_rows(back).column("id").equals(sorted_rows(events.table).column("id"))
+
+
+def test_encrypted_columns_read_with_keys(encrypted: Encrypted, tmp_path: Path) -> None:
+    path = str(encrypted.path)
+    source = aorc.daft.OrcDataSource(path, keys=encrypted.keys, split_bytes=1)
+    assert encrypted.key_hex not in repr(source) + repr(source._plan)
+    want = sorted_rows(encrypted.table)
+    assert sorted_rows(arrow(source.read())).equals(want)
+    check_masked(arrow(aorc.daft.read_orc(path, split_bytes=1)), encrypted)
+    df = source.read()
+    user = encrypted.table.column("user")[1234].as_py()
+    got = arrow(df.where(df["user"] == user))  # pushed: pruned on decrypted statistics
+    assert got.column("id").to_pylist() == [r["id"] for r in encrypted.table.to_pylist()
+                                            if r["user"] == user]
+    files = aorc.daft.write_orc(source.read(), tmp_path / "out", encrypt="pii:user,amount",
+                                masks="sha256:user", keys=encrypted.keys)
+    assert sorted_rows(orc_rows(files, encrypted.keys)).equals(want)
+    assert orc_rows(files).column("amount").null_count == want.num_rows
+
+
+def test_iceberg_table_as_source(iceberg_events: IcebergEvents) -> None:
+    table, theirs = iceberg_events.table, iceberg_events.rows
+    assert sorted_rows(arrow(aorc.daft.read_orc(table))).equals(sorted_rows(theirs))
+    got = sorted_rows(arrow(aorc.daft.read_orc(table, columns=["amount", "id"],
+                                               filters=[("kind", "==", "buy")])))
+    want = table.scan(row_filter="kind == 'buy'", selected_fields=("id", "amount")).to_arrow()
+    assert got.equals(sorted_rows(want).select(["amount", "id"]))
+    source = aorc.daft.OrcDataSource(table)
+    df = source.read()
+    got = arrow(df.where(df["id"] < 100).select("user", "id"))
+    assert got.column_names == ["user", "id"]
+    assert sorted(got.column("id").to_pylist()) == sorted(
+        i for i in theirs.column("id").to_pylist() if i < 100)
+    assert len(source.plans[-1].tasks) < len(source._plan.tasks)  # files pruned by metrics
+    assert source.read().count_rows() == theirs.num_rows
+    assert arrow(source.read().limit(10)).num_rows == 10

@@ -15,8 +15,12 @@ import pyarrow.dataset as pads
 import pyarrow.orc as po
 import pytest
 from helpers.engines import (
+    Encrypted,
     Events,
+    IcebergEvents,
+    check_masked,
     kill_once_before_rename,
+    orc_rows,
     overlaps,
     ranges_read,
     sorted_rows,
@@ -193,3 +197,32 @@ def test_worker_killed_mid_write_leaves_no_partial_file(client: Any, events: Eve
     back = pads.dataset(str(tmp_path / "out"), format="orc", partitioning="hive").to_table()
     assert back.num_rows == events.table.num_rows
     assert sorted_rows(back).column("id").equals(sorted_rows(events.table).column("id"))
+
+
+def test_encrypted_columns_read_with_keys_in_workers(client: Any, encrypted: Encrypted,
+                                                     tmp_path: Path) -> None:
+    path = str(encrypted.path)
+    df = aorc.dask.read_orc(path, keys=encrypted.keys, split_bytes=1)
+    assert df.npartitions > 1  # several worker tasks, each decrypting
+    want = sorted_rows(encrypted.table)
+    assert same(sorted_rows(table_of(df)), want)
+    masked = table_of(aorc.dask.read_orc(path, split_bytes=1))
+    check_masked(masked.cast(want.schema), encrypted)
+    files = aorc.dask.to_orc(df, tmp_path / "out", encrypt="pii:user,amount",
+                             masks="sha256:user", keys=encrypted.keys)
+    assert sorted_rows(orc_rows(files, encrypted.keys)).equals(want)
+    assert orc_rows(files).column("amount").null_count == want.num_rows
+
+
+def test_iceberg_table_as_source(client: Any, iceberg_events: IcebergEvents) -> None:
+    table, theirs = iceberg_events.table, iceberg_events.rows
+    df = aorc.dask.read_orc(table, split_bytes=1)
+    assert df.npartitions > 1
+    assert same(sorted_rows(table_of(df)), sorted_rows(theirs))  # (deletes applied)
+    df = aorc.dask.read_orc(table, columns=["amount", "id"], filters="kind == 'buy'")
+    assert list(df.columns) == ["amount", "id"]
+    want = table.scan(row_filter="kind == 'buy'", selected_fields=("id", "amount")).to_arrow()
+    assert same(sorted_rows(table_of(df)), sorted_rows(want).select(["amount", "id"]))
+    projected = aorc.dask.read_orc(table, split_bytes=1)[["user", "id"]]
+    assert same(sorted_rows(table_of(projected)), sorted_rows(theirs).select(["user", "id"]))
+    assert len(aorc.dask.read_orc(table, columns=[])) == theirs.num_rows

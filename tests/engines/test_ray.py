@@ -7,8 +7,12 @@ killed mid-write)."""
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
+import subprocess
+import sys
+import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +23,12 @@ import pyarrow.dataset as pads
 import pyarrow.orc as po
 import pytest
 from helpers.engines import (
+    Encrypted,
     Events,
+    IcebergEvents,
+    check_masked,
     kill_once_before_rename,
+    orc_rows,
     overlaps,
     ranges_read,
     sorted_rows,
@@ -195,3 +203,80 @@ def test_worker_killed_mid_write_leaves_no_partial_file(ray_session: None, event
     assert visible_files(tmp_path / "out") == sink.files
     back = pads.dataset(str(tmp_path / "out"), format="orc", partitioning="hive").to_table()
     assert sorted_rows(back).column("id").equals(sorted_rows(events.table).column("id"))
+
+
+def test_encrypted_columns_read_with_keys_in_workers(ray_session: None, encrypted: Encrypted,
+                                                     tmp_path: Path) -> None:
+    path = str(encrypted.path)
+    source = aorc.ray.OrcDatasource(path, keys=encrypted.keys, split_bytes=1)
+    assert len(source.plan.splits) > 1  # several tasks, each decrypting in its worker
+    assert encrypted.key_hex not in repr(source) + repr(source.plan)
+    ds = aorc.ray.read_orc(path, keys=encrypted.keys, split_bytes=1)
+    assert sorted_rows(table_of(ds)).equals(sorted_rows(encrypted.table))
+    check_masked(table_of(aorc.ray.read_orc(path, split_bytes=1)), encrypted)
+    # a filter on an encrypted column prunes and filters on the decrypted values
+    user = encrypted.table.column("user")[1234].as_py()
+    got = table_of(aorc.ray.read_orc(path, keys=encrypted.keys, filters=[("user", "==", user)]))
+    assert got.column("id").to_pylist() == [r["id"] for r in encrypted.table.to_pylist()
+                                            if r["user"] == user]
+    # written encrypted by the workers
+    files = aorc.ray.write_orc(ds, tmp_path / "out", encrypt="pii:user,amount",
+                               masks="sha256:user", keys=encrypted.keys)
+    assert sorted_rows(orc_rows(files, encrypted.keys)).equals(sorted_rows(encrypted.table))
+    masked = orc_rows(files)
+    assert masked.column("amount").null_count == masked.num_rows
+
+
+def test_iceberg_table_as_source(ray_session: None, iceberg_events: IcebergEvents,
+                                 planned: list[Any]) -> None:
+    table, theirs = iceberg_events.table, iceberg_events.rows
+    got = table_of(aorc.ray.read_orc(table))
+    assert sorted_rows(got).equals(sorted_rows(theirs))  # (deletes applied)
+    ds = aorc.ray.read_orc(table, columns=["amount", "id"], filters=[("kind", "==", "buy")])
+    got = sorted_rows(table_of(ds))
+    want = sorted_rows(table.scan(row_filter="kind == 'buy'",
+                                  selected_fields=("id", "amount")).to_arrow())
+    assert got.column_names == ["amount", "id"] and got.num_rows == want.num_rows > 0
+    assert got.equals(want.select(["amount", "id"]))
+    assert len(planned[-1].tasks) == 3  # the other kinds' files pruned by partition
+    whole = aorc.ray.read_orc(table)
+    assert whole.select_columns([]).count() == theirs.num_rows
+    got = table_of(whole.select_columns(["ok", "user"]))
+    assert got.column_names == ["ok", "user"]
+    assert sorted(got.column("user").to_pylist()) == sorted(theirs.column("user").to_pylist())
+    got = table_of(whole.filter(expr=col("id") < 100))
+    assert sorted(got.column("id").to_pylist()) == sorted(
+        i for i in theirs.column("id").to_pylist() if i < 100)
+
+
+def test_daft_on_the_ray_runner(ray_session: None, events: Events, tmp_path: Path) -> None:
+    """Daft's Ray runner (a process runs one Daft runner: a child, attached to this module's
+    Ray) reads and writes through aorc.daft in Ray's workers."""
+    pytest.importorskip("daft")
+    out = tmp_path / "out"
+    code = textwrap.dedent(f"""
+        import json
+        import daft
+        import aorc.daft
+        daft.set_runner_ray(address={ray.get_runtime_context().gcs_address!r})
+        df = aorc.daft.read_orc({str(events.root)!r}, split_bytes=1)
+        got = df.where(df["id"] >= 4_000).select("id", "user").to_arrow()
+        files = aorc.daft.write_orc(aorc.daft.read_orc({str(events.root)!r},
+                                                       columns=["id", "kind"]),
+                                    {str(out)!r}, partition_cols=["kind"])
+        print(json.dumps({{"runner": daft.get_or_infer_runner_type(), "files": files,
+                          "ids": got.column("id").to_pylist(),
+                          "users": got.column("user").to_pylist()}}))
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=False, env=os.environ.copy())
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["runner"] == "ray"
+    want = sorted_rows(events.table.filter(pads.field("id") >= 4_000))
+    got = sorted(zip(result["ids"], result["users"], strict=True))
+    assert got == list(zip(want.column("id").to_pylist(), want.column("user").to_pylist(),
+                           strict=True))
+    assert visible_files(out) == sorted(result["files"]) and result["files"]
+    back = pads.dataset(str(out), format="orc", partitioning="hive").to_table()
+    assert sorted(back.column("id").to_pylist()) == events.table.column("id").to_pylist()

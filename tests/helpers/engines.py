@@ -16,9 +16,10 @@ import pyarrow.dataset as pads
 
 import aorc
 
-__all__ = ["DAYS", "Events", "events_rows", "kill_once_before_rename", "overlaps",
-           "ranges_read", "sorted_rows", "stripe_spans", "upload", "visible_files",
-           "write_events"]
+__all__ = ["DAYS", "Encrypted", "Events", "IcebergEvents", "check_masked", "events_rows",
+           "kill_once_before_rename", "orc_rows", "overlaps", "ranges_read", "sorted_rows",
+           "stripe_spans", "upload", "visible_files", "write_encrypted", "write_events",
+           "write_iceberg_events"]
 
 DAYS = ("2024-06-01", "2024-06-02", "2024-06-03")
 FILES_PER_DAY = 2
@@ -65,6 +66,108 @@ def write_events(root: Path) -> Events:
             start += ROWS_PER_FILE
     table = pads.dataset(str(root), format="orc", partitioning="hive").to_table()
     return Events(root, files, table)
+
+
+@dataclass(frozen=True)
+class Encrypted:
+    """A file with ``user`` (masked by sha256) and ``amount`` (nullified) encrypted under
+    the master key ``pii``; :attr:`table` holds its clear rows."""
+
+    path: Path
+    keys: aorc.InMemoryKeys
+    table: pa.Table
+    key_hex: str  # (to check that no repr or log shows it)
+
+
+#: The master key of :func:`write_encrypted` (a test key).
+PII_KEY = bytes(range(100, 116))
+
+
+def write_encrypted(root: Path) -> Encrypted:
+    """Write :class:`Encrypted`'s file under ``root`` (several stripes)."""
+    keys = aorc.InMemoryKeys({"pii": PII_KEY})
+    rows = events_rows(0, ROWS_PER_FILE, seed=99)
+    path = root / "encrypted.orc"
+    aorc.sync.write_table(rows.to_batches(max_chunksize=1000), path, stripe_size=STRIPE_SIZE,
+                          row_index_stride=1000, encrypt="pii:user,amount",
+                          masks="sha256:user", keys=keys)
+    return Encrypted(path, keys, rows, PII_KEY.hex())
+
+
+def orc_rows(files: list[str], keys: Any = None) -> pa.Table:
+    """The rows of ``files`` read by aorc's own reader (with ``keys``, if any)."""
+    tables = []
+    for f in files:
+        with aorc.sync.open_reader(f, keys=keys) as reader:
+            tables.append(reader.read())
+    return pa.concat_tables(tables)
+
+
+def check_masked(got: pa.Table, enc: Encrypted, path: Path | None = None) -> None:
+    """``got`` (all columns, any row order) holds ``enc``'s rows masked, as aorc's own reader
+    without keys reads ``path`` (default ``enc.path``): ``user`` as sha256 digests,
+    ``amount`` nulls, the rest clear."""
+    with aorc.sync.open_reader(path or enc.path) as reader:
+        masked = reader.read()
+    got, want = sorted_rows(got), sorted_rows(masked)
+    assert got.column("amount").null_count == got.num_rows > 0
+    assert got.column("user").to_pylist() == want.column("user").to_pylist()
+    assert set(got.column("user").to_pylist()).isdisjoint(enc.table.column("user").to_pylist())
+    assert got.drop_columns(["user", "amount"]).equals(
+        sorted_rows(enc.table).drop_columns(["user", "amount"]))
+
+
+@dataclass(frozen=True)
+class IcebergEvents:
+    """An Iceberg table of events (ORC data files, partitioned by ``kind``) after one
+    position delete; :attr:`table` holds its rows as pyiceberg's own scan reads them."""
+
+    table: Any
+    rows: pa.Table
+    deleted: int
+
+
+def write_iceberg_events(root: Path) -> IcebergEvents:
+    """Make :class:`IcebergEvents` in a SQL catalog on SQLite under ``root``."""
+    import asyncio
+
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFileContent, FileFormat
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    import aorc.iceberg
+    from helpers.iceberg import commit_delete_files, delete_file
+    from helpers.iceberg_fixtures import local_catalog
+
+    catalog = local_catalog(root)
+    data = events_rows(0, 3 * ROWS_PER_FILE, seed=7).drop_columns(["ts"])
+    table = catalog.create_table("db.events", data.schema)
+    with table.update_spec() as spec:
+        spec.add_field("kind", IdentityTransform(), "kind")
+    assert table.spec() != PartitionSpec() and isinstance(table.spec().fields[0],
+                                                         PartitionField)
+    for part in range(3):
+        asyncio.run(aorc.iceberg.append(table, data.slice(part * ROWS_PER_FILE,
+                                                          ROWS_PER_FILE),
+                                        stripe_size=STRIPE_SIZE))
+    f = max((t.file for t in table.scan().plan_files()), key=lambda d: d.record_count)
+    pairs = [(f.file_path, k) for k in range(0, f.record_count, 5)]
+    path = root / "deletes.parquet"
+    schema = pa.schema([pa.field("file_path", pa.string(), False,
+                                 {b"PARQUET:field_id": b"2147483546"}),
+                        pa.field("pos", pa.int64(), False,
+                                 {b"PARQUET:field_id": b"2147483545"})])
+    pq.write_table(pa.table({"file_path": [p for p, _ in pairs],
+                             "pos": [k for _, k in pairs]}, schema=schema), path)
+    commit_delete_files(table, [delete_file(table, f"file://{path}",
+                                            DataFileContent.POSITION_DELETES, len(pairs),
+                                            path.stat().st_size, FileFormat.PARQUET,
+                                            f.partition)])
+    table = catalog.load_table("db.events")
+    theirs = table.scan().to_arrow()
+    assert theirs.num_rows == data.num_rows - len(pairs)
+    return IcebergEvents(table, theirs, len(pairs))
 
 
 def sorted_rows(table: pa.Table, by: str = "id") -> pa.Table:
