@@ -31,6 +31,7 @@ __all__ = [
     "DeleteSet",
     "event_keys",
     "flatten_events",
+    "insert_mask",
     "insert_rows",
     "is_acid_schema",
     "packed_keys",
@@ -182,11 +183,11 @@ def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
     return mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
 
 
-def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
-                where: str) -> pa.Table:
-    """The visible, undeleted insert events of a full-ACID file's ``table`` (its event
-    columns and its ``row`` struct, possibly pruned to some fields); rows are checked
-    against ``ids`` when the table has their ``currentTransaction``.
+def insert_mask(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
+                where: str) -> pa.Array | None:
+    """The mask of the visible, undeleted insert events of a full-ACID file's ``table``
+    (its event columns, possibly some of them); rows are checked against ``ids`` when the
+    table has their ``currentTransaction``. ``None`` when every row is kept.
 
     Raises:
         UnsupportedFeatureError: the file holds update or delete events (tables written
@@ -205,11 +206,22 @@ def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | N
     if kept is not None:
         masks.append(kept)
     if not masks:
-        return table
+        return None
     mask = masks[0]
     for m in masks[1:]:
         mask = pc.and_(mask, m)
-    return table.filter(mask)
+    return mask
+
+
+def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
+                where: str) -> pa.Table:
+    """``table`` filtered by :func:`insert_mask`.
+
+    Raises:
+        UnsupportedFeatureError: as :func:`insert_mask`.
+    """
+    mask = insert_mask(table, ids, deletes, where)
+    return table if mask is None else table.filter(mask)
 
 
 def flatten_events(table: pa.Table, names: Sequence[str], row_id: bool) -> pa.Table:
