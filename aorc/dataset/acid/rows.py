@@ -58,7 +58,9 @@ def is_acid_schema(schema: pa.Schema) -> bool:
 
 def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    return np.asarray(arr.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if arr.type != pa.int64():
+        arr = arr.cast(pa.int64())
+    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def packed_keys(original: np.ndarray, bucket: np.ndarray, row_id: np.ndarray) -> pa.Array:
@@ -154,16 +156,9 @@ class DeleteSet:
         gone = self.row_ids(write_id, bucket)
         if not len(gone):
             return None
-        ids = _int64(row_ids)
-        n = len(ids)
-        if n and ids[-1] - ids[0] == n - 1 and bool((np.diff(ids) == 1).all()):
-            keep = np.ones(n, dtype=bool)  # consecutive row ids, as Hive writes them
-            inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
-            keep[inside - ids[0]] = False
-            return pa.array(keep)
-        at = np.searchsorted(gone, ids)
-        hit = gone[np.minimum(at, len(gone) - 1)] == ids
-        return pa.array(~hit)
+        chunks = row_ids.chunks if isinstance(row_ids, pa.ChunkedArray) else [row_ids]
+        keep = [_kept_row_ids(_int64(c), gone) for c in chunks if len(c)]
+        return pa.array(np.concatenate(keep) if keep else np.ones(0, dtype=bool))
 
     def kept(self, keys: pa.Array) -> pa.Array | None:
         """The mask of the rows (by their packed keys) no delete event names, ``None``
@@ -171,6 +166,19 @@ class DeleteSet:
         if self.keys is None or not len(keys):
             return None
         return pc.invert(pc.is_in(keys, value_set=self.keys))
+
+
+def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
+    """The mask of the row ids not in ``gone`` (sorted)."""
+    n = len(ids)
+    if ids[-1] - ids[0] == n - 1 and bool((ids[1:] > ids[:-1]).all()):
+        keep = np.ones(n, dtype=bool)  # consecutive row ids, as Hive writes them
+        inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
+        keep[inside - ids[0]] = False
+        return keep
+    at = np.searchsorted(gone, ids)
+    hit = gone[np.minimum(at, len(gone) - 1)] == ids
+    return np.logical_not(hit)
 
 
 def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
