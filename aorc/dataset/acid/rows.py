@@ -177,8 +177,8 @@ def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
         keep[inside - ids[0]] = False
         return keep
     at = np.searchsorted(gone, ids)
-    hit = gone[np.minimum(at, len(gone) - 1)] == ids
-    return np.logical_not(hit)
+    kept: np.ndarray = gone[np.minimum(at, len(gone) - 1)] != ids
+    return kept
 
 
 def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
