@@ -102,26 +102,34 @@ class DeleteSet:
     """The delete events of one partition that a reader sees."""
 
     def __init__(self, keys: Sequence[pa.Array] = ()) -> None:
-        arrays = [k for k in keys if len(k)]
-        self.keys: pa.Array | None = (pc.unique(pa.concat_arrays(arrays)) if arrays
-                                      else None)
-        packed = (np.frombuffer(self.keys.buffers()[1], np.int64,
-                                count=3 * len(self.keys)).reshape(-1, 3)
-                  if self.keys is not None else np.empty((0, 3), np.int64))
-        packed = packed[np.lexsort((packed[:, 2], packed[:, 1], packed[:, 0]))]
-        #: the sorted row ids deleted from each (write id, bucket key)
+        parts = [np.frombuffer(k.buffers()[1], np.int64)[3 * k.offset:3 * (k.offset + len(k))]
+                 for k in keys if len(k)]
+        packed = (np.concatenate(parts).reshape(-1, 3) if parts
+                  else np.empty((0, 3), np.int64))
+        #: the sorted row ids deleted from each (write id, bucket key), each once
         self._rows: dict[tuple[int, int], np.ndarray] = {}
-        if len(packed):
-            change = np.flatnonzero((np.diff(packed[:, 0]) != 0) | (np.diff(packed[:, 1]) != 0))
-            starts = np.concatenate([[0], change + 1])
-            ends = np.concatenate([change + 1, [len(packed)]])
-            for a, b in zip(starts, ends, strict=True):
-                self._rows[(int(packed[a, 0]), int(packed[a, 1]))] = packed[a:b, 2].copy()
+        for (write_id, bucket), rows in _groups(packed):
+            rows = np.sort(rows)  # (np.unique hashes: several times slower)
+            self._rows[(write_id, bucket)] = rows[np.concatenate([[True],
+                                                                  rows[1:] != rows[:-1]])]
+        self._count = sum(len(v) for v in self._rows.values())
+        self._keys: pa.Array | None = None
         self._sources = (np.array(list(self._rows), np.int64) if self._rows
                          else np.empty((0, 2), np.int64))
 
+    @property
+    def keys(self) -> pa.Array | None:
+        """The packed keys of the events (see :func:`packed_keys`), sorted, each once;
+        ``None`` when there are none."""
+        if self._keys is None and self._rows:
+            self._keys = packed_keys(
+                np.concatenate([np.full(len(r), w, np.int64) for (w, _), r in self._rows.items()]),
+                np.concatenate([np.full(len(r), b, np.int64) for (_, b), r in self._rows.items()]),
+                np.concatenate(list(self._rows.values())))
+        return self._keys
+
     def __len__(self) -> int:
-        return 0 if self.keys is None else len(self.keys)
+        return self._count
 
     def touches(self, write_ids: tuple[int, int], buckets: tuple[int, int]) -> bool:
         """Whether some event may name a row of a file whose ``originalTransaction`` and
@@ -168,13 +176,40 @@ class DeleteSet:
         return pc.invert(pc.is_in(keys, value_set=self.keys))
 
 
+def _groups(packed: np.ndarray) -> list[tuple[tuple[int, int], np.ndarray]]:
+    """The row ids of packed keys by (write id, bucket key), in key order: one stable sort
+    of a combined key when write ids and bucket keys fit in 63 bits (always, in practice),
+    else a sort on both."""
+    if not len(packed):
+        return []
+    w, b = packed[:, 0], packed[:, 1]
+    if w.min() >= 0 and w.max() < (1 << 39) and b.min() >= 0 and b.max() < (1 << 24):
+        combined = (w << 24) | b
+        order = np.argsort(combined, kind="stable")
+        combined, rows = combined[order], packed[order, 2]
+        starts = np.concatenate([[0], np.flatnonzero(combined[1:] != combined[:-1]) + 1])
+        ends = np.concatenate([starts[1:], [len(combined)]])
+        return [((int(combined[a] >> 24), int(combined[a] & 0xFFFFFF)), rows[a:e])
+                for a, e in zip(starts, ends, strict=True)]
+    packed = packed[np.lexsort((packed[:, 1], packed[:, 0]))]
+    change = np.flatnonzero((np.diff(packed[:, 0]) != 0) | (np.diff(packed[:, 1]) != 0))
+    starts = np.concatenate([[0], change + 1])
+    ends = np.concatenate([change + 1, [len(packed)]])
+    return [((int(packed[a, 0]), int(packed[a, 1])), packed[a:e, 2])
+            for a, e in zip(starts, ends, strict=True)]
+
+
 def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
     """The mask of the row ids not in ``gone`` (sorted)."""
     n = len(ids)
-    if ids[-1] - ids[0] == n - 1 and bool((ids[1:] > ids[:-1]).all()):
-        keep = np.ones(n, dtype=bool)  # consecutive row ids, as Hive writes them
+    if bool((ids[1:] > ids[:-1]).all()):  # ascending, as Hive writes them
+        keep = np.ones(n, dtype=bool)
         inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
-        keep[inside - ids[0]] = False
+        if ids[-1] - ids[0] == n - 1:  # consecutive: a row id is its position
+            keep[inside - ids[0]] = False
+        else:  # some rows filtered out: look the few deleted ids up among them
+            at = np.searchsorted(ids, inside)
+            keep[at[ids[at] == inside]] = False
         return keep
     at = np.searchsorted(gone, ids)
     kept: np.ndarray = gone[np.minimum(at, len(gone) - 1)] != ids
