@@ -607,10 +607,16 @@ async def _table_schema(partitions: list[Partition], storage_options: Mapping[st
                     schema = reader.schema
                     if is_acid_schema(schema):
                         row = schema.field("row").type
-                        first = await reader.read(["bucket"], stripes=[0]) \
-                            if reader.num_rows else None
-                        v1 = bool(first is None or not first.num_rows or
-                                  (first.column(0)[0].as_py() >> 29) == 1)
+                        # the bucket property's version: from the column's statistics
+                        # (no read), else from the first row
+                        lowest = getattr(reader.statistics["bucket"], "minimum", None)
+                        if isinstance(lowest, int):
+                            v1 = (lowest >> 29) == 1
+                        else:
+                            first = await reader.read(["bucket"], stripes=[0]) \
+                                if reader.num_rows else None
+                            v1 = bool(first is None or not first.num_rows or
+                                      (first.column(0)[0].as_py() >> 29) == 1)
                         return pa.schema([row.field(i) for i in range(row.num_fields)]), v1
                     return pa.schema(list(schema)), True
             finally:
