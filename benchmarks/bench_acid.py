@@ -10,20 +10,29 @@ inserted rows as flat columns in as many files. Both are read whole and with a f
 (``score < 100``), side by side in turns, best and median of ``--repeat``; the ratio is
 the ACID read over the plain read.
 
+With ``--s3`` both folders are also uploaded to moto's S3 server behind the delaying proxy
+of ``bench_s3.py`` (``--latency-ms`` per request, both in a child process, see
+``s3_server.py``) and read from there the same way, each read opening its own client; the
+requests and bytes of one read are aorc's own counts (``io_stats``).
+
 Usage::
 
     python benchmarks/bench_acid.py [--rows 10000000] [--deltas 5] [--delete-deltas 3]
                                     [--delete-fraction 0.01] [--buckets 2] [--repeat 5]
+                                    [--s3] [--latency-ms 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -110,6 +119,73 @@ def _time(fn: Callable[[], pa.Table]) -> tuple[float, int]:
     return time.perf_counter() - start, table.num_rows
 
 
+def _compare(cases: dict[str, tuple[Callable[[], pa.Table], Callable[[], pa.Table]]],
+             repeat: int, prefix: str = "") -> None:
+    for name, (acid_read, plain_read) in cases.items():
+        times: dict[str, list[float]] = {"acid": [], "plain": []}
+        counts = {}
+        for _ in range(repeat):  # in turns, so both see the same machine load
+            for label, fn in (("acid", acid_read), ("plain", plain_read)):
+                seconds, n = _time(fn)
+                times[label].append(seconds)
+                counts[label] = n
+        best = {k: min(v) for k, v in times.items()}
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{prefix}{name:18s} acid {best['acid']:.3f}s (median {med['acid']:.3f}) "
+              f"{counts['acid']:,} rows | plain {best['plain']:.3f}s (median "
+              f"{med['plain']:.3f}) {counts['plain']:,} rows | ratio best "
+              f"{best['acid'] / best['plain']:.2f}x, median "
+              f"{med['acid'] / med['plain']:.2f}x", flush=True)
+
+
+def _upload(endpoint: str, root: Path, bucket: str) -> None:
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint)
+    client.create_bucket(Bucket=bucket)
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            client.upload_file(str(path), bucket, path.relative_to(root).as_posix())
+    client.close()
+
+
+def _s3(root: Path, latency: float, repeat: int) -> None:
+    """The same reads from moto's S3 behind the delaying proxy, and one read's I/O."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_s3 import set_environment, start_servers
+
+    proxy = start_servers(latency)
+    try:
+        set_environment(proxy.upstream)
+        _upload(proxy.upstream, root, "bench")
+        options = {"endpoint_url": proxy.url}
+        acid, plain = "s3://bench/acid", "s3://bench/plain"
+        flt = [("score", "<", 100)]
+
+        def io(open_fn: Callable[[], Any], filters: Any) -> tuple[int, int, int]:
+            async def one() -> tuple[int, int, int]:
+                table = await open_fn()
+                rows = (await table.read(filters=filters)).num_rows
+                return rows, table.io_stats.requests, table.io_stats.bytes
+            return asyncio.run(one())
+
+        for label, filters in (("whole", None), ("filter score<100", flt)):
+            a = io(lambda: aorc.open_acid_table(acid, storage_options=options), filters)
+            p = io(lambda: aorc.open_dataset(plain, storage_options=options), filters)
+            print(f"s3 {label:18s} one read: acid {a[1]} requests, {a[2] / 2**20:.1f} MiB | "
+                  f"plain {p[1]} requests, {p[2] / 2**20:.1f} MiB | bytes ratio "
+                  f"{a[2] / p[2]:.2f}x", flush=True)
+        _compare({
+            "whole": (lambda: aorc.sync.read_acid_table(acid, storage_options=options),
+                      lambda: aorc.sync.read_dataset(plain, storage_options=options)),
+            "filter score<100": (
+                lambda: aorc.sync.read_acid_table(acid, filters=flt, storage_options=options),
+                lambda: aorc.sync.read_dataset(plain, filters=flt, storage_options=options)),
+        }, repeat, prefix="s3 ")
+    finally:
+        proxy.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -118,6 +194,8 @@ def main() -> None:
     parser.add_argument("--delete-fraction", type=float, default=0.01)
     parser.add_argument("--buckets", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--s3", action="store_true", help="also read from S3 (moto + proxy)")
+    parser.add_argument("--latency-ms", type=float, default=20.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="aorc-bench-acid-") as tmp:
         acid, plain, deleted = build(Path(tmp), args.rows, args.deltas, args.delete_deltas,
@@ -125,29 +203,16 @@ def main() -> None:
         total = aorc.sync.read_dataset(plain, columns=["score"]).num_rows
         print(f"{total:,} rows inserted, {deleted:,} delete events "
               f"({args.deltas} deltas, {args.delete_deltas} delete deltas, "
-              f"{args.buckets} buckets)")
-        cases = {
+              f"{args.buckets} buckets)", flush=True)
+        _compare({
             "whole": (lambda: aorc.sync.read_acid_table(acid),
                       lambda: aorc.sync.read_dataset(plain)),
             "filter score<100": (
                 lambda: aorc.sync.read_acid_table(acid, filters=[("score", "<", 100)]),
                 lambda: aorc.sync.read_dataset(plain, filters=[("score", "<", 100)])),
-        }
-        for name, (acid_read, plain_read) in cases.items():
-            times: dict[str, list[float]] = {"acid": [], "plain": []}
-            counts = {}
-            for _ in range(args.repeat):  # in turns, so both see the same machine load
-                for label, fn in (("acid", acid_read), ("plain", plain_read)):
-                    seconds, n = _time(fn)
-                    times[label].append(seconds)
-                    counts[label] = n
-            best = {k: min(v) for k, v in times.items()}
-            med = {k: statistics.median(v) for k, v in times.items()}
-            print(f"{name:18s} acid {best['acid']:.3f}s (median {med['acid']:.3f}) "
-                  f"{counts['acid']:,} rows | plain {best['plain']:.3f}s (median "
-                  f"{med['plain']:.3f}) {counts['plain']:,} rows | ratio best "
-                  f"{best['acid'] / best['plain']:.2f}x, median "
-                  f"{med['acid'] / med['plain']:.2f}x")
+        }, args.repeat)
+        if args.s3:
+            _s3(Path(tmp), args.latency_ms / 1000, args.repeat)
 
 
 if __name__ == "__main__":

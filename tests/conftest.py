@@ -6,6 +6,7 @@ import importlib.util
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ for _path in (Path(__file__).resolve().parents[1], Path(__file__).resolve().pare
         sys.path.insert(0, str(_path))
 
 from helpers.corpus import CORPUS_ABSENT, corpus_root  # noqa: E402
-from helpers.hive_acid import hive_jars  # noqa: E402
+from helpers.hive_acid import HiveAcid, compile_helper, hive_jars  # noqa: E402
 from helpers.lzo_peer import available as lzo_available  # noqa: E402
 from helpers.orc_java_enc import geo_jars  # noqa: E402
 from helpers.readers import READER_ENV, reader_name  # noqa: E402
@@ -105,6 +106,23 @@ def corpus() -> Path:
     if root is None:
         pytest.skip(CORPUS_ABSENT)
     return root
+
+
+@pytest.fixture(scope="session")
+def hive() -> Iterator[HiveAcid]:
+    """Hive 2.3's OrcRecordUpdater and ACID reader, from PySpark's jars: one JVM per
+    session (see helpers/hive_acid.py), for tests/dataset/acid and tests/spark."""
+    jars = hive_jars()
+    if jars is None or shutil.which("javac") is None or shutil.which("java") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI=true but the Hive ACID oracle (PySpark's hive-exec jar, javac) "
+                        "is missing")
+        pytest.skip("the Hive ACID oracle needs PySpark's hive-exec jar and a JDK")
+    helper = HiveAcid(jars, compile_helper(jars))
+    try:
+        yield helper
+    finally:
+        helper.stop()
 
 
 # S3 fixtures (moto server, bucket per test, fault/latency proxy): see helpers/s3_fixtures.py

@@ -31,6 +31,7 @@ __all__ = [
     "DeleteSet",
     "event_keys",
     "flatten_events",
+    "insert_mask",
     "insert_rows",
     "is_acid_schema",
     "packed_keys",
@@ -57,7 +58,9 @@ def is_acid_schema(schema: pa.Schema) -> bool:
 
 def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    return np.asarray(arr.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if arr.type != pa.int64():
+        arr = arr.cast(pa.int64())
+    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def packed_keys(original: np.ndarray, bucket: np.ndarray, row_id: np.ndarray) -> pa.Array:
@@ -99,26 +102,34 @@ class DeleteSet:
     """The delete events of one partition that a reader sees."""
 
     def __init__(self, keys: Sequence[pa.Array] = ()) -> None:
-        arrays = [k for k in keys if len(k)]
-        self.keys: pa.Array | None = (pc.unique(pa.concat_arrays(arrays)) if arrays
-                                      else None)
-        packed = (np.frombuffer(self.keys.buffers()[1], np.int64,
-                                count=3 * len(self.keys)).reshape(-1, 3)
-                  if self.keys is not None else np.empty((0, 3), np.int64))
-        packed = packed[np.lexsort((packed[:, 2], packed[:, 1], packed[:, 0]))]
-        #: the sorted row ids deleted from each (write id, bucket key)
+        parts = [np.frombuffer(k.buffers()[1], np.int64)[3 * k.offset:3 * (k.offset + len(k))]
+                 for k in keys if len(k)]
+        packed = (np.concatenate(parts).reshape(-1, 3) if parts
+                  else np.empty((0, 3), np.int64))
+        #: the sorted row ids deleted from each (write id, bucket key), each once
         self._rows: dict[tuple[int, int], np.ndarray] = {}
-        if len(packed):
-            change = np.flatnonzero((np.diff(packed[:, 0]) != 0) | (np.diff(packed[:, 1]) != 0))
-            starts = np.concatenate([[0], change + 1])
-            ends = np.concatenate([change + 1, [len(packed)]])
-            for a, b in zip(starts, ends, strict=True):
-                self._rows[(int(packed[a, 0]), int(packed[a, 1]))] = packed[a:b, 2].copy()
+        for (write_id, bucket), rows in _groups(packed):
+            rows = np.sort(rows)  # (np.unique hashes: several times slower)
+            self._rows[(write_id, bucket)] = rows[np.concatenate([[True],
+                                                                  rows[1:] != rows[:-1]])]
+        self._count = sum(len(v) for v in self._rows.values())
+        self._keys: pa.Array | None = None
         self._sources = (np.array(list(self._rows), np.int64) if self._rows
                          else np.empty((0, 2), np.int64))
 
+    @property
+    def keys(self) -> pa.Array | None:
+        """The packed keys of the events (see :func:`packed_keys`), sorted, each once;
+        ``None`` when there are none."""
+        if self._keys is None and self._rows:
+            self._keys = packed_keys(
+                np.concatenate([np.full(len(r), w, np.int64) for (w, _), r in self._rows.items()]),
+                np.concatenate([np.full(len(r), b, np.int64) for (_, b), r in self._rows.items()]),
+                np.concatenate(list(self._rows.values())))
+        return self._keys
+
     def __len__(self) -> int:
-        return 0 if self.keys is None else len(self.keys)
+        return self._count
 
     def touches(self, write_ids: tuple[int, int], buckets: tuple[int, int]) -> bool:
         """Whether some event may name a row of a file whose ``originalTransaction`` and
@@ -153,16 +164,9 @@ class DeleteSet:
         gone = self.row_ids(write_id, bucket)
         if not len(gone):
             return None
-        ids = _int64(row_ids)
-        n = len(ids)
-        if n and ids[-1] - ids[0] == n - 1 and bool((np.diff(ids) == 1).all()):
-            keep = np.ones(n, dtype=bool)  # consecutive row ids, as Hive writes them
-            inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
-            keep[inside - ids[0]] = False
-            return pa.array(keep)
-        at = np.searchsorted(gone, ids)
-        hit = gone[np.minimum(at, len(gone) - 1)] == ids
-        return pa.array(~hit)
+        chunks = row_ids.chunks if isinstance(row_ids, pa.ChunkedArray) else [row_ids]
+        keep = [_kept_row_ids(_int64(c), gone) for c in chunks if len(c)]
+        return pa.array(np.concatenate(keep) if keep else np.ones(0, dtype=bool))
 
     def kept(self, keys: pa.Array) -> pa.Array | None:
         """The mask of the rows (by their packed keys) no delete event names, ``None``
@@ -170,6 +174,46 @@ class DeleteSet:
         if self.keys is None or not len(keys):
             return None
         return pc.invert(pc.is_in(keys, value_set=self.keys))
+
+
+def _groups(packed: np.ndarray) -> list[tuple[tuple[int, int], np.ndarray]]:
+    """The row ids of packed keys by (write id, bucket key), in key order: one stable sort
+    of a combined key when write ids and bucket keys fit in 63 bits (always, in practice),
+    else a sort on both."""
+    if not len(packed):
+        return []
+    w, b = packed[:, 0], packed[:, 1]
+    if w.min() >= 0 and w.max() < (1 << 39) and b.min() >= 0 and b.max() < (1 << 24):
+        combined = (w << 24) | b
+        order = np.argsort(combined, kind="stable")
+        combined, rows = combined[order], packed[order, 2]
+        starts = np.concatenate([[0], np.flatnonzero(combined[1:] != combined[:-1]) + 1])
+        ends = np.concatenate([starts[1:], [len(combined)]])
+        return [((int(combined[a] >> 24), int(combined[a] & 0xFFFFFF)), rows[a:e])
+                for a, e in zip(starts, ends, strict=True)]
+    packed = packed[np.lexsort((packed[:, 1], packed[:, 0]))]
+    change = np.flatnonzero((np.diff(packed[:, 0]) != 0) | (np.diff(packed[:, 1]) != 0))
+    starts = np.concatenate([[0], change + 1])
+    ends = np.concatenate([change + 1, [len(packed)]])
+    return [((int(packed[a, 0]), int(packed[a, 1])), packed[a:e, 2])
+            for a, e in zip(starts, ends, strict=True)]
+
+
+def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
+    """The mask of the row ids not in ``gone`` (sorted)."""
+    n = len(ids)
+    if bool((ids[1:] > ids[:-1]).all()):  # ascending, as Hive writes them
+        keep = np.ones(n, dtype=bool)
+        inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
+        if ids[-1] - ids[0] == n - 1:  # consecutive: a row id is its position
+            keep[inside - ids[0]] = False
+        else:  # some rows filtered out: look the few deleted ids up among them
+            at = np.searchsorted(ids, inside)
+            keep[at[ids[at] == inside]] = False
+        return keep
+    at = np.searchsorted(gone, ids)
+    kept: np.ndarray = gone[np.minimum(at, len(gone) - 1)] != ids
+    return kept
 
 
 def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
@@ -182,11 +226,11 @@ def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:
     return mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
 
 
-def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
-                where: str) -> pa.Table:
-    """The visible, undeleted insert events of a full-ACID file's ``table`` (its event
-    columns and its ``row`` struct, possibly pruned to some fields); rows are checked
-    against ``ids`` when the table has their ``currentTransaction``.
+def insert_mask(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
+                where: str) -> pa.Array | None:
+    """The mask of the visible, undeleted insert events of a full-ACID file's ``table``
+    (its event columns, possibly some of them); rows are checked against ``ids`` when the
+    table has their ``currentTransaction``. ``None`` when every row is kept.
 
     Raises:
         UnsupportedFeatureError: the file holds update or delete events (tables written
@@ -205,11 +249,22 @@ def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | N
     if kept is not None:
         masks.append(kept)
     if not masks:
-        return table
+        return None
     mask = masks[0]
     for m in masks[1:]:
         mask = pc.and_(mask, m)
-    return table.filter(mask)
+    return mask
+
+
+def insert_rows(table: pa.Table, ids: WriteIdList | None, deletes: DeleteSet | None,
+                where: str) -> pa.Table:
+    """``table`` filtered by :func:`insert_mask`.
+
+    Raises:
+        UnsupportedFeatureError: as :func:`insert_mask`.
+    """
+    mask = insert_mask(table, ids, deletes, where)
+    return table if mask is None else table.filter(mask)
 
 
 def flatten_events(table: pa.Table, names: Sequence[str], row_id: bool) -> pa.Table:

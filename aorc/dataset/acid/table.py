@@ -30,7 +30,7 @@ from aorc.dataset.acid.rows import (
     ROW_ID_TYPE,
     DeleteSet,
     flatten_events,
-    insert_rows,
+    insert_mask,
     is_acid_schema,
     synthetic_keys,
     synthetic_row_ids,
@@ -48,6 +48,7 @@ from aorc.io import IOStats
 from aorc.io.base import gather_or_cancel, map_bounded
 from aorc.read.export import BatchStream, blocking_reader, export_stream, home_loop
 from aorc.read.reader import OrcReader, open_reader
+from aorc.threads import shared_pool
 
 __all__ = ["AcidTable", "open_acid_table", "read_acid_table"]
 
@@ -55,6 +56,8 @@ __all__ = ["AcidTable", "open_acid_table", "read_acid_table"]
 _INTERNAL_NAME = re.compile(r"_col\d+")
 #: Rows per batch decoded by :meth:`AcidTable.read` (each file's batches are concatenated).
 _READ_BATCH_ROWS = 1 << 20
+#: Rows from which a chunk's deletes are applied on the decode pool, off the event loop.
+_POOL_ROWS = 1 << 16
 _EVENT_COLUMNS = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
 
 
@@ -441,20 +444,34 @@ class AcidTable:
             needed = ["operation"]  # a column to count the rows by
         source = self._single_source(reader)
         by_row_id = "rowId" in needed and source is not None and ROW_ID not in names
-        async for table in _chunks(reader, [*needed, *(f"row.{mapping[n]}" for n in present)],
-                                   batch_size, self._pushdown(where, "row.", mapping)):
+        row_id = ROW_ID in names
+        fields = [mapping[n] for n in present]
+        out_names = [*([ROW_ID] if row_id else []), *present]
+        ids = self.valid_write_ids
+
+        def rows_of(table: pa.Table) -> pa.Table:
+            # the mask on the event columns, then the row struct's fields taken out (no
+            # copy) and only they filtered: filtering the struct itself costs several
+            # times its decoding
             if by_row_id:
                 assert source is not None
-                table = insert_rows(table, self.valid_write_ids, None, f.path)
+                mask = insert_mask(table, ids, None, f.path)
                 kept = deletes.kept_rows(*source, table.column("rowId"))
                 if kept is not None:
-                    table = table.filter(kept)
+                    mask = kept if mask is None else pc.and_(mask, kept)
             else:
-                table = insert_rows(table, self.valid_write_ids,
-                                    deletes if "rowId" in needed else None, f.path)
-            yield flatten_events(table, [mapping[n] for n in present], ROW_ID in names
-                                 ).rename_columns([*([ROW_ID] if ROW_ID in names else []),
-                                                   *present])
+                mask = insert_mask(table, ids, deletes if "rowId" in needed else None,
+                                   f.path)
+            flat = flatten_events(table, fields, row_id).rename_columns(out_names)
+            return flat if mask is None else _filter_columns(flat, mask)
+
+        loop = asyncio.get_running_loop()
+        async for table in _chunks(reader, [*needed, *(f"row.{c}" for c in fields)],
+                                   batch_size, self._pushdown(where, "row.", mapping)):
+            if table.num_rows >= _POOL_ROWS:  # off the event loop, beside other decodes
+                yield await loop.run_in_executor(shared_pool(), rows_of, table)
+            else:
+                yield rows_of(table)
 
     @staticmethod
     def _single_source(reader: OrcReader) -> tuple[int, int] | None:
@@ -552,6 +569,18 @@ class AcidTable:
                                                                for n in names]))
 
 
+def _filter_columns(table: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """``table.filter(mask)`` column by column: Arrow filters a table by taking the indices
+    of the mask from every column, several times slower than its filter kernels when few
+    rows are dropped. The copies are allocated like the decoded columns, with the C
+    library's malloc (:mod:`aorc._allocator`), whose freed pages the next read reuses:
+    from Arrow's default pool (mimalloc) each read faulted fresh pages for them, as much
+    kernel time as the whole plain read."""
+    pool = pa.system_memory_pool()
+    return pa.Table.from_arrays([pc.filter(c, mask, memory_pool=pool) for c in table.columns],
+                                schema=table.schema)
+
+
 async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any
                   ) -> AsyncGenerator[pa.Table, None]:
     """A file's rows as tables of at most ``batch_size`` rows; a whole read (the batch size
@@ -578,10 +607,16 @@ async def _table_schema(partitions: list[Partition], storage_options: Mapping[st
                     schema = reader.schema
                     if is_acid_schema(schema):
                         row = schema.field("row").type
-                        first = await reader.read(["bucket"], stripes=[0]) \
-                            if reader.num_rows else None
-                        v1 = bool(first is None or not first.num_rows or
-                                  (first.column(0)[0].as_py() >> 29) == 1)
+                        # the bucket property's version: from the column's statistics
+                        # (no read), else from the first row
+                        lowest = getattr(reader.statistics["bucket"], "minimum", None)
+                        if isinstance(lowest, int):
+                            v1 = (lowest >> 29) == 1
+                        else:
+                            first = await reader.read(["bucket"], stripes=[0]) \
+                                if reader.num_rows else None
+                            v1 = bool(first is None or not first.num_rows or
+                                      (first.column(0)[0].as_py() >> 29) == 1)
                         return pa.schema([row.field(i) for i in range(row.num_fields)]), v1
                     return pa.schema(list(schema)), True
             finally:
