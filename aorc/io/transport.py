@@ -237,7 +237,8 @@ def pop_rest_options(options: dict[str, Any], *, max_concurrency: int,
 def scalar_options_key(options: Mapping[str, Any]) -> tuple[tuple[str, str, Any], ...] | None:
     """A hashable key of storage options made only of scalars (to parse them once), else
     ``None``."""
-    if all(isinstance(v, (str, int, float, bool, type(None))) for v in options.values()):
+    if all(isinstance(k, str) and isinstance(v, (str, int, float, bool, type(None)))
+           for k, v in options.items()):
         return tuple(sorted((k, type(v).__name__, v) for k, v in options.items()))
     return None
 
