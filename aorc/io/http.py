@@ -29,7 +29,7 @@ from typing import Any
 from aorc.errors import SchemaError, UnsupportedFeatureError
 from aorc.io.config import RestConfig
 from aorc.io.listing import ReadOnlyScheme
-from aorc.io.remote import Ranged, RemoteStore, pop_if_match
+from aorc.io.remote import Ranged, RemoteStore
 from aorc.io.transport import Response, acquire_session, redact_url, send
 
 __all__ = ["HTTPConfig", "HTTPScheme", "HTTPStore"]
@@ -88,6 +88,8 @@ class HTTPStore(RemoteStore):
         version: a validator (ETag) to require.
     """
 
+    version_form = ("a string", bool)
+
     def __init__(self, url: str, config: HTTPConfig | None = None,
                  version: str | None = None) -> None:
         self.config = config or HTTPConfig()
@@ -100,24 +102,9 @@ class HTTPStore(RemoteStore):
         return f"<HTTPStore {self.path!r}>"
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> HTTPStore:
-        """The store of an ``http(s)://`` URL.
-
-        Raises:
-            SchemaError: a URL without a file, or a bad storage option.
-
-        Args:
-            url: the ``http(s)://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> HTTPStore:
         if url.split("?", 1)[0].endswith("/") or not url.partition("://")[2].strip("/"):
             raise SchemaError(f"an HTTP(S) URL must name a file, got {redact_url(url)!r}")
-        options = dict(storage_options or {})
-        version = pop_if_match(options, "a string")
         return cls(url, HTTPConfig.from_options(options), version=version)
 
     async def _open(self) -> None:

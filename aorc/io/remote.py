@@ -33,7 +33,7 @@ import logging
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from aorc.errors import AorcWarning, ObjectChangedError, SchemaError, StoreError
 from aorc.io.base import BaseStore, IOStats, StoreOptions
@@ -130,6 +130,9 @@ class RemoteStore(BaseStore):
 
     suffix_ranges = True
     counts_own_requests = True
+    #: What the ``if_match`` storage option must be (said in the message that refuses
+    #: another value), and the check of a value.
+    version_form: ClassVar[tuple[str, Callable[[str], bool]]] = ("an ETag string", bool)
 
     def __init__(self, path: str, options: StoreOptions | None = None, *,
                  version: str | None = None, max_unranged: int = DEFAULT_MAX_UNRANGED) -> None:
@@ -138,6 +141,31 @@ class RemoteStore(BaseStore):
         self.max_unranged = max_unranged
         self._whole: bytes | None = None
         self._expected_size: int | None = None
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> Self:
+        """The store of ``url`` with ``storage_options`` (see the store's module); with
+        ``if_match``, every read, the first one too, requires that version.
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the object's URL.
+            storage_options: the store's settings.
+
+        Returns:
+            The store.
+        """
+        options = dict(storage_options or {})
+        version = pop_if_match(options, *cls.version_form)  # before the rest is parsed
+        return cls._for_url(url, options, version)
+
+    @classmethod
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> Self:
+        """The store of ``url`` with ``options`` (``if_match`` taken out), pinned to
+        ``version``."""
+        raise NotImplementedError
 
     # ----------------------------------------------------------------- subclass hooks
 
@@ -286,6 +314,28 @@ class UploadOutput:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.path!r} {self._state}>"
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> Self:
+        """The output of ``url`` with ``storage_options`` (see the store's module).
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option (``if_match`` among them).
+
+        Args:
+            url: the object's URL.
+            storage_options: the store's settings.
+
+        Returns:
+            The output.
+        """
+        refuse_if_match(storage_options)
+        return cls._for_url(url, dict(storage_options or {}))
+
+    @classmethod
+    def _for_url(cls, url: str, options: dict[str, Any]) -> Self:
+        """The output of ``url`` with ``options``."""
+        raise NotImplementedError
 
     # ----------------------------------------------------------------- subclass hooks
 

@@ -36,8 +36,6 @@ from aorc.io.remote import (
     Ranged,
     RemoteStore,
     UploadOutput,
-    pop_if_match,
-    refuse_if_match,
 )
 from aorc.io.transport import Response, SessionHolder, acquire_session, quote_path, send
 
@@ -125,23 +123,8 @@ class AzureStore(RemoteStore):
         self._blob = _Blob(self.config, url, self.stats)
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> AzureStore:
-        """The store of an Azure URL (see :mod:`aorc.io.azure.config` for the options).
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``az://`` or ``abfs[s]://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
-        options = dict(storage_options or {})
-        etag = pop_if_match(options)
-        return cls(url, AzureConfig.from_options(options), version=etag)
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> AzureStore:
+        return cls(url, AzureConfig.from_options(options), version=version)
 
     async def _open(self) -> None:
         await self._blob.session()
@@ -191,22 +174,8 @@ class AzureOutput(UploadOutput):
         self._blocks: dict[int, str] = {}
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> AzureOutput:
-        """The output of an Azure URL.
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``az://`` or ``abfs[s]://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The output.
-        """
-        refuse_if_match(storage_options)
-        return cls(url, AzureConfig.from_options(storage_options))
+    def _for_url(cls, url: str, options: dict[str, Any]) -> AzureOutput:
+        return cls(url, AzureConfig.from_options(options))
 
     def part_size(self, number: int) -> int:
         """The size of block ``number`` (1-based): doubled every

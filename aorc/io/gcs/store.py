@@ -42,8 +42,6 @@ from aorc.io.remote import (
     Ranged,
     RemoteStore,
     UploadOutput,
-    pop_if_match,
-    refuse_if_match,
 )
 from aorc.io.transport import (
     Response,
@@ -129,6 +127,8 @@ class GCSStore(RemoteStore):
         etag: the generation every read requires (a string of digits).
     """
 
+    version_form = ("a GCS generation (a string of digits)", str.isdigit)
+
     def __init__(self, bucket: str, name: str, config: GCSConfig | None = None,
                  version: str | None = None) -> None:
         self.config = config or GCSConfig()
@@ -137,24 +137,9 @@ class GCSStore(RemoteStore):
         self._requests = _Requests(self.config, bucket, name, self.path, self.stats)
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> GCSStore:
-        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs.config` for the options).
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``gs://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> GCSStore:
         bucket, name = parse_gcs_url(url)
-        options = dict(storage_options or {})
-        generation = pop_if_match(options, "a GCS generation (a string of digits)",
-                                  str.isdigit)
-        return cls(bucket, name, GCSConfig.from_options(options), version=generation)
+        return cls(bucket, name, GCSConfig.from_options(options), version=version)
 
     async def _open(self) -> None:
         await self._requests.session()
@@ -197,23 +182,9 @@ class GCSOutput(UploadOutput):
         self._finished = False
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> GCSOutput:
-        """The output of ``gs://bucket/name``.
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``gs://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The output.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any]) -> GCSOutput:
         bucket, name = parse_gcs_url(url)
-        refuse_if_match(storage_options)
-        return cls(bucket, name, GCSConfig.from_options(storage_options))
+        return cls(bucket, name, GCSConfig.from_options(options))
 
     def part_size(self, number: int) -> int:
         """Every chunk has ``part_size`` bytes (the last one may have fewer).
