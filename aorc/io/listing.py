@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aorc.errors import UnsupportedFeatureError
+from aorc.errors import ObjectNotFoundError, UnsupportedFeatureError
 from aorc.io.base import IOStats, Store
 from aorc.io.transport import redact_url
 
@@ -21,6 +21,7 @@ __all__ = [
     "folder_prefix",
     "is_hidden",
     "level_of",
+    "listed_files",
     "slash_join",
     "visible",
     "visible_files",
@@ -91,6 +92,18 @@ def visible_files(base: str, prefix: str, found: list[tuple[str, int]]) -> list[
     under ``base`` (the bucket's root, ending with ``/``), empty and hidden ones skipped."""
     return [FileInfo(base + key, size) for key, size in found
             if size and visible(key[len(prefix):])]
+
+
+def listed_files(url: str, base: str, prefix: str,
+                 found: list[tuple[str, int]]) -> list[FileInfo]:
+    """The files of ``url``'s flat listing (as :func:`visible_files`).
+
+    Raises:
+        ObjectNotFoundError: nothing was listed.
+    """
+    if not found:
+        raise ObjectNotFoundError(f"{url}: no files found")
+    return visible_files(base, prefix, found)
 
 
 def slash_join(base: str, *parts: str) -> str:

@@ -294,9 +294,15 @@ class UploadOutput:
 
     #: Most parts one upload may have.
     max_parts = 10_000
+    #: Parts of one size before the size doubles (``0``: it never does).
+    parts_per_doubling = 0
+    #: The largest part the store takes.
+    max_part_size = 1 << 62
 
-    def __init__(self, path: str, *, max_concurrency: int, memory_budget: int) -> None:
+    def __init__(self, path: str, *, max_concurrency: int, memory_budget: int,
+                 part_size: int) -> None:
         self.path = path
+        self._part_size = part_size
         self.stats = IOStats()
         self.bytes_written = 0
         self.upload_id: str | None = None
@@ -340,8 +346,18 @@ class UploadOutput:
     # ----------------------------------------------------------------- subclass hooks
 
     def part_size(self, number: int) -> int:
-        """The size of part ``number`` (1-based)."""
-        raise NotImplementedError
+        """The size of part ``number`` (1-based): the ``part_size`` setting, doubled every
+        :attr:`parts_per_doubling` parts (if not 0), at most :attr:`max_part_size` (the last
+        part may be smaller).
+
+        Args:
+            number: the part's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
+        doublings = (number - 1) // self.parts_per_doubling if self.parts_per_doubling else 0
+        return min(self.max_part_size, self._part_size << doublings)
 
     async def _client(self) -> ClientLease:
         """Borrow the client (or session) the requests go through."""

@@ -64,6 +64,7 @@ from aorc.write.stripe import EncodedStripe, encode_stripe
 __all__ = [
     "DEFAULT_OPTIONS",
     "IN_FLIGHT_COPIES",
+    "CloseOrAbort",
     "OrcWriter",
     "WriteOptions",
     "open_writer",
@@ -106,7 +107,27 @@ def parse_write_options(root: OrcType, options: Mapping[str, Any], *,
 
 # =========================================================================== the writer
 
-class OrcWriter:
+class CloseOrAbort:
+    """An async context manager that closes (completes what it writes) when its block exits
+    cleanly and aborts when the block raises."""
+
+    async def close(self) -> None:
+        """Complete the output."""
+        raise NotImplementedError
+
+    async def abort(self) -> None:
+        """Give the output up."""
+        raise NotImplementedError
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc_type is None:
+            await self.close()
+        else:
+            await self.abort()
+
+
+class OrcWriter(CloseOrAbort):
     """Writes one ORC file from Arrow record batches; get one from :func:`open_writer`.
 
     Use it as an async context manager: the file is completed when the block exits without
@@ -275,13 +296,6 @@ class OrcWriter:
         async with self._lock:
             await self._start()
         return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        if exc_type is None:
-            await self.close()
-        else:
-            await self.abort()
 
     def _check_usable(self, action: str) -> None:
         if self._state == "failed":

@@ -28,15 +28,17 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from aorc.errors import ObjectNotFoundError, StoreError
-from aorc.io.azure.config import AzureAuth, AzureConfig, auth_for, parse_azure_url
+from aorc.io.azure.config import (
+    MAX_BLOCK_SIZE,
+    AzureAuth,
+    AzureConfig,
+    auth_for,
+    parse_azure_url,
+)
 from aorc.io.base import IOStats
 from aorc.io.listing import FileInfo, Level, ObjectNamespace, folder_prefix, level_of, visible_files
 from aorc.io.pool import ClientLease
-from aorc.io.remote import (
-    Ranged,
-    RemoteStore,
-    UploadOutput,
-)
+from aorc.io.remote import Ranged, RemoteStore, UploadOutput
 from aorc.io.transport import Response, SessionHolder, acquire_session, quote_path, send
 
 __all__ = ["BLOCKS_PER_DOUBLING", "AzureOutput", "AzureScheme", "AzureStore"]
@@ -165,31 +167,20 @@ class AzureOutput(UploadOutput):
     """
 
     max_parts = MAX_BLOCKS
+    parts_per_doubling = BLOCKS_PER_DOUBLING
+    max_part_size = MAX_BLOCK_SIZE
 
     def __init__(self, url: str, config: AzureConfig | None = None) -> None:
         self.config = config or AzureConfig()
         super().__init__(url, max_concurrency=self.config.store.max_concurrency,
-                         memory_budget=self.config.effective_memory_budget)
+                         memory_budget=self.config.effective_memory_budget,
+                         part_size=self.config.part_size)
         self._blob = _Blob(self.config, url, self.stats)
         self._blocks: dict[int, str] = {}
 
     @classmethod
     def _for_url(cls, url: str, options: dict[str, Any]) -> AzureOutput:
         return cls(url, AzureConfig.from_options(options))
-
-    def part_size(self, number: int) -> int:
-        """The size of block ``number`` (1-based): doubled every
-        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB.
-
-        Args:
-            number: the block's number, 1-based.
-
-        Returns:
-            Its size in bytes.
-        """
-        from aorc.io.azure.config import MAX_BLOCK_SIZE
-        return min(MAX_BLOCK_SIZE,
-                   self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))
 
     async def _client(self) -> ClientLease:
         return await acquire_session(self.config.http)

@@ -35,6 +35,7 @@ from aorc.io.listing import (
     ObjectNamespace,
     folder_prefix,
     level_of,
+    listed_files,
     visible_files,
 )
 from aorc.io.pool import ClientLease
@@ -177,7 +178,8 @@ class GCSOutput(UploadOutput):
     def __init__(self, bucket: str, name: str, config: GCSConfig | None = None) -> None:
         self.config = config or GCSConfig()
         super().__init__(f"gs://{bucket}/{name}", max_concurrency=1,
-                         memory_budget=self.config.effective_memory_budget)
+                         memory_budget=self.config.effective_memory_budget,
+                         part_size=self.config.part_size)
         self._requests = _Requests(self.config, bucket, name, self.path, self.stats)
         self._finished = False
 
@@ -185,17 +187,6 @@ class GCSOutput(UploadOutput):
     def _for_url(cls, url: str, options: dict[str, Any]) -> GCSOutput:
         bucket, name = parse_gcs_url(url)
         return cls(bucket, name, GCSConfig.from_options(options))
-
-    def part_size(self, number: int) -> int:
-        """Every chunk has ``part_size`` bytes (the last one may have fewer).
-
-        Args:
-            number: the chunk's number, 1-based.
-
-        Returns:
-            Its size in bytes.
-        """
-        return self.config.part_size
 
     def _create_only(self) -> dict[str, str]:
         return {} if self.config.overwrite else {"ifGenerationMatch": "0"}
@@ -325,10 +316,7 @@ class GCSScheme(ObjectNamespace):
                     return [FileInfo(url, int(json.loads(meta.body).get("size") or 0))]
         finally:
             requests.release()
-        if not found:
-            raise ObjectNotFoundError(f"{url}: no files found")
-        base = f"{scheme}://{bucket}/"
-        return visible_files(base, prefix, found)
+        return listed_files(url, f"{scheme}://{bucket}/", prefix, found)
 
     async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
                            stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:

@@ -220,11 +220,14 @@ class S3Output(UploadOutput):
     """
 
     max_parts = MAX_PARTS
+    parts_per_doubling = PARTS_PER_DOUBLING
+    max_part_size = MAX_PART_SIZE
 
     def __init__(self, bucket: str, key: str, config: S3Config | None = None) -> None:
         self.config = config or S3Config()
         super().__init__(f"s3://{bucket}/{key}", max_concurrency=self.config.store.max_concurrency,
-                         memory_budget=self.config.effective_memory_budget)
+                         memory_budget=self.config.effective_memory_budget,
+                         part_size=self.config.part_size)
         self.bucket = bucket
         self.key = key
         self._parts: list[dict[str, Any]] = []
@@ -233,19 +236,6 @@ class S3Output(UploadOutput):
     def _for_url(cls, url: str, options: dict[str, Any]) -> S3Output:
         bucket, key = parse_s3_url(url)
         return cls(bucket, key, S3Config.from_options(options))
-
-    def part_size(self, number: int) -> int:
-        """The size of part ``number`` (1-based): doubled every :data:`PARTS_PER_DOUBLING`
-        parts, at most 5 GiB.
-
-        Args:
-            number: the part's number, 1-based.
-
-        Returns:
-            Its size in bytes.
-        """
-        return min(MAX_PART_SIZE,
-                   self.config.part_size << ((number - 1) // PARTS_PER_DOUBLING))
 
     async def _client(self) -> ClientLease:
         return await acquire_client(self.config)
