@@ -57,7 +57,7 @@ from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.threads import encode_pool
 from aorc.write.encrypted import EncryptedFileAssembler, open_encryption
-from aorc.write.file import FileAssembler
+from aorc.write.file import AssembledFile, FileAssembler
 from aorc.write.inputs import RecordInput, record_input
 from aorc.write.stripe import EncodedStripe, encode_stripe
 
@@ -127,7 +127,7 @@ class CloseOrAbort:
             await self.abort()
 
 
-class OrcWriter(CloseOrAbort):
+class OrcWriter(AssembledFile, CloseOrAbort):
     """Writes one ORC file from Arrow record batches; get one from :func:`open_writer`.
 
     Use it as an async context manager: the file is completed when the block exits without
@@ -208,16 +208,6 @@ class OrcWriter(CloseOrAbort):
         visible (a rename or a final request cannot be recalled)."""
         completed = getattr(self._output, "completed", None)
         return completed if isinstance(completed, bool) else self._state == "closed"
-
-    @property
-    def num_stripes(self) -> int:
-        """Stripes finished so far."""
-        return self._assembler.num_stripes
-
-    @property
-    def stripe_offsets(self) -> list[int]:
-        """The byte offset of each stripe written so far."""
-        return self._assembler.stripe_offsets
 
     def column_statistics(self) -> list[ColumnStatistics]:
         """The file's column statistics (by ORC column id) over the stripes written so far:
