@@ -70,6 +70,16 @@ cdef inline int _fail(Src* s, int code) noexcept nogil:
     return -1
 
 
+cdef inline int _run_header(Src* s, int64_t done) noexcept nogil:
+    """Start the run at ``s.pos`` (``done`` values decoded before it; both kept for errors
+    and for resuming): its first byte, or -1 at the end of the data (``s.err`` set)."""
+    s.run_start = s.pos
+    s.done = done
+    if s.pos >= s.end:
+        return _fail(s, E_EOF)
+    return s.p[s.pos]
+
+
 cdef inline bint _lacks(Src* s, Py_ssize_t nbytes) noexcept nogil:
     """True when fewer than ``nbytes`` bytes remain from ``s.pos``."""
     return nbytes > s.end - s.pos
@@ -207,13 +217,11 @@ cdef void _unpack(const uint8_t* base, Py_ssize_t avail, int64_t start, int64_t 
 
 cdef int _byte_rle(Src* s, uint8_t* out, int64_t skip, int64_t total) noexcept nogil:
     cdef int64_t done = 0, lo, hi, length
-    cdef uint8_t ctrl
+    cdef int ctrl
     while done < total:
-        s.run_start = s.pos
-        s.done = done
-        if s.pos >= s.end:
-            return _fail(s, E_EOF)
-        ctrl = s.p[s.pos]
+        ctrl = _run_header(s, done)
+        if ctrl < 0:
+            return -1
         if ctrl < 0x80:
             length = ctrl + 3
             if _lacks(s, 2):
@@ -251,13 +259,11 @@ cdef void _expand_bits(const uint8_t* packed, int64_t first_bit, int64_t n,
 cdef int _rle_v1(Src* s, uint64_t* out, int64_t skip, int64_t total, bint sgn) noexcept nogil:
     cdef int64_t done = 0, lo, hi, length, k
     cdef uint64_t base, delta, v
-    cdef uint8_t ctrl
+    cdef int ctrl
     while done < total:
-        s.run_start = s.pos
-        s.done = done
-        if s.pos >= s.end:
-            return _fail(s, E_EOF)
-        ctrl = s.p[s.pos]
+        ctrl = _run_header(s, done)
+        if ctrl < 0:
+            return -1
         lo = _lo(done, skip)
         if ctrl < 0x80:
             length = ctrl + 3
@@ -481,11 +487,10 @@ cdef int _rle_v2(Src* s, uint64_t* out, int64_t skip, int64_t total, bint sgn) n
     cdef int64_t done = 0, length
     cdef int kind
     while done < total:
-        s.run_start = s.pos
-        s.done = done
-        if s.pos >= s.end:
-            return _fail(s, E_EOF)
-        kind = s.p[s.pos] >> 6
+        kind = _run_header(s, done)
+        if kind < 0:
+            return -1
+        kind >>= 6
         if kind == 0:
             length = _v2_short_repeat(s, out, done, skip, total, sgn)
         elif kind == 1:
