@@ -4,7 +4,7 @@ key space of object stores (keys joined with ``/``, prefixes as folders).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,6 +126,31 @@ class ObjectNamespace:
     async def make_parents(self, url: str) -> None:
         """Nothing: object stores have no folders to make."""
         return None
+
+    @staticmethod
+    async def flat_pages(page: Callable[[str | None],
+                                        Awaitable[tuple[list[tuple[str, int]], str | None]]],
+                         max_pages: int | None = None) -> tuple[list[tuple[str, int]], bool]:
+        """Every (key, size) of a paged flat listing, or those of its first ``max_pages`` pages;
+        and whether keys were left.
+
+        Args:
+            page: gives a page's (key, size) pairs and the token of the next page (none at the
+                end) from the token of its own (``None`` for the first).
+            max_pages: the most pages to request (``None``: all).
+
+        Returns:
+            The pairs, and whether more pages follow.
+        """
+        out: list[tuple[str, int]] = []
+        token: str | None = None
+        pages = 0
+        while True:
+            found, token = await page(token)
+            out += found
+            pages += 1
+            if not token or pages == max_pages:
+                return out, bool(token)
 
 
 class ReadOnlyScheme(ObjectNamespace):

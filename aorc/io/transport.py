@@ -44,7 +44,7 @@ import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from aorc.errors import (
     AccessDeniedError,
@@ -372,8 +372,8 @@ async def acquire_session(settings: HttpSettings) -> ClientLease:
 
 class SessionHolder:
     """Borrows the running loop's session for some :class:`HttpSettings` on first use
-    (:meth:`session`) and gives it back (:meth:`release`): the base of a store's request
-    helpers."""
+    (:meth:`session`) and gives it back (:meth:`release`, or at the end of a ``with``
+    block): the base of a store's request helpers."""
 
     def __init__(self, settings: HttpSettings) -> None:
         self.settings = settings
@@ -390,6 +390,12 @@ class SessionHolder:
         if self.lease is not None:
             self.lease.release()
             self.lease = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
 
 
 @dataclass

@@ -254,7 +254,7 @@ class AzureScheme(ObjectNamespace):
                       stats: IOStats) -> list[FileInfo]:
         blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
         key = blob.location.name
-        try:
+        with blob:
             prefix = folder_prefix(key)
             found, _ = await self._pages(blob, prefix)
             if not found and key and not key.endswith("/"):
@@ -264,8 +264,6 @@ class AzureScheme(ObjectNamespace):
                     head = None
                 if head is not None:
                     return [FileInfo(url, int(head.header("content-length") or 0))]
-        finally:
-            blob.release()
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
@@ -278,10 +276,8 @@ class AzureScheme(ObjectNamespace):
         key = blob.location.name
         prefix = folder_prefix(key)
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
-        try:
+        with blob:
             found, prefixes = await self._delimited(blob, prefix)
-        finally:
-            blob.release()
         return level_of(base, found, prefixes)
 
     @staticmethod
@@ -310,10 +306,8 @@ class AzureScheme(ObjectNamespace):
         key = blob.location.name
         prefix = folder_prefix(key)
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
-        try:
+        with blob:
             found, more = await self._pages(blob, prefix, max_pages)
-        finally:
-            blob.release()
         return visible_files(base, prefix, found), more
 
     @staticmethod
@@ -321,27 +315,22 @@ class AzureScheme(ObjectNamespace):
                      ) -> tuple[list[tuple[str, int]], bool]:
         """Every (name, size) under ``prefix`` (one request per 5,000 names), or those of the
         first ``max_pages`` pages; and whether names were left."""
-        out: list[tuple[str, int]] = []
         params = {"restype": "container", "comp": "list", "prefix": prefix,
                   "maxresults": str(AZURE_PAGE_SIZE)}
-        pages = 0
-        while True:
+
+        async def page(marker: str | None) -> tuple[list[tuple[str, int]], str | None]:
+            if marker:
+                params["marker"] = marker
             response = await blob.send("GET", blob.url(params, container=True),
                                        f"list {prefix or 'the container'}")
-            pages += 1
             root = _xml(response, blob.path)
-            for item in root.iter("Blob"):
-                name = item.findtext("Name") or ""
-                size = item.findtext("Properties/Content-Length") or "0"
-                out.append((name, int(size)))
-            marker = root.findtext("NextMarker")
-            if not marker or pages == max_pages:
-                return out, bool(marker)
-            params["marker"] = marker
+            return [(item.findtext("Name") or "",
+                     int(item.findtext("Properties/Content-Length") or "0"))
+                    for item in root.iter("Blob")], root.findtext("NextMarker")
+
+        return await ObjectNamespace.flat_pages(page, max_pages)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         blob = _Blob(AzureConfig.from_options(storage_options), url, IOStats())
-        try:
+        with blob:
             await blob.send("DELETE", blob.url(), "delete the blob", accept=(200, 202, 404))
-        finally:
-            blob.release()

@@ -304,7 +304,7 @@ class GCSScheme(ObjectNamespace):
         scheme, bucket, key = self._split(url)
         config = GCSConfig.from_options(storage_options)
         requests = _Requests(config, bucket, key, url, stats)
-        try:
+        with requests:
             prefix = folder_prefix(key)
             found, _ = await self._pages(requests, prefix)
             if not found and key and not key.endswith("/"):
@@ -314,8 +314,6 @@ class GCSScheme(ObjectNamespace):
                     meta = None
                 if meta is not None:
                     return [FileInfo(url, int(json.loads(meta.body).get("size") or 0))]
-        finally:
-            requests.release()
         return listed_files(url, f"{scheme}://{bucket}/", prefix, found)
 
     async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
@@ -325,10 +323,8 @@ class GCSScheme(ObjectNamespace):
         scheme, bucket, key = self._split(url)
         prefix = folder_prefix(key)
         requests = _Requests(GCSConfig.from_options(storage_options), bucket, key, url, stats)
-        try:
+        with requests:
             found, more = await self._pages(requests, prefix, max_pages)
-        finally:
-            requests.release()
         base = f"{scheme}://{bucket}/"
         return visible_files(base, prefix, found), more
 
@@ -337,21 +333,19 @@ class GCSScheme(ObjectNamespace):
                      ) -> tuple[list[tuple[str, int]], bool]:
         """Every (name, size) under ``prefix`` (one request per 1,000 names), or those of the
         first ``max_pages`` pages; and whether names were left."""
-        out: list[tuple[str, int]] = []
         params = {"prefix": prefix, "maxResults": str(LIST_PAGE_SIZE),
                   "fields": "items(name,size),nextPageToken"}
-        pages = 0
-        while True:
+
+        async def page(token: str | None) -> tuple[list[tuple[str, int]], str | None]:
+            if token:
+                params["pageToken"] = token
             response = await requests.send("GET", requests.url("list", params),
                                            f"list {prefix or 'the bucket'}")
-            pages += 1
-            page = json.loads(response.body or b"{}")
-            out.extend((item["name"], int(item.get("size") or 0))
-                       for item in page.get("items") or [])
-            token = page.get("nextPageToken")
-            if not token or pages == max_pages:
-                return out, bool(token)
-            params["pageToken"] = token
+            body = json.loads(response.body or b"{}")
+            return [(item["name"], int(item.get("size") or 0))
+                    for item in body.get("items") or []], body.get("nextPageToken")
+
+        return await ObjectNamespace.flat_pages(page, max_pages)
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
@@ -363,7 +357,7 @@ class GCSScheme(ObjectNamespace):
         prefixes: list[str] = []
         params = {"prefix": prefix, "delimiter": "/", "maxResults": str(LIST_PAGE_SIZE),
                   "fields": "items(name,size),prefixes,nextPageToken"}
-        try:
+        with requests:
             while True:
                 response = await requests.send("GET", requests.url("list", params),
                                                f"list {prefix or 'the bucket'}")
@@ -374,17 +368,13 @@ class GCSScheme(ObjectNamespace):
                 if not token:
                     break
                 params["pageToken"] = token
-        finally:
-            requests.release()
         return level_of(f"{scheme}://{bucket}/", found, prefixes)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         bucket, name = parse_gcs_url(url)
         requests = _Requests(GCSConfig.from_options(storage_options), bucket, name, url,
                              IOStats())
-        try:
+        with requests:
             await requests.send("DELETE", requests.url("object"), "delete the object",
                                 accept=(200, 204, 404))
-        finally:
-            requests.release()
 
