@@ -428,7 +428,7 @@ class ScanPlanner:
                 r0, r1 = 0, num_rows
             else:
                 r0, r1 = first * stride, min(end * stride, num_rows)
-            segment = _SegmentStreams(work, fetched, self.tail, whole, first)
+            segment = _SegmentStreams(work, fetched, self.tail, whole, first, end)
             batch = self._filtered(work, whole, segment, r0, r1, cache)
             if batch.num_rows:
                 yield batch
@@ -586,7 +586,7 @@ class FilteredSlices:
             self._run += 1
             self._at, self._end, groups = self._runs[self._run]
             streams: StripeStreams = self._whole if groups is None else _SegmentStreams(
-                self._work, self._fetched, scan.tail, self._whole, groups[0])
+                self._work, self._fetched, scan.tail, self._whole, *groups)
             self._selected = Context(streams, scan.opts, scan.selected, sliced=True)
             self._probe = self._selected if self._shared else Context(
                 streams, scan.opts, scan.filter_columns, sliced=True)
@@ -636,15 +636,16 @@ def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],
 
 @dataclass
 class _SegmentStreams:
-    """The streams of a stripe as seen from the start of row group ``first``: positioned
-    streams start at the group's run (with values to skip), others (``whole``'s) come
-    whole."""
+    """The streams of a stripe as seen from the start of row group ``first`` (of the run of
+    groups ``first`` to ``end``): positioned streams start at the group's run (with values to
+    skip), others (``whole``'s) come whole."""
 
     _work: StripeWork
     _fetched: Fetched
     _tail: FileTail
     _whole: LazyStreams
     _first: int
+    _end: int
     _plain: dict[tuple[int, int], memoryview] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
