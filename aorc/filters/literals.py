@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -50,25 +51,20 @@ _FORMATS = {
 }
 
 
+#: The kind of literal each Arrow type takes, by the first test the type passes.
+_KINDS: tuple[tuple[Callable[[pa.DataType], bool], str], ...] = (
+    (pa.types.is_date, "date"), (pa.types.is_timestamp, "timestamp"),
+    (pa.types.is_decimal, "decimal"), (pa.types.is_integer, "integer"),
+    (pa.types.is_floating, "float"), (pa.types.is_boolean, "boolean"),
+    (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"),
+    (pa.types.is_fixed_size_binary, "binary"),
+)
+
+
 def _kind(t: pa.DataType) -> str | None:
     if pa.types.is_dictionary(t):
         t = t.value_type
-    if pa.types.is_date(t):
-        return "date"
-    if pa.types.is_timestamp(t):
-        return "timestamp"
-    if pa.types.is_decimal(t):
-        return "decimal"
-    if pa.types.is_integer(t):
-        return "integer"
-    if pa.types.is_floating(t):
-        return "float"
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) \
-            or pa.types.is_fixed_size_binary(t):
-        return "binary"
-    return None
+    return next((kind for test, kind in _KINDS if test(t)), None)
 
 
 def accepted_formats(t: pa.DataType) -> str:

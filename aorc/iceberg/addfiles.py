@@ -28,7 +28,7 @@ from pyiceberg.typedef import Record
 from aorc.errors import SchemaError
 from aorc.format.types import OrcType, TypeKind
 from aorc.iceberg import config
-from aorc.iceberg.metrics import footer_bounds, footer_statistics
+from aorc.iceberg.metrics import footer_bounds, footer_statistics, table_columns
 from aorc.iceberg.read import plan_tasks
 from aorc.iceberg.schema import field_ids
 from aorc.iceberg.write import WrittenFile, commit, data_file
@@ -72,14 +72,7 @@ def _compatible(node: OrcType, t: Any) -> bool:
 
 
 def _check_types(schema: Schema, root: OrcType, ids: Mapping[int, int], path: str) -> None:
-    for node in root.walk():
-        fid = ids.get(node.column_id)
-        if fid is None:
-            continue
-        try:
-            f = schema.find_field(fid)
-        except ValueError:
-            continue
+    for node, fid, f in table_columns(schema, root, ids):
         if not _compatible(node, f.field_type):
             raise SchemaError(f"{path}: column {schema.find_column_name(fid)!r} is ORC "
                               f"{node.kind.name.lower()}, the table says {f.field_type}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -55,6 +55,7 @@ __all__ = [
     "footer_bounds",
     "footer_statistics",
     "metrics_plan",
+    "table_columns",
 ]
 
 #: ``write.metadata.metrics.default`` when the table does not set it (as Iceberg).
@@ -267,6 +268,27 @@ def _min_max(t: ice.IcebergType, arr: pa.Array) -> tuple[Any, Any]:
 
 # =========================================================================== imported files
 
+def table_columns(schema: Schema, root: OrcType, ids: Mapping[int, int]
+                  ) -> Iterator[tuple[OrcType, int, ice.NestedField]]:
+    """The columns of an ORC file that are fields of the table: ``(node, field id, field)``
+    for each node of ``root`` that ``ids`` maps to a field ``schema`` still has.
+
+    Args:
+        schema: the table's schema.
+        root: the file's ORC type tree.
+        ids: ORC column id -> Iceberg field id.
+    """
+    for node in root.walk():
+        fid = ids.get(node.column_id)
+        if fid is None:
+            continue
+        try:
+            f = schema.find_field(fid)
+        except ValueError:
+            continue  # a column the table dropped
+        yield node, fid, f
+
+
 def footer_statistics(schema: Schema, properties: Mapping[str, str], root: OrcType,
                       ids: Mapping[int, int], statistics: Sequence[ColumnStatistics],
                       num_rows: int, split_offsets: Sequence[int]) -> DataFileStatistics:
@@ -286,14 +308,7 @@ def footer_statistics(schema: Schema, properties: Mapping[str, str], root: OrcTy
     values: dict[int, int] = {}
     nulls: dict[int, int] = {}
     bounds: dict[int, Bounds] = {}
-    for node in root.walk():
-        fid = ids.get(node.column_id)
-        if fid is None:
-            continue
-        try:
-            f = schema.find_field(fid)
-        except ValueError:
-            continue  # a column the table dropped
+    for node, fid, f in table_columns(schema, root, ids):
         stats = statistics[node.column_id]
         if stats.bytes_on_disk is not None:
             sizes[fid] = stats.bytes_on_disk

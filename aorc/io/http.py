@@ -22,32 +22,24 @@ to require) and ``max_unranged_bytes`` (256 MiB).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import SchemaError, UnsupportedFeatureError
-from aorc.io.base import StoreOptions
+from aorc.io.config import RestConfig
 from aorc.io.listing import ReadOnlyScheme
-from aorc.io.remote import DEFAULT_MAX_UNRANGED, Ranged, RemoteStore, pop_if_match
-from aorc.io.transport import (
-    HttpSettings,
-    Response,
-    RetryPolicy,
-    acquire_session,
-    pop_rest_options,
-    redact_url,
-    send,
-)
+from aorc.io.remote import Ranged, RemoteStore
+from aorc.io.transport import Response, acquire_session, redact_url, send
 
 __all__ = ["HTTPConfig", "HTTPScheme", "HTTPStore"]
 
 _LAST_MODIFIED = "last-modified:"
+_ALIASES = {"headers": "headers", "max_unranged_bytes": "max_unranged"}
 
 
 @dataclass(frozen=True)
-class HTTPConfig:
+class HTTPConfig(RestConfig, scheme="http(s)", aliases=_ALIASES):
     """Settings of HTTP(S) reads (see the module docstring).
 
     Attributes:
@@ -59,43 +51,20 @@ class HTTPConfig:
     """
 
     headers: tuple[tuple[str, str], ...] = ()
-    http: HttpSettings = dataclasses.field(default_factory=HttpSettings)
-    retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
-    store: StoreOptions = dataclasses.field(default_factory=lambda: StoreOptions(
-        max_concurrency=8, max_request_size=8 * 1024 * 1024))
-    max_unranged: int = DEFAULT_MAX_UNRANGED
+
+    def __post_init__(self) -> None:
+        limit = self.max_unranged
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise SchemaError("storage option max_unranged_bytes must be a positive integer")
 
     @classmethod
-    def from_options(cls, storage_options: Mapping[str, Any] | None) -> HTTPConfig:
-        """Check and build the settings.
-
-        Raises:
-            SchemaError: an unknown option or a bad value.
-
-        Args:
-            storage_options: the settings (``None``: from the environment alone).
-
-        Returns:
-            The checked settings.
-        """
-        options = dict(storage_options or {})
-        fields = pop_rest_options(options, max_concurrency=8,
-                                  max_request_size=8 * 1024 * 1024)
-        headers = options.pop("headers", None) or {}
+    def _parse(cls, options: dict[str, Any]) -> HTTPConfig:
+        fields = cls._fields(options)
+        headers = fields.pop("headers", None) or {}
         if not isinstance(headers, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
             raise SchemaError("storage option headers must be a dict of strings")
-        fields["headers"] = tuple(sorted(headers.items()))
-        if "max_unranged_bytes" in options:
-            limit = options.pop("max_unranged_bytes")
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-                raise SchemaError("storage option max_unranged_bytes must be a positive "
-                                  "integer")
-            fields["max_unranged"] = limit
-        if options:
-            unknown = ", ".join(sorted(map(str, options)))
-            raise SchemaError(f"unknown storage option(s) for http(s): {unknown}")
-        return cls(**fields)
+        return cls(headers=tuple(sorted(headers.items())), **fields)
 
     def __repr__(self) -> str:  # header values may be secrets
         names = ", ".join(name for name, _ in self.headers)
@@ -119,6 +88,8 @@ class HTTPStore(RemoteStore):
         version: a validator (ETag) to require.
     """
 
+    version_form = ("a string", bool)
+
     def __init__(self, url: str, config: HTTPConfig | None = None,
                  version: str | None = None) -> None:
         self.config = config or HTTPConfig()
@@ -131,24 +102,9 @@ class HTTPStore(RemoteStore):
         return f"<HTTPStore {self.path!r}>"
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> HTTPStore:
-        """The store of an ``http(s)://`` URL.
-
-        Raises:
-            SchemaError: a URL without a file, or a bad storage option.
-
-        Args:
-            url: the ``http(s)://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> HTTPStore:
         if url.split("?", 1)[0].endswith("/") or not url.partition("://")[2].strip("/"):
             raise SchemaError(f"an HTTP(S) URL must name a file, got {redact_url(url)!r}")
-        options = dict(storage_options or {})
-        version = pop_if_match(options, "a string")
         return cls(url, HTTPConfig.from_options(options), version=version)
 
     async def _open(self) -> None:

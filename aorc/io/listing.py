@@ -4,11 +4,11 @@ key space of object stores (keys joined with ``/``, prefixes as folders).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aorc.errors import UnsupportedFeatureError
+from aorc.errors import ObjectNotFoundError, UnsupportedFeatureError
 from aorc.io.base import IOStats, Store
 from aorc.io.transport import redact_url
 
@@ -21,6 +21,7 @@ __all__ = [
     "folder_prefix",
     "is_hidden",
     "level_of",
+    "listed_files",
     "slash_join",
     "visible",
     "visible_files",
@@ -93,6 +94,18 @@ def visible_files(base: str, prefix: str, found: list[tuple[str, int]]) -> list[
             if size and visible(key[len(prefix):])]
 
 
+def listed_files(url: str, base: str, prefix: str,
+                 found: list[tuple[str, int]]) -> list[FileInfo]:
+    """The files of ``url``'s flat listing (as :func:`visible_files`).
+
+    Raises:
+        ObjectNotFoundError: nothing was listed.
+    """
+    if not found:
+        raise ObjectNotFoundError(f"{url}: no files found")
+    return visible_files(base, prefix, found)
+
+
 def slash_join(base: str, *parts: str) -> str:
     """``base`` and ``parts`` joined with single slashes (empty parts dropped)."""
     return "/".join([base.rstrip("/"), *(p.strip("/") for p in parts if p)])
@@ -113,6 +126,31 @@ class ObjectNamespace:
     async def make_parents(self, url: str) -> None:
         """Nothing: object stores have no folders to make."""
         return None
+
+    @staticmethod
+    async def flat_pages(page: Callable[[str | None],
+                                        Awaitable[tuple[list[tuple[str, int]], str | None]]],
+                         max_pages: int | None = None) -> tuple[list[tuple[str, int]], bool]:
+        """Every (key, size) of a paged flat listing, or those of its first ``max_pages`` pages;
+        and whether keys were left.
+
+        Args:
+            page: gives a page's (key, size) pairs and the token of the next page (none at the
+                end) from the token of its own (``None`` for the first).
+            max_pages: the most pages to request (``None``: all).
+
+        Returns:
+            The pairs, and whether more pages follow.
+        """
+        out: list[tuple[str, int]] = []
+        token: str | None = None
+        pages = 0
+        while True:
+            found, token = await page(token)
+            out += found
+            pages += 1
+            if not token or pages == max_pages:
+                return out, bool(token)
 
 
 class ReadOnlyScheme(ObjectNamespace):

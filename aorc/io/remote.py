@@ -32,7 +32,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from aorc.errors import ObjectChangedError, SchemaError, StoreError, warn
 from aorc.io.base import BaseStore, IOStats, StoreOptions
@@ -129,6 +129,9 @@ class RemoteStore(BaseStore):
 
     suffix_ranges = True
     counts_own_requests = True
+    #: What the ``if_match`` storage option must be (said in the message that refuses
+    #: another value), and the check of a value.
+    version_form: ClassVar[tuple[str, Callable[[str], bool]]] = ("an ETag string", bool)
 
     def __init__(self, path: str, options: StoreOptions | None = None, *,
                  version: str | None = None, max_unranged: int = DEFAULT_MAX_UNRANGED) -> None:
@@ -137,6 +140,31 @@ class RemoteStore(BaseStore):
         self.max_unranged = max_unranged
         self._whole: bytes | None = None
         self._expected_size: int | None = None
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> Self:
+        """The store of ``url`` with ``storage_options`` (see the store's module); with
+        ``if_match``, every read, the first one too, requires that version.
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option.
+
+        Args:
+            url: the object's URL.
+            storage_options: the store's settings.
+
+        Returns:
+            The store.
+        """
+        options = dict(storage_options or {})
+        version = pop_if_match(options, *cls.version_form)  # before the rest is parsed
+        return cls._for_url(url, options, version)
+
+    @classmethod
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> Self:
+        """The store of ``url`` with ``options`` (``if_match`` taken out), pinned to
+        ``version``."""
+        raise NotImplementedError
 
     # ----------------------------------------------------------------- subclass hooks
 
@@ -265,9 +293,15 @@ class UploadOutput:
 
     #: Most parts one upload may have.
     max_parts = 10_000
+    #: Parts of one size before the size doubles (``0``: it never does).
+    parts_per_doubling = 0
+    #: The largest part the store takes.
+    max_part_size = 1 << 62
 
-    def __init__(self, path: str, *, max_concurrency: int, memory_budget: int) -> None:
+    def __init__(self, path: str, *, max_concurrency: int, memory_budget: int,
+                 part_size: int) -> None:
         self.path = path
+        self._part_size = part_size
         self.stats = IOStats()
         self.bytes_written = 0
         self.upload_id: str | None = None
@@ -286,11 +320,43 @@ class UploadOutput:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.path!r} {self._state}>"
 
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> Self:
+        """The output of ``url`` with ``storage_options`` (see the store's module).
+
+        Raises:
+            SchemaError: a malformed URL or a bad storage option (``if_match`` among them).
+
+        Args:
+            url: the object's URL.
+            storage_options: the store's settings.
+
+        Returns:
+            The output.
+        """
+        refuse_if_match(storage_options)
+        return cls._for_url(url, dict(storage_options or {}))
+
+    @classmethod
+    def _for_url(cls, url: str, options: dict[str, Any]) -> Self:
+        """The output of ``url`` with ``options``."""
+        raise NotImplementedError
+
     # ----------------------------------------------------------------- subclass hooks
 
     def part_size(self, number: int) -> int:
-        """The size of part ``number`` (1-based)."""
-        raise NotImplementedError
+        """The size of part ``number`` (1-based): the ``part_size`` setting, doubled every
+        :attr:`parts_per_doubling` parts (if not 0), at most :attr:`max_part_size` (the last
+        part may be smaller).
+
+        Args:
+            number: the part's number, 1-based.
+
+        Returns:
+            Its size in bytes.
+        """
+        doublings = (number - 1) // self.parts_per_doubling if self.parts_per_doubling else 0
+        return min(self.max_part_size, self._part_size << doublings)
 
     async def _client(self) -> ClientLease:
         """Borrow the client (or session) the requests go through."""

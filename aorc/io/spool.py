@@ -89,17 +89,23 @@ class PartBuffer(Protocol):
         ...
 
 
-class MemoryPartBuffer:
-    """The bytes in memory (chunks as written, joined when a part is taken)."""
+class _Counted:
+    """The count a part buffer keeps of its bytes written and not yet taken."""
 
-    def __init__(self) -> None:
-        self._chunks: collections.deque[memoryview] = collections.deque()
-        self._buffered = 0
+    _buffered: int
 
     @property
     def buffered(self) -> int:
         """Bytes written and not yet taken."""
         return self._buffered
+
+
+class MemoryPartBuffer(_Counted):
+    """The bytes in memory (chunks as written, joined when a part is taken)."""
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[memoryview] = collections.deque()
+        self._buffered = 0
 
     @property
     def memory(self) -> int:
@@ -159,7 +165,7 @@ class _Segment:
         self.head = 0
 
 
-class DiskPartBuffer:
+class DiskPartBuffer(_Counted):
     """The bytes in segment files of a :class:`Spool` (see the module docstring).
 
     Segments hold up to ``segment_size`` bytes each (a part's worth), so a taken part frees
@@ -177,11 +183,6 @@ class DiskPartBuffer:
         self._buffered = 0
         self._memory = 0
         self._cleared = False
-
-    @property
-    def buffered(self) -> int:
-        """Bytes written and not yet taken."""
-        return self._buffered
 
     @property
     def memory(self) -> int:

@@ -44,7 +44,7 @@ import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from aorc.errors import (
     AccessDeniedError,
@@ -237,7 +237,8 @@ def pop_rest_options(options: dict[str, Any], *, max_concurrency: int,
 def scalar_options_key(options: Mapping[str, Any]) -> tuple[tuple[str, str, Any], ...] | None:
     """A hashable key of storage options made only of scalars (to parse them once), else
     ``None``."""
-    if all(isinstance(v, (str, int, float, bool, type(None))) for v in options.values()):
+    if all(isinstance(k, str) and isinstance(v, (str, int, float, bool, type(None)))
+           for k, v in options.items()):
         return tuple(sorted((k, type(v).__name__, v) for k, v in options.items()))
     return None
 
@@ -371,8 +372,8 @@ async def acquire_session(settings: HttpSettings) -> ClientLease:
 
 class SessionHolder:
     """Borrows the running loop's session for some :class:`HttpSettings` on first use
-    (:meth:`session`) and gives it back (:meth:`release`): the base of a store's request
-    helpers."""
+    (:meth:`session`) and gives it back (:meth:`release`, or at the end of a ``with``
+    block): the base of a store's request helpers."""
 
     def __init__(self, settings: HttpSettings) -> None:
         self.settings = settings
@@ -389,6 +390,12 @@ class SessionHolder:
         if self.lease is not None:
             self.lease.release()
             self.lease = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
 
 
 @dataclass

@@ -9,7 +9,7 @@ import collections
 import struct
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -46,6 +46,7 @@ __all__ = [
     "guarded",
     "merge_ranges",
     "prefixed",
+    "raise_in_context",
     "run_light",
     "stream_kind_name",
     "stripes_text",
@@ -114,6 +115,19 @@ def add_context(exc: AorcError, path: str, stripes: str | None = None) -> AorcEr
     return new
 
 
+def raise_in_context(exc: AorcError, path: str, stripes: str | None = None) -> NoReturn:
+    """Raise ``exc`` with the file (and stripe) in front of its message (see
+    :func:`add_context`), from ``exc`` when that made a new error.
+
+    Raises:
+        AorcError: ``exc``, or the same class with context.
+    """
+    new = add_context(exc, path, stripes)
+    if new is exc:
+        raise exc
+    raise new from exc
+
+
 def guarded(path: str, stripes: str | None, func: Callable[..., T], *args: Any) -> T:
     """Run ``func``; AorcErrors gain the file and stripe as context, stray decoder
     exceptions become CorruptFileError and a MemoryError (a whole stripe of more rows than
@@ -121,13 +135,10 @@ def guarded(path: str, stripes: str | None, func: Callable[..., T], *args: Any) 
     try:
         return func(*args)
     except AorcError as exc:
-        new = add_context(exc, path, stripes)
-        if new is exc:
-            raise
-        raise new from exc
+        raise_in_context(exc, path, stripes)
     except DECODE_FAILURES as exc:
         where = ", ".join(p for p in (path, stripes) if p)
-        new = CorruptFileError(f"{where}: {type(exc).__name__}: {exc}")
+        new: AorcError = CorruptFileError(f"{where}: {type(exc).__name__}: {exc}")
         new._aorc_context = True  # type: ignore[attr-defined]
         raise new from exc
     except MemoryError as exc:  # an allocation refused before anything was written to it

@@ -141,6 +141,7 @@ class StripeWork:
     segments: dict[tuple[int, int, int], tuple[int, int]] = field(default_factory=dict)
 
 
+@dataclass(eq=False)
 class ScanPlanner:
     """Plans (and decodes) one filtered read of a file.
 
@@ -154,21 +155,22 @@ class ScanPlanner:
             decoded at once, each with its long streams decompressed in pieces.
     """
 
-    def __init__(self, tail: FileTail, selected: set[int], predicate: Predicate,
-                 opts: DecodeOptions, stats: ScanStats, threads: int = 1) -> None:
-        self.tail = tail
-        self.threads = threads
-        self.selected = selected
-        self.predicate = predicate
-        self.opts = opts
-        self.stats = stats
-        self.filter_columns = select_columns(tail.schema, predicate.column_names)
-        self.decode_columns = selected | self.filter_columns
-        self.context = StatsContext(hybrid_calendar=tail.calendar == pb.JULIAN_GREGORIAN,
-                                    decimal_bloom_filters=not tail.is_unstable_pre_2)
+    tail: FileTail
+    selected: set[int]
+    predicate: Predicate
+    opts: DecodeOptions
+    stats: ScanStats
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        schema = self.tail.schema
+        self.filter_columns = select_columns(schema, self.predicate.column_names)
+        self.decode_columns = self.selected | self.filter_columns
+        self.context = StatsContext(hybrid_calendar=self.tail.calendar == pb.JULIAN_GREGORIAN,
+                                    decimal_bloom_filters=not self.tail.is_unstable_pre_2)
         self._bloom_tests: dict[int, Callable[[BloomFilter], bool] | None] = {
-            id(leaf): bloom_absent_test(leaf, self.context) for leaf in predicate.leaves}
-        self._types = {t.column_id: t for t in tail.schema.walk()}
+            id(leaf): bloom_absent_test(leaf, self.context) for leaf in self.predicate.leaves}
+        self._types = {t.column_id: t for t in schema.walk()}
         self._tops = self._top_columns()
         self._lock = threading.Lock()
 
@@ -636,21 +638,23 @@ def _heaviest_first(decode: Callable[[OrcType], Any], tops: list[OrcType],
     return out
 
 
+@dataclass
 class _SegmentStreams:
-    """The streams of a stripe as seen from the start of row group ``first``: positioned
-    streams start at the group's run (with values to skip), others come whole."""
+    """The streams of a stripe as seen from the start of row group ``first`` (of the run of
+    groups ``first`` to ``end``): positioned streams start at the group's run (with values to
+    skip), others (``whole``'s) come whole."""
 
-    def __init__(self, work: StripeWork, fetched: Fetched, tail: FileTail,
-                 whole: LazyStreams, first: int, end: int) -> None:
-        self._work = work
-        self._fetched = fetched
-        self._tail = tail
-        self._whole = whole
-        self._first = first
-        self._end = end
-        self._plain: dict[tuple[int, int], memoryview] = {}
-        self.writer_timezone = whole.writer_timezone
-        self.budget = whole.budget  # the stripe's (see LazyStreams); each segment gets its own
+    _work: StripeWork
+    _fetched: Fetched
+    _tail: FileTail
+    _whole: LazyStreams
+    _first: int
+    _end: int
+    _plain: dict[tuple[int, int], memoryview] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.writer_timezone = self._whole.writer_timezone
+        self.budget = self._whole.budget  # the stripe's (see LazyStreams); each segment: its own
 
     def _start(self, column: int, kind: int) -> StreamStart | None:
         starts = self._work.positions.get(column, {}).get(kind)

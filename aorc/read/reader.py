@@ -51,9 +51,9 @@ from aorc.read import footers as _footers
 from aorc.read import plan as _plan
 from aorc.read.common import (
     INLINE_BYTES,
-    add_context,
     check_max_decoded_bytes,
     guarded,
+    raise_in_context,
     run_light,
     stream_kind_name,
 )
@@ -519,10 +519,7 @@ class OrcReader(EncryptionView):
                                              for o, n in need.ranges])
                     need = group.needs()
             except AorcError as exc:
-                new = add_context(exc, self.path, group.where)
-                if new is exc:
-                    raise
-                raise new from exc
+                raise_in_context(exc, self.path, group.where)
             for job in group.jobs():
                 batches += job.run()
         return self._table(plan, batches, columns)
@@ -648,10 +645,7 @@ class OrcReader(EncryptionView):
                 await run_light(light, group.push, need.ranges, data)
                 need = group.needs()
         except AorcError as exc:
-            new = add_context(exc, self.path, group.where)
-            if new is exc:
-                raise
-            raise new from exc
+            raise_in_context(exc, self.path, group.where)
         return group.jobs()
 
     async def _decode(self, job: StripeJob, threads: int, limit: asyncio.Semaphore,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aorc.format.statistics import ColumnStatistics
+from aorc.format.tail import StripeInfo
 
 __all__ = [
     "ColumnEncodingInfo",
@@ -38,7 +39,7 @@ class WriterInfo:
 
 
 @dataclass(frozen=True)
-class StripeMetadata:
+class StripeMetadata(StripeInfo):
     """Where one stripe lies and what it holds.
 
     Attributes:
@@ -52,18 +53,7 @@ class StripeMetadata:
             or ``None`` when the file records no stripe statistics.
     """
 
-    index: int
-    offset: int
-    index_length: int
-    data_length: int
-    footer_length: int
-    num_rows: int
     statistics: list[ColumnStatistics] | None
-
-    @property
-    def length(self) -> int:
-        """Total bytes of the stripe."""
-        return self.index_length + self.data_length + self.footer_length
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from aorc.sink.plan import OpenFile, Routing, held_bytes
 from aorc.sink.results import SinkFile
 from aorc.sink.target import CommittedFile, FileMetrics
 from aorc.write.encrypted import EncryptedFileAssembler, open_encryption
-from aorc.write.file import FileAssembler
+from aorc.write.file import AssembledFile, FileAssembler
 from aorc.write.stripe import encode_stripe
 
 __all__ = [
@@ -153,7 +153,7 @@ def _remove_matching(folder: str, pattern: re.Pattern[str]) -> list[str]:
     return removed
 
 
-class OpenSinkFile:
+class OpenSinkFile(AssembledFile):
     """One file being written by the sink (see the module docstring).
 
     Args:
@@ -238,16 +238,6 @@ class OpenSinkFile:
         """Requests the store retried for this file so far (0 for local files)."""
         stats = getattr(self._out, "stats", None)
         return int(getattr(stats, "retries", 0))
-
-    @property
-    def num_stripes(self) -> int:
-        """Stripes encoded so far."""
-        return self._assembler.num_stripes
-
-    @property
-    def stripe_offsets(self) -> list[int]:
-        """The byte offset of each stripe encoded so far."""
-        return self._assembler.stripe_offsets
 
     def column_sizes(self) -> list[int | None]:
         """Bytes on disk of each ORC column (by column id) over the stripes so far."""

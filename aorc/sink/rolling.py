@@ -90,7 +90,6 @@ import datetime
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
 from typing import Any, cast
 
 import numpy as np
@@ -134,6 +133,7 @@ from aorc.sink.results import CommitCallback, SinkStats
 from aorc.sink.target import SinkTarget, resolve_target
 from aorc.threads import WorkerPool
 from aorc.write.inputs import collect_batches
+from aorc.write.writer import CloseOrAbort
 
 __all__ = ["DEFAULT_MAX_AGE", "DEFAULT_MAX_BYTES", "SINK_PART_SIZE", "RollingSink"]
 
@@ -152,7 +152,7 @@ LIGHT_CELLS = 64 * 1024
 
 # =========================================================================== the sink
 
-class RollingSink(Cuts):
+class RollingSink(Cuts, CloseOrAbort):
     """Writes record streams into rolling, partitioned ORC files (see the module docstring).
 
     Use as ``async with RollingSink(...) as sink``: leaving the block normally flushes and
@@ -334,13 +334,6 @@ class RollingSink(Cuts):
     async def __aenter__(self) -> RollingSink:
         self._start_timer()
         return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        if exc_type is None:
-            await self.close()
-        else:
-            await self.abort()
 
     def _start_timer(self) -> None:
         if self.max_age is not None and self._timer is None and self._state == "open":

@@ -33,6 +33,7 @@ from aorc.spark.plan import (
 __all__ = [
     "SPARK_BATCH_ROWS",
     "SPARK_TIMESTAMP_UNIT",
+    "pack_tasks",
     "read",
     "read_split",
     "read_splits",
@@ -127,6 +128,26 @@ def task_threads(cores: int | None, tasks: int) -> int:
     return max(1, cores // max(1, min(tasks, cores)))
 
 
+def pack_tasks(splits: list[Split], cores: int | None, split_bytes: int
+               ) -> tuple[list[list[Split]], int]:
+    """The read tasks of ``splits`` for ``cores`` cores (``None``: unknown): the splits
+    balanced over the cores and packed (:func:`~aorc.spark.plan.pack_splits`), and the
+    decoding threads each task may use (:func:`task_threads`).
+
+    Args:
+        splits: the planned splits.
+        cores: Spark's default parallelism, if known.
+        split_bytes: the most bytes of a split.
+
+    Returns:
+        The tasks' splits, and the threads of each task.
+    """
+    if cores:
+        splits = balance_splits(splits, cores)
+    packs = pack_splits(splits, cores, split_bytes)
+    return packs, task_threads(cores, len(packs))
+
+
 async def read_splits(splits: list[Split], columns: Sequence[str] | None,
                       schema: pa.Schema, storage_options: Mapping[str, Any] | None,
                       threads: int, keys: KeyProvider | None = None
@@ -193,9 +214,9 @@ def read(spark: Any, uris: str | Sequence[str], columns: Sequence[str] | None = 
     arrow = spark_arrow_schema(schema)
     executor_path(spark)
     cores = default_parallelism(spark)
-    packs = pack_splits(balance_splits(splits, cores), cores, split_bytes) or [[]]
-    task = _read_task(packs, columns, arrow, storage_options,
-                      task_threads(cores, len(packs)), keys)
+    packs, threads = pack_tasks(splits, cores, split_bytes)
+    packs = packs or [[]]  # an empty read is one empty task
+    task = _read_task(packs, columns, arrow, storage_options, threads, keys)
     tasks = len(packs)
     df = spark.range(0, tasks, 1, tasks).mapInArrow(task, to_spark_schema(arrow))
     if columns is not None:  # in the order asked, partition columns last

@@ -35,12 +35,10 @@ from aorc.spark.plan import (
     DEFAULT_SPLIT_BYTES,
     Filters,
     Split,
-    balance_splits,
-    pack_splits,
     plan_read,
     read_schema,
 )
-from aorc.spark.reader import read_splits, run_async_iter, spark_arrow_schema, task_threads
+from aorc.spark.reader import pack_tasks, read_splits, run_async_iter, spark_arrow_schema
 
 __all__ = ["HAVE_DATA_SOURCES", "register", "spark_filter"]
 
@@ -168,10 +166,7 @@ if HAVE_DATA_SOURCES:
 
         def partitions(self) -> list[Any]:
             _, splits = self.settings.plan(self.pushed)
-            if self.cores:
-                splits = balance_splits(splits, self.cores)
-            packs = pack_splits(splits, self.cores, self.settings.split_bytes)
-            threads = task_threads(self.cores, len(packs))
+            packs, threads = pack_tasks(splits, self.cores, self.settings.split_bytes)
             return [AorcPartition(tuple(p), threads) for p in packs]
 
         def read(self, partition: Any) -> Iterator[pa.RecordBatch]:

@@ -42,6 +42,7 @@ __all__ = [
     "MAGIC",
     "WRITER_CODE",
     "WRITER_VERSION",
+    "AssembledFile",
     "FileAssembler",
     "software_version",
 ]
@@ -61,6 +62,23 @@ _MAX_POSTSCRIPT_LENGTH = 255
 def software_version() -> str:
     """The footer's ``softwareVersion``: ``"aorc <version>"``."""
     return f"aorc {__version__}"
+
+
+class AssembledFile:
+    """A file written through a :class:`FileAssembler` (its ``_assembler``): what the
+    assembler has finished so far."""
+
+    _assembler: FileAssembler
+
+    @property
+    def num_stripes(self) -> int:
+        """Stripes finished so far."""
+        return self._assembler.num_stripes
+
+    @property
+    def stripe_offsets(self) -> list[int]:
+        """The byte offset of each stripe finished so far."""
+        return self._assembler.stripe_offsets
 
 
 class FileAssembler:

@@ -57,13 +57,14 @@ from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.threads import encode_pool
 from aorc.write.encrypted import EncryptedFileAssembler, open_encryption
-from aorc.write.file import FileAssembler
+from aorc.write.file import AssembledFile, FileAssembler
 from aorc.write.inputs import RecordInput, record_input
 from aorc.write.stripe import EncodedStripe, encode_stripe
 
 __all__ = [
     "DEFAULT_OPTIONS",
     "IN_FLIGHT_COPIES",
+    "CloseOrAbort",
     "OrcWriter",
     "WriteOptions",
     "open_writer",
@@ -106,7 +107,27 @@ def parse_write_options(root: OrcType, options: Mapping[str, Any], *,
 
 # =========================================================================== the writer
 
-class OrcWriter:
+class CloseOrAbort:
+    """An async context manager that closes (completes what it writes) when its block exits
+    cleanly and aborts when the block raises."""
+
+    async def close(self) -> None:
+        """Complete the output."""
+        raise NotImplementedError
+
+    async def abort(self) -> None:
+        """Give the output up."""
+        raise NotImplementedError
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc_type is None:
+            await self.close()
+        else:
+            await self.abort()
+
+
+class OrcWriter(AssembledFile, CloseOrAbort):
     """Writes one ORC file from Arrow record batches; get one from :func:`open_writer`.
 
     Use it as an async context manager: the file is completed when the block exits without
@@ -188,16 +209,6 @@ class OrcWriter:
         completed = getattr(self._output, "completed", None)
         return completed if isinstance(completed, bool) else self._state == "closed"
 
-    @property
-    def num_stripes(self) -> int:
-        """Stripes finished so far."""
-        return self._assembler.num_stripes
-
-    @property
-    def stripe_offsets(self) -> list[int]:
-        """The byte offset of each stripe written so far."""
-        return self._assembler.stripe_offsets
-
     def column_statistics(self) -> list[ColumnStatistics]:
         """The file's column statistics (by ORC column id) over the stripes written so far:
         after :meth:`close`, those of the file's footer.
@@ -275,13 +286,6 @@ class OrcWriter:
         async with self._lock:
             await self._start()
         return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        if exc_type is None:
-            await self.close()
-        else:
-            await self.abort()
 
     def _check_usable(self, action: str) -> None:
         if self._state == "failed":

@@ -14,18 +14,10 @@ def read_bool_rle(
     data: _Data, n: SupportsIndex, offset: SupportsIndex = 0, skip: SupportsIndex = 0
 ) -> npt.NDArray[np.bool_]: ...
 def read_int_rle_v1(
-    data: _Data,
-    n: SupportsIndex,
-    signed: bool,
-    offset: SupportsIndex = 0,
-    skip: SupportsIndex = 0,
+    data: _Data, n: SupportsIndex, signed: bool, offset: SupportsIndex = 0, skip: SupportsIndex = 0
 ) -> npt.NDArray[np.int64]: ...
 def read_int_rle_v2(
-    data: _Data,
-    n: SupportsIndex,
-    signed: bool,
-    offset: SupportsIndex = 0,
-    skip: SupportsIndex = 0,
+    data: _Data, n: SupportsIndex, signed: bool, offset: SupportsIndex = 0, skip: SupportsIndex = 0
 ) -> npt.NDArray[np.int64]: ...
 def read_varints(
     data: _Data, n: SupportsIndex, signed: bool, offset: SupportsIndex = 0
@@ -44,11 +36,7 @@ def read_bool_rle_from(
     data: _Data, n: SupportsIndex, offset: SupportsIndex = 0, skip: SupportsIndex = 0
 ) -> tuple[npt.NDArray[np.bool_], int, int]: ...
 def decode_ints_from(
-    data: _Data,
-    n: SupportsIndex,
-    signed: bool,
-    version: int,
-    offset: SupportsIndex = 0,
+    data: _Data, n: SupportsIndex, signed: bool, version: int, offset: SupportsIndex = 0,
     skip: SupportsIndex = 0,
 ) -> tuple[npt.NDArray[np.int64], int, int]: ...
 def read_varint128_from(

@@ -20,6 +20,10 @@ The typed front with the full documentation is :mod:`aorc.format.codec.rle`.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 
+from aorc.format.codec._decode_src cimport Src, fail, lacks, run_header, run_hi, run_lo, unzigzag
+from aorc.format.codec._decode_src cimport (E_DELTA_SHORT, E_EOF, E_PATCH_EMPTY, E_PATCH_FILLER,
+                                            E_PATCH_WIDTH, E_VARINT128_WIDE, E_VARINT_LONG)
+
 import operator
 
 import numpy as np
@@ -27,17 +31,9 @@ import numpy as np
 from aorc.errors import CorruptFileError
 
 # ---------------------------------------------------------------------------------------------
-# Error reporting from nogil code: kernels set Src.err and return -1; the Python wrappers turn
-# that into a CorruptFileError naming the stream kind and byte position.
-
-cdef enum:
-    E_EOF = 1
-    E_VARINT_LONG = 2
-    E_VARINT128_WIDE = 3
-    E_PATCH_EMPTY = 4
-    E_PATCH_WIDTH = 5
-    E_PATCH_FILLER = 6
-    E_DELTA_SHORT = 7
+# Error reporting from nogil code: kernels set Src.err (an E_* code of ``_decode_src.pxd``)
+# and return -1; the Python wrappers turn that into a CorruptFileError naming the stream kind
+# and byte position.
 
 _MESSAGES = {
     E_EOF: "the data ends early",
@@ -56,39 +52,6 @@ cdef enum:
     INT_V2_PER_BYTE = 128       # a fixed-delta run of 512 values in 4 bytes
     MAX_RUN = 512               # longest RLE v2 run
 
-cdef struct Src:
-    const uint8_t* p        # the whole buffer
-    Py_ssize_t pos          # next byte to read
-    Py_ssize_t end          # buffer length
-    Py_ssize_t run_start    # where the run (or varint) being decoded starts, for messages
-    int64_t done            # values decoded (or skipped) before that run, for messages
-    int err                 # an E_* code once a kernel failed
-
-
-cdef inline int _fail(Src* s, int code) noexcept nogil:
-    s.err = code
-    return -1
-
-
-cdef inline bint _lacks(Src* s, Py_ssize_t nbytes) noexcept nogil:
-    """True when fewer than ``nbytes`` bytes remain from ``s.pos``."""
-    return nbytes > s.end - s.pos
-
-
-cdef inline int64_t _lo(int64_t done, int64_t skip) noexcept nogil:
-    """First index inside a run (which starts at value ``done``) that is not skipped."""
-    return skip - done if skip > done else 0
-
-
-cdef inline int64_t _hi(int64_t done, int64_t length, int64_t total) noexcept nogil:
-    """One past the last index inside a run that is still wanted."""
-    return total - done if total - done < length else length
-
-
-cdef inline uint64_t _unzigzag(uint64_t v) noexcept nogil:
-    return (v >> 1) ^ (<uint64_t>0 - (v & 1))
-
-
 cdef inline int _uvarint(Src* s, uint64_t* value) noexcept nogil:
     """Read one unsigned base-128 varint (bits past 64 are dropped, as ORC Java does)."""
     cdef uint64_t result = 0
@@ -97,7 +60,7 @@ cdef inline int _uvarint(Src* s, uint64_t* value) noexcept nogil:
     cdef Py_ssize_t pos = s.pos
     while True:
         if pos >= s.end:
-            return _fail(s, E_EOF)
+            return fail(s, E_EOF)
         b = s.p[pos]
         pos += 1
         result |= (b & 0x7F) << shift
@@ -105,7 +68,7 @@ cdef inline int _uvarint(Src* s, uint64_t* value) noexcept nogil:
             break
         shift += 7
         if shift > 63:
-            return _fail(s, E_VARINT_LONG)
+            return fail(s, E_VARINT_LONG)
     s.pos = pos
     value[0] = result
     return 0
@@ -207,28 +170,26 @@ cdef void _unpack(const uint8_t* base, Py_ssize_t avail, int64_t start, int64_t 
 
 cdef int _byte_rle(Src* s, uint8_t* out, int64_t skip, int64_t total) noexcept nogil:
     cdef int64_t done = 0, lo, hi, length
-    cdef uint8_t ctrl
+    cdef int ctrl
     while done < total:
-        s.run_start = s.pos
-        s.done = done
-        if s.pos >= s.end:
-            return _fail(s, E_EOF)
-        ctrl = s.p[s.pos]
+        ctrl = run_header(s, done)
+        if ctrl < 0:
+            return -1
         if ctrl < 0x80:
             length = ctrl + 3
-            if _lacks(s, 2):
-                return _fail(s, E_EOF)
-            lo = _lo(done, skip)
-            hi = _hi(done, length, total)
+            if lacks(s, 2):
+                return fail(s, E_EOF)
+            lo = run_lo(done, skip)
+            hi = run_hi(done, length, total)
             if lo < hi:
                 memset(out + (done + lo - skip), s.p[s.pos + 1], hi - lo)
             s.pos += 2
         else:
             length = 256 - ctrl
-            if _lacks(s, 1 + length):
-                return _fail(s, E_EOF)
-            lo = _lo(done, skip)
-            hi = _hi(done, length, total)
+            if lacks(s, 1 + length):
+                return fail(s, E_EOF)
+            lo = run_lo(done, skip)
+            hi = run_hi(done, length, total)
             if lo < hi:
                 memcpy(out + (done + lo - skip), s.p + s.pos + 1 + lo, hi - lo)
             s.pos += 1 + length
@@ -251,36 +212,34 @@ cdef void _expand_bits(const uint8_t* packed, int64_t first_bit, int64_t n,
 cdef int _rle_v1(Src* s, uint64_t* out, int64_t skip, int64_t total, bint sgn) noexcept nogil:
     cdef int64_t done = 0, lo, hi, length, k
     cdef uint64_t base, delta, v
-    cdef uint8_t ctrl
+    cdef int ctrl
     while done < total:
-        s.run_start = s.pos
-        s.done = done
-        if s.pos >= s.end:
-            return _fail(s, E_EOF)
-        ctrl = s.p[s.pos]
-        lo = _lo(done, skip)
+        ctrl = run_header(s, done)
+        if ctrl < 0:
+            return -1
+        lo = run_lo(done, skip)
         if ctrl < 0x80:
             length = ctrl + 3
-            hi = _hi(done, length, total)
-            if _lacks(s, 2):
-                return _fail(s, E_EOF)
+            hi = run_hi(done, length, total)
+            if lacks(s, 2):
+                return fail(s, E_EOF)
             delta = <uint64_t><int64_t>(<int8_t>s.p[s.pos + 1])
             s.pos += 2
             if _uvarint(s, &base) < 0:
                 return -1
             if sgn:
-                base = _unzigzag(base)
+                base = unzigzag(base)
             for k in range(lo, hi):
                 out[done + k - skip] = base + <uint64_t>k * delta
         else:
             length = 256 - ctrl
-            hi = _hi(done, length, total)
+            hi = run_hi(done, length, total)
             s.pos += 1
             for k in range(length):
                 if _uvarint(s, &v) < 0:
                     return -1
                 if lo <= k < hi:
-                    out[done + k - skip] = _unzigzag(v) if sgn else v
+                    out[done + k - skip] = unzigzag(v) if sgn else v
         done += length
     return 0
 
@@ -295,13 +254,13 @@ cdef int64_t _v2_short_repeat(Src* s, uint64_t* out, int64_t done, int64_t skip,
     cdef uint8_t first = s.p[s.pos]
     cdef int nbytes = ((first >> 3) & 7) + 1
     cdef int64_t length = (first & 7) + 3
-    cdef int64_t lo = _lo(done, skip), hi = _hi(done, length, total), k
+    cdef int64_t lo = run_lo(done, skip), hi = run_hi(done, length, total), k
     cdef uint64_t v
-    if _lacks(s, 1 + nbytes):
-        return _fail(s, E_EOF)
+    if lacks(s, 1 + nbytes):
+        return fail(s, E_EOF)
     v = _load_be(s.p + s.pos + 1, nbytes)
     if sgn:
-        v = _unzigzag(v)
+        v = unzigzag(v)
     for k in range(lo, hi):
         out[done + k - skip] = v
     s.pos += 1 + nbytes
@@ -314,20 +273,20 @@ cdef int64_t _v2_direct(Src* s, uint64_t* out, int64_t done, int64_t skip, int64
     cdef int w = _width((first >> 1) & 31)
     cdef int64_t length, nbytes, lo, hi, k
     cdef uint64_t* dst
-    if _lacks(s, 2):
-        return _fail(s, E_EOF)
+    if lacks(s, 2):
+        return fail(s, E_EOF)
     length = (((first & 1) << 8) | s.p[s.pos + 1]) + 1
     nbytes = (length * w + 7) >> 3
-    if _lacks(s, 2 + nbytes):
-        return _fail(s, E_EOF)
-    lo = _lo(done, skip)
-    hi = _hi(done, length, total)
+    if lacks(s, 2 + nbytes):
+        return fail(s, E_EOF)
+    lo = run_lo(done, skip)
+    hi = run_hi(done, length, total)
     if lo < hi:
         dst = out + (done + lo - skip)
         _unpack(s.p + s.pos + 2, s.end - s.pos - 2, lo, hi - lo, w, dst)
         if sgn:
             for k in range(hi - lo):
-                dst[k] = _unzigzag(dst[k])
+                dst[k] = unzigzag(dst[k])
     s.pos += 2 + nbytes
     return length
 
@@ -374,26 +333,26 @@ cdef int64_t _v2_delta(Src* s, uint64_t* out, int64_t done, int64_t skip, int64_
     cdef int w = _width(code) if code else 0
     cdef int64_t length, nbytes, lo, hi, k
     cdef uint64_t base, delta
-    if _lacks(s, 2):
-        return _fail(s, E_EOF)
+    if lacks(s, 2):
+        return fail(s, E_EOF)
     length = (((first & 1) << 8) | s.p[s.pos + 1]) + 1
     s.pos += 2
     if _uvarint(s, &base) < 0 or _uvarint(s, &delta) < 0:
         return -1
     if sgn:
-        base = _unzigzag(base)
-    delta = _unzigzag(delta)
-    lo = _lo(done, skip)
-    hi = _hi(done, length, total)
+        base = unzigzag(base)
+    delta = unzigzag(delta)
+    lo = run_lo(done, skip)
+    hi = run_hi(done, length, total)
     if w == 0:
         for k in range(lo, hi):
             out[done + k - skip] = base + <uint64_t>k * delta
         return length
     if length < 2:
-        return _fail(s, E_DELTA_SHORT)
+        return fail(s, E_DELTA_SHORT)
     nbytes = ((length - 2) * w + 7) >> 3
-    if _lacks(s, nbytes):
-        return _fail(s, E_EOF)
+    if lacks(s, nbytes):
+        return fail(s, E_EOF)
     if lo < hi:
         _delta_values(s.p + s.pos, s.end - s.pos, w, base, delta, lo, hi,
                       out + (done + lo - skip), scratch)
@@ -442,8 +401,8 @@ cdef int64_t _v2_patched(Src* s, uint64_t* out, int64_t done, int64_t skip, int6
     cdef int w, bw, pw, pgw, pl, cfb
     cdef int64_t length, dbytes, pbytes, lo, hi, k
     cdef uint64_t base, sign
-    if _lacks(s, 4):
-        return _fail(s, E_EOF)
+    if lacks(s, 4):
+        return fail(s, E_EOF)
     w = _width((q[0] >> 1) & 31)
     length = (((q[0] & 1) << 8) | q[1]) + 1
     bw = ((q[2] >> 5) & 7) + 1
@@ -451,16 +410,16 @@ cdef int64_t _v2_patched(Src* s, uint64_t* out, int64_t done, int64_t skip, int6
     pgw = ((q[3] >> 5) & 7) + 1
     pl = q[3] & 31
     if pl == 0:
-        return _fail(s, E_PATCH_EMPTY)
+        return fail(s, E_PATCH_EMPTY)
     if pw + pgw > 64:
-        return _fail(s, E_PATCH_WIDTH)
+        return fail(s, E_PATCH_WIDTH)
     cfb = _closest_fixed_bits(pw + pgw)
     dbytes = (length * w + 7) >> 3
     pbytes = (pl * cfb + 7) >> 3
-    if _lacks(s, 4 + bw + dbytes + pbytes):
-        return _fail(s, E_EOF)
-    lo = _lo(done, skip)
-    hi = _hi(done, length, total)
+    if lacks(s, 4 + bw + dbytes + pbytes):
+        return fail(s, E_EOF)
+    lo = run_lo(done, skip)
+    hi = run_hi(done, length, total)
     if lo < hi:
         base = _load_be(q + 4, bw)
         sign = <uint64_t>1 << (bw * 8 - 1)
@@ -469,7 +428,7 @@ cdef int64_t _v2_patched(Src* s, uint64_t* out, int64_t done, int64_t skip, int6
         _unpack(q + 4 + bw, s.end - s.pos - 4 - bw, 0, length, w, scratch)
         if _apply_patches(q + 4 + bw + dbytes, s.end - s.pos - 4 - bw - dbytes, pl, cfb, pw,
                           w, length, scratch) < 0:
-            return _fail(s, E_PATCH_FILLER)
+            return fail(s, E_PATCH_FILLER)
         for k in range(lo, hi):
             out[done + k - skip] = base + scratch[k]
     s.pos += 4 + bw + dbytes + pbytes
@@ -481,11 +440,10 @@ cdef int _rle_v2(Src* s, uint64_t* out, int64_t skip, int64_t total, bint sgn) n
     cdef int64_t done = 0, length
     cdef int kind
     while done < total:
-        s.run_start = s.pos
-        s.done = done
-        if s.pos >= s.end:
-            return _fail(s, E_EOF)
-        kind = s.p[s.pos] >> 6
+        kind = run_header(s, done)
+        if kind < 0:
+            return -1
+        kind >>= 6
         if kind == 0:
             length = _v2_short_repeat(s, out, done, skip, total, sgn)
         elif kind == 1:
@@ -511,7 +469,7 @@ cdef int _varints(Src* s, uint64_t* out, int64_t n, bint sgn) noexcept nogil:
         s.done = i
         if _uvarint(s, &v) < 0:
             return -1
-        out[i] = _unzigzag(v) if sgn else v
+        out[i] = unzigzag(v) if sgn else v
     return 0
 
 
@@ -521,7 +479,7 @@ cdef int _varint128_one(Src* s, uint64_t* dst) noexcept nogil:
     cdef int shift = 0
     while True:
         if s.pos >= s.end:
-            return _fail(s, E_EOF)
+            return fail(s, E_EOF)
         b = s.p[s.pos]
         s.pos += 1
         c = b & 0x7F
@@ -531,13 +489,13 @@ cdef int _varint128_one(Src* s, uint64_t* dst) noexcept nogil:
                 hi |= c >> (64 - shift)
         else:
             if shift == 126 and c > 3:
-                return _fail(s, E_VARINT128_WIDE)
+                return fail(s, E_VARINT128_WIDE)
             hi |= c << (shift - 64)
         if b < 0x80:
             break
         shift += 7
         if shift > 126:
-            return _fail(s, E_VARINT128_WIDE)
+            return fail(s, E_VARINT128_WIDE)
     c = <uint64_t>0 - (lo & 1)
     dst[0] = ((lo >> 1) | (hi << 63)) ^ c
     dst[1] = (hi >> 1) ^ c

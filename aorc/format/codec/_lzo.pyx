@@ -45,6 +45,13 @@ cdef struct _State:
     int error
 
 
+cdef inline bint _refuse(_State* st, int error, Py_ssize_t extra) noexcept nogil:
+    """Record why the instruction fails (``extra``: the length or distance at fault); False."""
+    st.error = error
+    st.extra = extra
+    return False
+
+
 cdef inline Py_ssize_t _extended(const unsigned char* src, Py_ssize_t n, _State* st,
                                  Py_ssize_t field_max, Py_ssize_t limit) noexcept nogil:
     """Read an extended length; -1 on error (st.error set). ``limit`` bounds the result."""
@@ -66,13 +73,9 @@ cdef inline bint _literals(const unsigned char* src, Py_ssize_t n, unsigned char
                            Py_ssize_t cap, _State* st, Py_ssize_t count) noexcept nogil:
     """Copy ``count`` literal bytes; False on error (st.error set)."""
     if count > n - st.ip:
-        st.error = _ERR_INPUT
-        st.extra = count
-        return False
+        return _refuse(st, _ERR_INPUT, count)
     if count > cap - st.op:
-        st.error = _ERR_OUTPUT
-        st.extra = count
-        return False
+        return _refuse(st, _ERR_OUTPUT, count)
     if count <= 16 and n - st.ip >= 16 and cap - st.op >= 16:
         # Short run with room to spare on both sides: one fixed-size copy is faster; the bytes
         # written past the run are inside the output and are overwritten later.
@@ -89,13 +92,9 @@ cdef inline bint _match(unsigned char* dst, Py_ssize_t cap, _State* st,
     """Copy ``length`` bytes from ``distance`` bytes back; False on error (st.error set)."""
     cdef Py_ssize_t i, start
     if distance > st.op:
-        st.error = _ERR_DISTANCE
-        st.extra = distance
-        return False
+        return _refuse(st, _ERR_DISTANCE, distance)
     if length > cap - st.op:
-        st.error = _ERR_OUTPUT
-        st.extra = length
-        return False
+        return _refuse(st, _ERR_OUTPUT, length)
     start = st.op - distance
     if distance >= 8 and cap - st.op >= length + 8:
         # Eight bytes at a time; each read lies in output already written (distance >= 8).

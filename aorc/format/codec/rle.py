@@ -133,54 +133,27 @@ def read_bool_rle(
     return _decode.read_bool_rle(data, n, offset, skip)
 
 
-def read_int_rle_v1(
-    data: Data,
-    n: SupportsIndex,
-    signed: bool,
-    offset: SupportsIndex = 0,
-    skip: SupportsIndex = 0,
-) -> npt.NDArray[np.int64]:
-    """Decode an integer RLE version 1 stream (Hive 0.11 files, DIRECT/DICTIONARY encodings).
+def read_int_rle_v1(data: Data, n: SupportsIndex, signed: bool, offset: SupportsIndex = 0,
+                    skip: SupportsIndex = 0) -> npt.NDArray[np.int64]:
+    """Decode an integer RLE version 1 stream (Hive 0.11 files, DIRECT/DICTIONARY encodings):
+    :func:`decode_ints` with ``version=1``.
 
     Control byte 0..127 is a run of ``control + 3`` values: a signed delta byte, then the first
     value as a varint. Control -1..-128 is ``-control`` literal varints.
-
-    Args:
-        data: the stream bytes.
-        n: number of values to return.
-        signed: whether the varints are zigzag encoded.
-        offset: byte where decoding starts (a run boundary).
-        skip: values to skip before the first one returned.
-
-    Returns:
-        An int64 array of length ``n``.
     """
     return _decode.read_int_rle_v1(data, n, signed, offset, skip)
 
 
-def read_int_rle_v2(
-    data: Data,
-    n: SupportsIndex,
-    signed: bool,
-    offset: SupportsIndex = 0,
-    skip: SupportsIndex = 0,
-) -> npt.NDArray[np.int64]:
-    """Decode an integer RLE version 2 stream (DIRECT_V2/DICTIONARY_V2 encodings).
+def read_int_rle_v2(data: Data, n: SupportsIndex, signed: bool, offset: SupportsIndex = 0,
+                    skip: SupportsIndex = 0) -> npt.NDArray[np.int64]:
+    """Decode an integer RLE version 2 stream (DIRECT_V2/DICTIONARY_V2 encodings):
+    :func:`decode_ints` with ``version=2``.
 
     All four sub-encodings (SHORT_REPEAT, DIRECT, PATCHED_BASE, DELTA) at every bit width the
     5-bit width code can name, the ones the specification calls deprecated included. Decoding
     follows ORC Java where the specification is vague: patch gaps over 255 use filler patches,
     patch width + gap width over 64 is corrupt, and DELTA with width 0 is a fixed-delta run.
-
-    Args:
-        data: the stream bytes.
-        n: number of values to return.
-        signed: whether values are zigzag encoded (DELTA bases are then signed varints).
-        offset: byte where decoding starts (a run boundary).
-        skip: values to skip before the first one returned.
-
-    Returns:
-        An int64 array of length ``n``.
+    Signed DELTA bases are signed varints.
     """
     return _decode.read_int_rle_v2(data, n, signed, offset, skip)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ __all__ = [
 
 Buffer = bytes | bytearray | memoryview
 T = TypeVar("T")
+_Array = TypeVar("_Array", bound="npt.NDArray[Any]")
 
 #: The most values one byte of each kind of stream can describe; a count above
 #: ``ratio * len(stream)`` cannot be right, so it is refused before anything is allocated.
@@ -363,6 +364,22 @@ class Context:
         self._cursors[t.column_id, kind] = (offset, skip)
         return values
 
+    def _run_length(self, t: OrcType, kind: int, count: int, ratio: int,
+                    dtype: npt.DTypeLike,
+                    decode: Callable[[Buffer, int, int], tuple[_Array, int, int]]) -> _Array:
+        """The next ``count`` values of a run-length stream: ``decode(data, offset, skip)``
+        gives them with the ``(offset, skip)`` of the value after; none is an empty array of
+        ``dtype``."""
+        if self.sliced:
+            got = self._resumed(t, kind, count, ratio, decode)
+            return cast(_Array, np.zeros(0, dtype) if got is None else got)
+        skip = self.skip(t, kind)
+        data = self.require(t, kind, count, ratio, skip)
+        if count == 0:
+            return cast(_Array, np.zeros(0, dtype))
+        with self.reading(t, kind):
+            return decode(data, 0, skip)[0]
+
     def byte_offset(self, t: OrcType, kind: int) -> int:
         """Where the next value of a stream of plain bytes (floats, string bytes, varints)
         starts: 0 unless a sliced context read some already."""
@@ -389,17 +406,9 @@ class Context:
         ``version``)."""
         if version is None:
             version = self.rle_version(t)
-        if self.sliced:
-            got = self._resumed(t, kind, count, INT_RLE_RATIO,
+        return self._run_length(t, kind, count, INT_RLE_RATIO, np.int64,
                                 lambda data, offset, skip: rle.decode_ints_from(
                                     data, count, signed, version, offset, skip))
-            return np.zeros(0, np.int64) if got is None else got
-        skip = self.skip(t, kind)
-        data = self.require(t, kind, count, INT_RLE_RATIO, skip)
-        if count == 0:
-            return np.zeros(0, np.int64)
-        with self.reading(t, kind):
-            return rle.decode_ints(data, count, signed, version, 0, skip)
 
     def lengths(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.int64]:
         """Decode ``count`` unsigned lengths; a negative (over 2**63) length is corrupt."""
@@ -410,31 +419,15 @@ class Context:
 
     def bools(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.bool_]:
         """Decode ``count`` booleans of a bit-packed byte-RLE stream."""
-        if self.sliced:
-            got = self._resumed(t, kind, count, BOOL_RLE_RATIO,
+        return self._run_length(t, kind, count, BOOL_RLE_RATIO, np.bool_,
                                 lambda data, offset, skip: rle.read_bool_rle_from(
                                     data, count, offset, skip))
-            return np.zeros(0, np.bool_) if got is None else got
-        skip = self.skip(t, kind)
-        data = self.require(t, kind, count, BOOL_RLE_RATIO, skip)
-        if count == 0:
-            return np.zeros(0, np.bool_)
-        with self.reading(t, kind):
-            return rle.read_bool_rle(data, count, 0, skip)
 
     def bytes_rle(self, t: OrcType, kind: int, count: int) -> npt.NDArray[np.int8]:
         """Decode ``count`` bytes of a byte-RLE stream."""
-        if self.sliced:
-            got = self._resumed(t, kind, count, BYTE_RLE_RATIO,
+        return self._run_length(t, kind, count, BYTE_RLE_RATIO, np.int8,
                                 lambda data, offset, skip: rle.read_byte_rle_from(
                                     data, count, offset, skip))
-            return np.zeros(0, np.int8) if got is None else got
-        skip = self.skip(t, kind)
-        data = self.require(t, kind, count, BYTE_RLE_RATIO, skip)
-        if count == 0:
-            return np.zeros(0, np.int8)
-        with self.reading(t, kind):
-            return rle.read_byte_rle(data, count, 0, skip)
 
     def slots(self, t: OrcType, level: Placement) -> Slots:
         """Apply the column's PRESENT stream to its level."""

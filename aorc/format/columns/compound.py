@@ -23,6 +23,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.columns.base import (
     Context,
     Placement,
+    Slots,
     column_error,
     decode_level,
     offsets_from_lengths,
@@ -51,12 +52,20 @@ def _decode_child(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     return pa.nulls(level.length, ctx.arrow_type(t))
 
 
+def _offsets(t: OrcType, ctx: Context, level: Placement, what: str
+             ) -> tuple[Slots, pa.Buffer, int]:
+    """The slots of a list or map column, the Arrow offsets of its entries (``what``, for
+    messages) from its LENGTH stream, and how many entries there are."""
+    slots = ctx.slots(t, level)
+    lengths = ctx.lengths(t, pb.Stream.LENGTH, slots.count)
+    offsets, total = offsets_from_lengths(t, slots, lengths, what)
+    return slots, offsets, total
+
+
 @register(TypeKind.LIST)
 def decode_list(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a list column and its elements."""
-    slots = ctx.slots(t, level)
-    lengths = ctx.lengths(t, pb.Stream.LENGTH, slots.count)
-    offsets, total = offsets_from_lengths(t, slots, lengths, "list elements")
+    slots, offsets, total = _offsets(t, ctx, level, "list elements")
     items = _decode_child(t.children[0], ctx, Placement(total))
     return pa.Array.from_buffers(ctx.arrow_type(t), slots.length, [slots.validity(), offsets],
                                  null_count=slots.null_count, children=[items])
@@ -65,9 +74,7 @@ def decode_list(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
 @register(TypeKind.MAP)
 def decode_map(t: OrcType, ctx: Context, level: Placement) -> pa.Array:
     """Decode a map column, its keys and its values."""
-    slots = ctx.slots(t, level)
-    lengths = ctx.lengths(t, pb.Stream.LENGTH, slots.count)
-    offsets, total = offsets_from_lengths(t, slots, lengths, "map entries")
+    slots, offsets, total = _offsets(t, ctx, level, "map entries")
     keys = _decode_child(t.children[0], ctx, Placement(total))
     if keys.null_count:
         raise UnsupportedFeatureError(

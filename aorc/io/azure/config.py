@@ -56,9 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import email.utils
-import functools
 import hashlib
 import hmac
 import inspect
@@ -71,17 +69,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import AccessDeniedError, SchemaError
-from aorc.io.base import StoreOptions, check_no_options_left, masked_repr, take_aliases
-from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import (
-    HttpSettings,
-    RetryPolicy,
-    check_positive,
-    endpoint_problem,
-    pop_rest_options,
-    redact_url,
-    scalar_options_key,
-)
+from aorc.io.base import masked_repr
+from aorc.io.config import UploadConfig
+from aorc.io.transport import endpoint_problem, redact_url
 
 __all__ = [
     "API_VERSION",
@@ -104,9 +94,6 @@ AZURITE_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K
                "KBHBeksoGMGw==")
 #: OAuth scope of Azure Storage.
 SCOPE = "https://storage.azure.com/.default"
-DEFAULT_AZURE_CONCURRENCY = 8
-DEFAULT_AZURE_REQUEST_SIZE = 8 * 1024 * 1024
-DEFAULT_BLOCK_SIZE = 8 * 1024 * 1024
 #: Azure's largest block.
 MAX_BLOCK_SIZE = 4000 * 1024 * 1024
 
@@ -197,7 +184,8 @@ def _from_environment() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class AzureConfig:
+class AzureConfig(UploadConfig, scheme="az", aliases=_ALIASES,
+                  environment=("AZURE_STORAGE",)):
     """Everything needed to reach Azure blobs and to tune reads and writes.
 
     Build it with :meth:`from_options`; see the module docstring for the fields' meaning.
@@ -214,14 +202,6 @@ class AzureConfig:
     anon: bool = False
     endpoint: str | None = None
     use_emulator: bool = False
-    http: HttpSettings = dataclasses.field(default_factory=HttpSettings)
-    retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
-    store: StoreOptions = dataclasses.field(default_factory=lambda: StoreOptions(
-        max_concurrency=DEFAULT_AZURE_CONCURRENCY, max_request_size=DEFAULT_AZURE_REQUEST_SIZE))
-    part_size: int = DEFAULT_BLOCK_SIZE
-    memory_budget: int | None = None
-    overwrite: bool = True
-    max_unranged: int = DEFAULT_MAX_UNRANGED
 
     def __post_init__(self) -> None:
         for name in ("account_name", "account_key", "sas_token", "connection_string",
@@ -230,7 +210,7 @@ class AzureConfig:
             if value is not None and not isinstance(value, str):
                 raise SchemaError(f"storage option {name} must be a string, got a "
                                   f"{type(value).__name__}")
-        for name in ("anon", "use_emulator", "overwrite"):
+        for name in ("anon", "use_emulator"):
             if not isinstance(getattr(self, name), bool):
                 raise SchemaError(f"storage option {name} must be a bool")
         if self.endpoint is not None and ("://" not in self.endpoint
@@ -248,42 +228,14 @@ class AzureConfig:
             raise SchemaError(f"storage option credential must have get_token(scope) (an "
                               f"azure.identity credential), got a "
                               f"{type(self.credential).__name__}")
-        size = self.part_size
-        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size \
-                <= MAX_BLOCK_SIZE:
+        super().__post_init__()
+        if self.part_size > MAX_BLOCK_SIZE:
             raise SchemaError(f"storage option part_size must be an integer between 1 and "
-                              f"{MAX_BLOCK_SIZE} for Azure, got {size!r}")
-        check_positive(self, ("memory_budget", "max_unranged"))
+                              f"{MAX_BLOCK_SIZE} for Azure, got {self.part_size}")
 
     @classmethod
-    def from_options(cls, storage_options: Mapping[str, Any] | None) -> AzureConfig:
-        """Check ``storage_options`` (see the module docstring) and build the settings;
-        options made only of scalars are parsed once per process (and environment).
-
-        Raises:
-            SchemaError: an unknown option or a bad value.
-
-        Args:
-            storage_options: the settings (``None``: from the environment alone).
-
-        Returns:
-            The checked settings.
-        """
-        options = dict(storage_options or {})
-        key = scalar_options_key(options)
-        if key is not None:
-            env = tuple(sorted((k, v) for k, v in os.environ.items()
-                               if k.startswith("AZURE_STORAGE")))
-            return _parse_cached(key, env)
-        return cls._parse(options)
-
-    @classmethod
-    def _parse(cls, storage_options: Mapping[str, Any]) -> AzureConfig:
-        options = dict(storage_options)
-        fields = pop_rest_options(options, max_concurrency=DEFAULT_AZURE_CONCURRENCY,
-                                  max_request_size=DEFAULT_AZURE_REQUEST_SIZE)
-        take_aliases(options, _ALIASES, fields)
-        check_no_options_left(options, "az")
+    def _parse(cls, options: dict[str, Any]) -> AzureConfig:
+        fields = cls._fields(options)
         if not any(fields.get(k) for k in ("credential", "account_key", "sas_token",
                                            "client_secret", "anon", "connection_string",
                                            "use_emulator")):
@@ -367,12 +319,6 @@ def _apply_connection_string(fields: dict[str, Any]) -> dict[str, Any]:
         first = parsed.path.strip("/").split("/")[0] if parsed.path.strip("/") else ""
         out["account_name"] = first or (parsed.hostname or "").split(".", 1)[0] or None
     return out
-
-
-@functools.lru_cache(maxsize=64)
-def _parse_cached(key: tuple[tuple[str, str, Any], ...],
-                  env: tuple[tuple[str, str], ...]) -> AzureConfig:
-    return AzureConfig._parse({name: value for name, _, value in key})
 
 
 # =========================================================================== signing

@@ -28,17 +28,17 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from aorc.errors import ObjectNotFoundError, StoreError
-from aorc.io.azure.config import AzureAuth, AzureConfig, auth_for, parse_azure_url
+from aorc.io.azure.config import (
+    MAX_BLOCK_SIZE,
+    AzureAuth,
+    AzureConfig,
+    auth_for,
+    parse_azure_url,
+)
 from aorc.io.base import IOStats
 from aorc.io.listing import FileInfo, Level, ObjectNamespace, folder_prefix, level_of, visible_files
 from aorc.io.pool import ClientLease
-from aorc.io.remote import (
-    Ranged,
-    RemoteStore,
-    UploadOutput,
-    pop_if_match,
-    refuse_if_match,
-)
+from aorc.io.remote import Ranged, RemoteStore, UploadOutput
 from aorc.io.transport import Response, SessionHolder, acquire_session, quote_path, send
 
 __all__ = ["BLOCKS_PER_DOUBLING", "AzureOutput", "AzureScheme", "AzureStore"]
@@ -125,23 +125,8 @@ class AzureStore(RemoteStore):
         self._blob = _Blob(self.config, url, self.stats)
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> AzureStore:
-        """The store of an Azure URL (see :mod:`aorc.io.azure.config` for the options).
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``az://`` or ``abfs[s]://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
-        options = dict(storage_options or {})
-        etag = pop_if_match(options)
-        return cls(url, AzureConfig.from_options(options), version=etag)
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> AzureStore:
+        return cls(url, AzureConfig.from_options(options), version=version)
 
     async def _open(self) -> None:
         await self._blob.session()
@@ -182,45 +167,20 @@ class AzureOutput(UploadOutput):
     """
 
     max_parts = MAX_BLOCKS
+    parts_per_doubling = BLOCKS_PER_DOUBLING
+    max_part_size = MAX_BLOCK_SIZE
 
     def __init__(self, url: str, config: AzureConfig | None = None) -> None:
         self.config = config or AzureConfig()
         super().__init__(url, max_concurrency=self.config.store.max_concurrency,
-                         memory_budget=self.config.effective_memory_budget)
+                         memory_budget=self.config.effective_memory_budget,
+                         part_size=self.config.part_size)
         self._blob = _Blob(self.config, url, self.stats)
         self._blocks: dict[int, str] = {}
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> AzureOutput:
-        """The output of an Azure URL.
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``az://`` or ``abfs[s]://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The output.
-        """
-        refuse_if_match(storage_options)
-        return cls(url, AzureConfig.from_options(storage_options))
-
-    def part_size(self, number: int) -> int:
-        """The size of block ``number`` (1-based): doubled every
-        :data:`BLOCKS_PER_DOUBLING` blocks, at most 4000 MiB.
-
-        Args:
-            number: the block's number, 1-based.
-
-        Returns:
-            Its size in bytes.
-        """
-        from aorc.io.azure.config import MAX_BLOCK_SIZE
-        return min(MAX_BLOCK_SIZE,
-                   self.config.part_size << ((number - 1) // BLOCKS_PER_DOUBLING))
+    def _for_url(cls, url: str, options: dict[str, Any]) -> AzureOutput:
+        return cls(url, AzureConfig.from_options(options))
 
     async def _client(self) -> ClientLease:
         return await acquire_session(self.config.http)
@@ -294,7 +254,7 @@ class AzureScheme(ObjectNamespace):
                       stats: IOStats) -> list[FileInfo]:
         blob = _Blob(AzureConfig.from_options(storage_options), url, stats, folder=True)
         key = blob.location.name
-        try:
+        with blob:
             prefix = folder_prefix(key)
             found, _ = await self._pages(blob, prefix)
             if not found and key and not key.endswith("/"):
@@ -304,8 +264,6 @@ class AzureScheme(ObjectNamespace):
                     head = None
                 if head is not None:
                     return [FileInfo(url, int(head.header("content-length") or 0))]
-        finally:
-            blob.release()
         if not found:
             raise ObjectNotFoundError(f"{url}: no files found")
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
@@ -318,10 +276,8 @@ class AzureScheme(ObjectNamespace):
         key = blob.location.name
         prefix = folder_prefix(key)
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
-        try:
+        with blob:
             found, prefixes = await self._delimited(blob, prefix)
-        finally:
-            blob.release()
         return level_of(base, found, prefixes)
 
     @staticmethod
@@ -350,10 +306,8 @@ class AzureScheme(ObjectNamespace):
         key = blob.location.name
         prefix = folder_prefix(key)
         base = url[:len(url) - len(key)] if key else url.rstrip("/") + "/"
-        try:
+        with blob:
             found, more = await self._pages(blob, prefix, max_pages)
-        finally:
-            blob.release()
         return visible_files(base, prefix, found), more
 
     @staticmethod
@@ -361,27 +315,22 @@ class AzureScheme(ObjectNamespace):
                      ) -> tuple[list[tuple[str, int]], bool]:
         """Every (name, size) under ``prefix`` (one request per 5,000 names), or those of the
         first ``max_pages`` pages; and whether names were left."""
-        out: list[tuple[str, int]] = []
         params = {"restype": "container", "comp": "list", "prefix": prefix,
                   "maxresults": str(AZURE_PAGE_SIZE)}
-        pages = 0
-        while True:
+
+        async def page(marker: str | None) -> tuple[list[tuple[str, int]], str | None]:
+            if marker:
+                params["marker"] = marker
             response = await blob.send("GET", blob.url(params, container=True),
                                        f"list {prefix or 'the container'}")
-            pages += 1
             root = _xml(response, blob.path)
-            for item in root.iter("Blob"):
-                name = item.findtext("Name") or ""
-                size = item.findtext("Properties/Content-Length") or "0"
-                out.append((name, int(size)))
-            marker = root.findtext("NextMarker")
-            if not marker or pages == max_pages:
-                return out, bool(marker)
-            params["marker"] = marker
+            return [(item.findtext("Name") or "",
+                     int(item.findtext("Properties/Content-Length") or "0"))
+                    for item in root.iter("Blob")], root.findtext("NextMarker")
+
+        return await ObjectNamespace.flat_pages(page, max_pages)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         blob = _Blob(AzureConfig.from_options(storage_options), url, IOStats())
-        try:
+        with blob:
             await blob.send("DELETE", blob.url(), "delete the blob", accept=(200, 202, 404))
-        finally:
-            blob.release()

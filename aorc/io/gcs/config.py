@@ -45,8 +45,6 @@ Writing:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -56,28 +54,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from aorc.errors import AccessDeniedError, SchemaError
-from aorc.io.base import StoreOptions, check_no_options_left, masked_repr, take_aliases
-from aorc.io.remote import DEFAULT_MAX_UNRANGED
-from aorc.io.transport import (
-    HttpSettings,
-    RetryPolicy,
-    check_positive,
-    endpoint_problem,
-    pop_rest_options,
-    redact_url,
-    scalar_options_key,
-)
+from aorc.io.base import masked_repr
+from aorc.io.config import DEFAULT_REST_PART_SIZE, UploadConfig
+from aorc.io.transport import endpoint_problem, redact_url
 
-__all__ = [
-    "CHUNK_GRANULARITY",
-    "DEFAULT_CHUNK_SIZE",
-    "DEFAULT_ENDPOINT",
-    "SCOPE",
-    "GCSAuth",
-    "GCSConfig",
-    "auth_for",
-    "parse_gcs_url",
-]
+__all__ = ["CHUNK_GRANULARITY", "DEFAULT_CHUNK_SIZE", "DEFAULT_ENDPOINT", "SCOPE", "GCSAuth",
+           "GCSConfig", "auth_for", "parse_gcs_url"]
 
 #: Google's JSON API.
 DEFAULT_ENDPOINT = "https://storage.googleapis.com"
@@ -85,11 +67,8 @@ DEFAULT_ENDPOINT = "https://storage.googleapis.com"
 SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
 #: Chunks of a resumable upload (but the last) are multiples of this many bytes.
 CHUNK_GRANULARITY = 256 * 1024
-#: Requests (reads) in flight at once, per file; longest ranged GET.
-DEFAULT_GCS_CONCURRENCY = 8
-DEFAULT_GCS_REQUEST_SIZE = 8 * 1024 * 1024
 #: Chunk of a resumable upload.
-DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
+DEFAULT_CHUNK_SIZE = DEFAULT_REST_PART_SIZE
 
 _ALIASES = {
     "endpoint_url": "endpoint", "endpoint": "endpoint", "token": "token",
@@ -124,7 +103,8 @@ def _emulator() -> str | None:
 
 
 @dataclass(frozen=True)
-class GCSConfig:
+class GCSConfig(UploadConfig, scheme="gs", aliases=_ALIASES,
+                environment=("STORAGE_EMULATOR_HOST",)):
     """Everything needed to reach GCS objects and to tune reads and writes.
 
     Build it with :meth:`from_options`.
@@ -150,14 +130,6 @@ class GCSConfig:
     credentials: Any = None
     user_project: str | None = None
     emulator: bool = False
-    http: HttpSettings = dataclasses.field(default_factory=HttpSettings)
-    retry: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
-    store: StoreOptions = dataclasses.field(default_factory=lambda: StoreOptions(
-        max_concurrency=DEFAULT_GCS_CONCURRENCY, max_request_size=DEFAULT_GCS_REQUEST_SIZE))
-    part_size: int = DEFAULT_CHUNK_SIZE
-    memory_budget: int | None = None
-    overwrite: bool = True
-    max_unranged: int = DEFAULT_MAX_UNRANGED
 
     def __post_init__(self) -> None:
         if not isinstance(self.endpoint, str) or "://" not in self.endpoint:
@@ -173,43 +145,16 @@ class GCSConfig:
                               f"its parsed dict, got a {type(self.credentials).__name__}")
         if self.user_project is not None and not isinstance(self.user_project, str):
             raise SchemaError("storage option project must be a string")
-        for name in ("overwrite", "emulator"):
-            if not isinstance(getattr(self, name), bool):
-                raise SchemaError(f"storage option {name} must be a bool")
-        size = self.part_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < CHUNK_GRANULARITY \
-                or size % CHUNK_GRANULARITY:
+        if not isinstance(self.emulator, bool):
+            raise SchemaError("storage option emulator must be a bool")
+        super().__post_init__()
+        if self.part_size % CHUNK_GRANULARITY:
             raise SchemaError(f"storage option part_size must be a positive multiple of "
-                              f"{CHUNK_GRANULARITY} (256 KiB) for GCS, got {size!r}")
-        check_positive(self, ("memory_budget", "max_unranged"))
+                              f"{CHUNK_GRANULARITY} (256 KiB) for GCS, got {self.part_size}")
 
     @classmethod
-    def from_options(cls, storage_options: Mapping[str, Any] | None) -> GCSConfig:
-        """Check ``storage_options`` (see the module docstring) and build the settings;
-        options made only of scalars are parsed once per process (and environment).
-
-        Raises:
-            SchemaError: an unknown option or a bad value.
-
-        Args:
-            storage_options: the settings (``None``: from the environment alone).
-
-        Returns:
-            The checked settings.
-        """
-        options = dict(storage_options or {})
-        key = scalar_options_key(options)
-        if key is not None:
-            return _parse_cached(key, os.environ.get("STORAGE_EMULATOR_HOST"))
-        return cls._parse(options)
-
-    @classmethod
-    def _parse(cls, storage_options: Mapping[str, Any]) -> GCSConfig:
-        options = dict(storage_options)
-        fields = pop_rest_options(options, max_concurrency=DEFAULT_GCS_CONCURRENCY,
-                                  max_request_size=DEFAULT_GCS_REQUEST_SIZE)
-        take_aliases(options, _ALIASES, fields)
-        check_no_options_left(options, "gs")
+    def _parse(cls, options: dict[str, Any]) -> GCSConfig:
+        fields = cls._fields(options)
         if fields.pop("anon", False) is True:
             fields.setdefault("token", "anon")
         emulator = _emulator()
@@ -244,11 +189,6 @@ class GCSConfig:
 
     def __repr__(self) -> str:  # never print secrets
         return masked_repr(self, ("token", "credentials"))
-
-
-@functools.lru_cache(maxsize=64)
-def _parse_cached(key: tuple[tuple[str, str, Any], ...], emulator: str | None) -> GCSConfig:
-    return GCSConfig._parse({name: value for name, _, value in key})
 
 
 class GCSAuth:

@@ -35,6 +35,7 @@ from aorc.io.listing import (
     ObjectNamespace,
     folder_prefix,
     level_of,
+    listed_files,
     visible_files,
 )
 from aorc.io.pool import ClientLease
@@ -42,8 +43,6 @@ from aorc.io.remote import (
     Ranged,
     RemoteStore,
     UploadOutput,
-    pop_if_match,
-    refuse_if_match,
 )
 from aorc.io.transport import (
     Response,
@@ -129,6 +128,8 @@ class GCSStore(RemoteStore):
         etag: the generation every read requires (a string of digits).
     """
 
+    version_form = ("a GCS generation (a string of digits)", str.isdigit)
+
     def __init__(self, bucket: str, name: str, config: GCSConfig | None = None,
                  version: str | None = None) -> None:
         self.config = config or GCSConfig()
@@ -137,24 +138,9 @@ class GCSStore(RemoteStore):
         self._requests = _Requests(self.config, bucket, name, self.path, self.stats)
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> GCSStore:
-        """The store of ``gs://bucket/name`` (see :mod:`aorc.io.gcs.config` for the options).
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``gs://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> GCSStore:
         bucket, name = parse_gcs_url(url)
-        options = dict(storage_options or {})
-        generation = pop_if_match(options, "a GCS generation (a string of digits)",
-                                  str.isdigit)
-        return cls(bucket, name, GCSConfig.from_options(options), version=generation)
+        return cls(bucket, name, GCSConfig.from_options(options), version=version)
 
     async def _open(self) -> None:
         await self._requests.session()
@@ -192,39 +178,15 @@ class GCSOutput(UploadOutput):
     def __init__(self, bucket: str, name: str, config: GCSConfig | None = None) -> None:
         self.config = config or GCSConfig()
         super().__init__(f"gs://{bucket}/{name}", max_concurrency=1,
-                         memory_budget=self.config.effective_memory_budget)
+                         memory_budget=self.config.effective_memory_budget,
+                         part_size=self.config.part_size)
         self._requests = _Requests(self.config, bucket, name, self.path, self.stats)
         self._finished = False
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> GCSOutput:
-        """The output of ``gs://bucket/name``.
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``gs://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The output.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any]) -> GCSOutput:
         bucket, name = parse_gcs_url(url)
-        refuse_if_match(storage_options)
-        return cls(bucket, name, GCSConfig.from_options(storage_options))
-
-    def part_size(self, number: int) -> int:
-        """Every chunk has ``part_size`` bytes (the last one may have fewer).
-
-        Args:
-            number: the chunk's number, 1-based.
-
-        Returns:
-            Its size in bytes.
-        """
-        return self.config.part_size
+        return cls(bucket, name, GCSConfig.from_options(options))
 
     def _create_only(self) -> dict[str, str]:
         return {} if self.config.overwrite else {"ifGenerationMatch": "0"}
@@ -342,7 +304,7 @@ class GCSScheme(ObjectNamespace):
         scheme, bucket, key = self._split(url)
         config = GCSConfig.from_options(storage_options)
         requests = _Requests(config, bucket, key, url, stats)
-        try:
+        with requests:
             prefix = folder_prefix(key)
             found, _ = await self._pages(requests, prefix)
             if not found and key and not key.endswith("/"):
@@ -352,12 +314,7 @@ class GCSScheme(ObjectNamespace):
                     meta = None
                 if meta is not None:
                     return [FileInfo(url, int(json.loads(meta.body).get("size") or 0))]
-        finally:
-            requests.release()
-        if not found:
-            raise ObjectNotFoundError(f"{url}: no files found")
-        base = f"{scheme}://{bucket}/"
-        return visible_files(base, prefix, found)
+        return listed_files(url, f"{scheme}://{bucket}/", prefix, found)
 
     async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
                            stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:
@@ -366,10 +323,8 @@ class GCSScheme(ObjectNamespace):
         scheme, bucket, key = self._split(url)
         prefix = folder_prefix(key)
         requests = _Requests(GCSConfig.from_options(storage_options), bucket, key, url, stats)
-        try:
+        with requests:
             found, more = await self._pages(requests, prefix, max_pages)
-        finally:
-            requests.release()
         base = f"{scheme}://{bucket}/"
         return visible_files(base, prefix, found), more
 
@@ -378,21 +333,19 @@ class GCSScheme(ObjectNamespace):
                      ) -> tuple[list[tuple[str, int]], bool]:
         """Every (name, size) under ``prefix`` (one request per 1,000 names), or those of the
         first ``max_pages`` pages; and whether names were left."""
-        out: list[tuple[str, int]] = []
         params = {"prefix": prefix, "maxResults": str(LIST_PAGE_SIZE),
                   "fields": "items(name,size),nextPageToken"}
-        pages = 0
-        while True:
+
+        async def page(token: str | None) -> tuple[list[tuple[str, int]], str | None]:
+            if token:
+                params["pageToken"] = token
             response = await requests.send("GET", requests.url("list", params),
                                            f"list {prefix or 'the bucket'}")
-            pages += 1
-            page = json.loads(response.body or b"{}")
-            out.extend((item["name"], int(item.get("size") or 0))
-                       for item in page.get("items") or [])
-            token = page.get("nextPageToken")
-            if not token or pages == max_pages:
-                return out, bool(token)
-            params["pageToken"] = token
+            body = json.loads(response.body or b"{}")
+            return [(item["name"], int(item.get("size") or 0))
+                    for item in body.get("items") or []], body.get("nextPageToken")
+
+        return await ObjectNamespace.flat_pages(page, max_pages)
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
@@ -404,7 +357,7 @@ class GCSScheme(ObjectNamespace):
         prefixes: list[str] = []
         params = {"prefix": prefix, "delimiter": "/", "maxResults": str(LIST_PAGE_SIZE),
                   "fields": "items(name,size),prefixes,nextPageToken"}
-        try:
+        with requests:
             while True:
                 response = await requests.send("GET", requests.url("list", params),
                                                f"list {prefix or 'the bucket'}")
@@ -415,17 +368,13 @@ class GCSScheme(ObjectNamespace):
                 if not token:
                     break
                 params["pageToken"] = token
-        finally:
-            requests.release()
         return level_of(f"{scheme}://{bucket}/", found, prefixes)
 
     async def delete(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         bucket, name = parse_gcs_url(url)
         requests = _Requests(GCSConfig.from_options(storage_options), bucket, name, url,
                              IOStats())
-        try:
+        with requests:
             await requests.send("DELETE", requests.url("object"), "delete the object",
                                 accept=(200, 204, 404))
-        finally:
-            requests.release()
 

@@ -65,6 +65,7 @@ from typing import Any, cast
 
 from aorc.errors import SchemaError
 from aorc.io.base import StoreOptions, masked_repr, take_aliases
+from aorc.io.config import StoreConfig
 from aorc.io.remote import DEFAULT_MAX_UNRANGED
 from aorc.io.transport import RetryPolicy, endpoint_problem, redact_url
 
@@ -180,7 +181,7 @@ def _optional_str(name: str, value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
-class S3Config:
+class S3Config(StoreConfig):
     """Everything needed to reach S3 objects and to tune reads and writes.
 
     Build it with :meth:`from_options`; fields left ``None`` come from the AWS chain.
@@ -270,29 +271,7 @@ class S3Config:
                               f"got {self.checksum_algorithm!r}")
 
     @classmethod
-    def from_options(cls, storage_options: Mapping[str, Any] | None) -> S3Config:
-        """Check ``storage_options`` (see the module docstring) and build the settings.
-
-        Options made only of strings, numbers, booleans and ``None`` (the usual case) are
-        parsed once per process: a dataset opens every file with the same options.
-
-        Raises:
-            SchemaError: an unknown option or a bad value.
-
-        Args:
-            storage_options: the settings (``None``: from the environment alone).
-
-        Returns:
-            The checked settings.
-        """
-        key = _options_key(storage_options)
-        if key is None or cls is not S3Config:
-            return cls._parse(storage_options)
-        return _parse_cached(key)
-
-    @classmethod
-    def _parse(cls, storage_options: Mapping[str, Any] | None) -> S3Config:
-        options = dict(storage_options or {})
+    def _parse(cls, options: dict[str, Any]) -> S3Config:
         options.setdefault("max_concurrency", DEFAULT_S3_CONCURRENCY)
         options.setdefault("max_request_size", DEFAULT_S3_REQUEST_SIZE)
         store = StoreOptions.pop_from(options)
@@ -378,26 +357,6 @@ class S3Config:
             # the names only: proxies may hold credentials
             "client_config": lambda v: "{" + ", ".join(f"{k!r}: ..." for k, _ in v) + "}",
             "endpoint_url": lambda v: repr(redact_url(v)) if v else repr(v)})
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _options_key(options: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...] | None:
-    """A hashable key of storage options made of scalars only, else ``None``."""
-    if not options:
-        return ()
-    items = []
-    for name, value in options.items():
-        if not isinstance(name, str) or not isinstance(value, _SCALARS):
-            return None
-        items.append((name, type(value).__name__, value))  # 1 and True are different
-    return tuple((n, (t, v)) for n, t, v in sorted(items))
-
-
-@functools.lru_cache(maxsize=64)
-def _parse_cached(key: tuple[tuple[str, Any], ...]) -> S3Config:
-    return S3Config._parse({name: value for name, (_, value) in key})
 
 
 def _client_key(config: S3Config, aws: tuple[tuple[str, str], ...]) -> str:

@@ -22,7 +22,6 @@ import asyncio
 import datetime
 import re
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 from aorc.errors import (
@@ -34,7 +33,7 @@ from aorc.errors import (
     StoreError,
 )
 from aorc.io.base import IOStats
-from aorc.io.remote import Ranged, RemoteStore, pop_if_match
+from aorc.io.remote import Ranged, RemoteStore
 from aorc.io.s3.config import S3Config, parse_s3_url
 
 __all__ = ["ObstoreS3Store", "level_with_obstore", "list_with_obstore", "obstore_store",
@@ -157,13 +156,10 @@ class ObstoreS3Store(RemoteStore):
         self._store: Any = None
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None
-                 ) -> ObstoreS3Store:
-        """The store of ``s3://bucket/key`` through obstore."""
+    def _for_url(cls, url: str, options: dict[str, Any],
+                 version: str | None) -> ObstoreS3Store:
         bucket, key = parse_s3_url(url)
-        options = dict(storage_options or {})
-        etag = pop_if_match(options)  # before the rest is parsed
-        return cls(bucket, key, S3Config.from_options(options), version=etag)
+        return cls(bucket, key, S3Config.from_options(options), version=version)
 
     async def _open(self) -> None:
         self._store = obstore_store(self.config, self.bucket)

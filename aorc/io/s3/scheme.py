@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aorc.errors import ObjectNotFoundError
 from aorc.io.base import IOStats, Store
 from aorc.io.listing import (
     LIST_PAGE_SIZE,
@@ -19,6 +18,7 @@ from aorc.io.listing import (
     ObjectNamespace,
     folder_prefix,
     level_of,
+    listed_files,
     visible_files,
 )
 from aorc.io.output import Output
@@ -70,10 +70,7 @@ class S3Scheme(ObjectNamespace):
             raise map_s3_error(exc, url, "list") from exc
         finally:
             lease.release()
-        if not found:
-            raise ObjectNotFoundError(f"{url}: no files found")
-        base = f"{scheme}://{bucket}/"
-        return visible_files(base, prefix, found)
+        return listed_files(url, f"{scheme}://{bucket}/", prefix, found)
 
     async def level(self, url: str, storage_options: Mapping[str, Any] | None,
                     stats: IOStats) -> Level:
@@ -121,10 +118,7 @@ class S3Scheme(ObjectNamespace):
             size = await size_with_obstore(config, bucket, key, stats)
             if size is not None:
                 return [FileInfo(url, size)]
-        if not found:
-            raise ObjectNotFoundError(f"{url}: no files found")
-        base = f"{scheme}://{bucket}/"
-        return visible_files(base, prefix, found)
+        return listed_files(url, f"{scheme}://{bucket}/", prefix, found)
 
     async def listing_head(self, url: str, storage_options: Mapping[str, Any] | None,
                            stats: IOStats, max_pages: int) -> tuple[list[FileInfo], bool]:

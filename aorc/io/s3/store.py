@@ -37,7 +37,6 @@ from __future__ import annotations
 import binascii
 import dataclasses
 import hashlib
-from collections.abc import Mapping
 from typing import Any
 
 from aorc.errors import ObjectExistsError, RetriesExhaustedError, StoreError
@@ -47,8 +46,6 @@ from aorc.io.remote import (
     RemoteStore,
     UploadOutput,
     parse_content_range,
-    pop_if_match,
-    refuse_if_match,
 )
 from aorc.io.s3.clients import (
     ClientLease,
@@ -97,25 +94,9 @@ class S3Store(RemoteStore):
         self._lease: ClientLease | None = None
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Store:
-        """The store of ``s3://bucket/key`` with ``storage_options`` (see
-        :mod:`aorc.io.s3.config`).
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``s3://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The store.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any], version: str | None) -> S3Store:
         bucket, key = parse_s3_url(url)
-        options = dict(storage_options or {})
-        etag = pop_if_match(options)
-        # every read, the first one too, is then pinned to that version
-        return cls(bucket, key, S3Config.from_options(options), version=etag)
+        return cls(bucket, key, S3Config.from_options(options), version=version)
 
     async def _open(self) -> None:
         self._lease = await acquire_client(self.config)
@@ -239,46 +220,22 @@ class S3Output(UploadOutput):
     """
 
     max_parts = MAX_PARTS
+    parts_per_doubling = PARTS_PER_DOUBLING
+    max_part_size = MAX_PART_SIZE
 
     def __init__(self, bucket: str, key: str, config: S3Config | None = None) -> None:
         self.config = config or S3Config()
         super().__init__(f"s3://{bucket}/{key}", max_concurrency=self.config.store.max_concurrency,
-                         memory_budget=self.config.effective_memory_budget)
+                         memory_budget=self.config.effective_memory_budget,
+                         part_size=self.config.part_size)
         self.bucket = bucket
         self.key = key
         self._parts: list[dict[str, Any]] = []
 
     @classmethod
-    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None) -> S3Output:
-        """The output of ``s3://bucket/key`` with ``storage_options`` (see
-        :mod:`aorc.io.s3.config`).
-
-        Raises:
-            SchemaError: a malformed URL or a bad storage option.
-
-        Args:
-            url: the ``s3://`` URL.
-            storage_options: the store's settings (see the module docstring).
-
-        Returns:
-            The output.
-        """
+    def _for_url(cls, url: str, options: dict[str, Any]) -> S3Output:
         bucket, key = parse_s3_url(url)
-        refuse_if_match(storage_options)
-        return cls(bucket, key, S3Config.from_options(storage_options))
-
-    def part_size(self, number: int) -> int:
-        """The size of part ``number`` (1-based): doubled every :data:`PARTS_PER_DOUBLING`
-        parts, at most 5 GiB.
-
-        Args:
-            number: the part's number, 1-based.
-
-        Returns:
-            Its size in bytes.
-        """
-        return min(MAX_PART_SIZE,
-                   self.config.part_size << ((number - 1) // PARTS_PER_DOUBLING))
+        return cls(bucket, key, S3Config.from_options(options))
 
     async def _client(self) -> ClientLease:
         return await acquire_client(self.config)

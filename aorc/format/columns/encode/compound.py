@@ -41,10 +41,17 @@ from aorc.format.columns.encode.statistics import (
     CollectionStats,
     Stats,
 )
-from aorc.format.types import TypeKind, type_string
+from aorc.format.types import OrcType, TypeKind, type_string
 from aorc.threads import pool_map
 
 __all__: list[str] = []
+
+
+def _check_children(t: OrcType, values: pa.Array, kind: str, what: str) -> None:
+    """Raise SchemaError unless the Arrow struct or union has one child per ORC child."""
+    if values.type.num_fields != len(t.children):
+        raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow {kind} has "
+                          f"{values.type.num_fields} {what}")
 
 
 @register(TypeKind.STRUCT)
@@ -52,9 +59,7 @@ def encode_struct(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.
                   groups: list[Stats]) -> ValueParts:
     """Encode a struct column's fields."""
     t = level.t
-    if values.type.num_fields != len(t.children):
-        raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow struct has "
-                          f"{values.type.num_fields} fields")
+    _check_children(t, values, "struct", "fields")
     starts = boundaries(level, vstarts)
     jobs = [(level.child(c, starts), values.field(i), level.finish)
             for i, c in enumerate(t.children)]
@@ -95,18 +100,24 @@ def _lengths(level: EncodeLevel, lengths: npt.NDArray[np.int64], vstarts: npt.ND
     return EncodedStream(pb.Stream.LENGTH, data, positions_list(pos)), before[bounds], hashes
 
 
-def _offsets(values: pa.Array) -> npt.NDArray[np.int64]:
-    return np.asarray(values.offsets.to_numpy(zero_copy_only=False), np.int64)
+def _entries(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
+             groups: list[CollectionStats]
+             ) -> tuple[EncodedStream, npt.NDArray[np.int64], list[npt.NDArray[np.int64]] | None,
+                        int, int]:
+    """A list or map column's LENGTH stream, its children's row-group starts, its bloom
+    hashes, and where its entries start in the child arrays and how many there are."""
+    offsets = np.asarray(values.offsets.to_numpy(zero_copy_only=False), np.int64)
+    stream, child_starts, hashes = _lengths(level, np.diff(offsets), vstarts, groups)
+    first = int(offsets[0])
+    return stream, child_starts, hashes, first, int(offsets[-1]) - first
 
 
 @register(TypeKind.LIST)
 def encode_list(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                 groups: list[CollectionStats]) -> ValueParts:
     """Encode a list column's lengths and elements."""
-    offsets = _offsets(values)
-    stream, child_starts, hashes = _lengths(level, np.diff(offsets), vstarts, groups)
-    first, last = int(offsets[0]), int(offsets[-1])
-    items = values.values.slice(first, last - first)
+    stream, child_starts, hashes, first, count = _entries(level, values, vstarts, groups)
+    items = values.values.slice(first, count)
     child = encode_level(level.child(level.t.children[0], child_starts), items)
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, [stream], groups, hashes, children=[child])
 
@@ -115,14 +126,11 @@ def encode_list(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.in
 def encode_map(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int64],
                groups: list[CollectionStats]) -> ValueParts:
     """Encode a map column's lengths, keys and values."""
-    offsets = _offsets(values)
-    stream, child_starts, hashes = _lengths(level, np.diff(offsets), vstarts, groups)
-    first, last = int(offsets[0]), int(offsets[-1])
+    stream, child_starts, hashes, first, count = _entries(level, values, vstarts, groups)
     key_t, value_t = level.t.children
-    children = [encode_level(level.child(key_t, child_starts), values.keys.slice(first,
-                                                                               last - first)),
+    children = [encode_level(level.child(key_t, child_starts), values.keys.slice(first, count)),
                 encode_level(level.child(value_t, child_starts),
-                             values.items.slice(first, last - first))]
+                             values.items.slice(first, count))]
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, [stream], groups, hashes, children=children)
 
 
@@ -162,9 +170,7 @@ def encode_union(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.i
                  groups: list[Stats]) -> ValueParts:
     """Encode a union column's tags and branches."""
     t = level.t
-    if values.type.num_fields != len(t.children):
-        raise SchemaError(f"column {t.column_id} ({type_string(t)}): Arrow union has "
-                          f"{values.type.num_fields} branches")
+    _check_children(t, values, "union", "branches")
     branches, offsets = _union_layout(values)
     bounds = boundaries(level, vstarts)
     data, pos = rle.write_byte_rle_with_positions(branches.astype(np.int8), bounds)
