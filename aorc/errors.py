@@ -166,7 +166,12 @@ def warn(message: str, category: type[Warning] = AorcWarning) -> None:
     """Issue a warning attributed to the user's code: the innermost calling frame outside
     aorc (and outside asyncio's loop and thread pools), so ``python -W error`` and warning
     filters by module see the line that called aorc. On a worker thread, where no frame is
-    the user's, the warning is attributed to aorc's frame that issued it."""
+    the user's, the warning is attributed to aorc's frame that issued it.
+
+    Args:
+        message: the warning's text.
+        category: its class (:class:`AorcWarning` by default).
+    """
     frame: types.FrameType | None = sys._getframe(1)
     level = 2
     while frame is not None:

@@ -42,6 +42,7 @@ __all__ = [
     "Split",
     "SplitPlan",
     "balance_splits",
+    "check_projection",
     "is_iceberg_source",
     "pack_splits",
     "plan_splits",
@@ -56,6 +57,22 @@ DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 #: What opening a split costs, counted in bytes when splits are packed into tasks (Spark's
 #: ``spark.sql.files.openCostInBytes``).
 OPEN_COST_BYTES = 4 * 1024 * 1024
+
+
+def check_projection(schema: pa.Schema, columns: Sequence[str]) -> None:
+    """Refuse an engine's projection naming columns ``schema`` lacks.
+
+    Args:
+        schema: the read's schema.
+        columns: the columns asked for.
+
+    Raises:
+        SchemaError: naming the missing columns and the schema's.
+    """
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise SchemaError(f"no columns {missing} in the read (columns: "
+                          f"{', '.join(schema.names)})")
 
 
 @dataclass(frozen=True)
@@ -137,10 +154,7 @@ class SplitPlan:
         Raises:
             SchemaError: a column not in :attr:`schema`.
         """
-        missing = [c for c in columns if c not in self.schema.names]
-        if missing:
-            raise SchemaError(f"no columns {missing} in the read (columns: "
-                              f"{', '.join(self.schema.names)})")
+        check_projection(self.schema, columns)
         out = pa.schema([self.schema.field(c) for c in columns])
         extra = []
         if self.expression is not None:  # the expression's columns, read for it alone

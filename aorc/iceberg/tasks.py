@@ -24,6 +24,7 @@ import pyarrow as pa
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.table import DataScan
 
+from aorc.dataset.splits import check_projection
 from aorc.errors import SchemaError
 from aorc.iceberg import config
 from aorc.iceberg.read import FileTask, IcebergScan, scan_of
@@ -76,10 +77,7 @@ class IcebergPlan:
         Raises:
             SchemaError: a column not in :attr:`schema`.
         """
-        missing = [c for c in columns if c not in self.schema.names]
-        if missing:
-            raise SchemaError(f"no columns {missing} in the read (columns: "
-                              f"{', '.join(self.schema.names)})")
+        check_projection(self.schema, columns)
         # (no column: the first one is read for the row count, then dropped)
         read = tuple(columns) or tuple(self.schema.names[:1])
         scan = self.scan.update(selected_fields=read)
@@ -209,9 +207,7 @@ def read_iceberg_tasks(plan: IcebergPlan, tasks: Sequence[FileTask],
     of its own).
 
     Args:
-        plan: the plan.
-        tasks: the data files to read (of ``plan.tasks``).
-        limit: stop once this many rows have come (``None``: all).
+        plan, tasks, limit: as for :func:`read_iceberg_table`.
 
     Returns:
         The rows.

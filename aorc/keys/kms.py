@@ -103,25 +103,26 @@ class HadoopKMS:
                 await session.close()
 
     async def key_names(self) -> list[str]:
-        """The names of the master keys the provider holds.
+        """The KMS's key names (``GET keys/names``).
 
         Returns:
-            The key names, sorted.
+            The names, sorted.
         """
         names = await self._call("GET", "keys/names")
         return sorted(str(n) for n in names or [])
 
     async def current_version(self, name: str) -> KeyVersion:
-        """The current (newest) version of the key ``name``: new files use it.
+        """The newest version of ``name`` from the KMS's key metadata, whose ``length``
+        (128 or 256 bits) gives the algorithm.
 
         Args:
-            name: the key's name.
+            name: a key name the KMS holds.
 
         Returns:
-            The key version, with its algorithm.
+            That version.
 
         Raises:
-            KeyError: the provider has no key of that name.
+            KeyError: the KMS has no such key.
         """
         meta = await self._call("GET", f"key/{quote(name, safe='')}/_metadata")
         if not meta:
@@ -141,16 +142,17 @@ class HadoopKMS:
         return _unb64(found["material"])
 
     async def create_local_key(self, key: KeyVersion) -> LocalKey:
-        """A new random local key for ``key``'s algorithm, and its encrypted form.
+        """Random bytes as the stored form, decrypted by the KMS (``eek_op=decrypt``) into
+        the local key, as ORC Java's ``KMSClientProvider`` does.
 
         Args:
-            key: the master key version that encrypts it.
+            key: a key version the KMS holds.
 
         Returns:
-            The local key and the bytes stored in the file.
+            The local key and its stored form.
 
         Raises:
-            KeyError: the provider has no such key version.
+            KeyError: the KMS has no such key version.
         """
         encrypted = self._random(ALGORITHMS[key.algorithm])
         local = await self._decrypt(key, encrypted)
@@ -159,14 +161,14 @@ class HadoopKMS:
         return LocalKey(local, encrypted)
 
     async def decrypt_local_key(self, key: KeyVersion, encrypted: bytes) -> bytes | None:
-        """The local key that ``encrypted`` stands for under ``key``.
+        """The KMS's decryption (``eek_op=decrypt``) of a stored local key.
 
         Args:
-            key: the master key version the file names.
-            encrypted: the encrypted local key stored in the file.
+            key: the key version a file names.
+            encrypted: the stored form from the file.
 
         Returns:
-            The local key; ``None`` when the provider does not have that key version.
+            The local key; ``None`` when the KMS does not decrypt it (no such version).
         """
         if len(encrypted) < _IV_LENGTH:
             return None

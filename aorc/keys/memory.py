@@ -69,24 +69,25 @@ class InMemoryKeys:
         return f"InMemoryKeys({names})"
 
     async def key_names(self) -> list[str]:
-        """The names of the master keys the provider holds.
+        """The names of the keys given to the constructor.
 
         Returns:
-            The key names, sorted.
+            Those names, sorted.
         """
         return sorted(self._current)
 
     async def current_version(self, name: str) -> KeyVersion:
-        """The current (newest) version of the key ``name``: new files use it.
+        """The highest version given for ``name`` (0 when no versions were given), with
+        the algorithm its length implies.
 
         Args:
-            name: the key's name.
+            name: a key name given to the constructor.
 
         Returns:
-            The key version, with its algorithm.
+            That version.
 
         Raises:
-            KeyError: the provider has no key of that name.
+            KeyError: no key of that name was given.
         """
         if name not in self._current:
             raise KeyError(f"no key named {name!r}")
@@ -94,16 +95,17 @@ class InMemoryKeys:
         return KeyVersion(name, version, self._keys[(name, version)][0])
 
     async def create_local_key(self, key: KeyVersion) -> LocalKey:
-        """A new random local key for ``key``'s algorithm, and its encrypted form.
+        """Random bytes as the stored form, decrypted with the master key as ORC Java's
+        ``InMemoryKeystore`` does (AES/CTR, the first 16 stored bytes as the IV).
 
         Args:
-            key: the master key version that encrypts it.
+            key: a key version given to the constructor.
 
         Returns:
-            The local key and the bytes stored in the file.
+            The local key and its stored form.
 
         Raises:
-            KeyError: the provider has no such key version.
+            KeyError: that version was not given.
         """
         found = self._keys.get((key.name, key.version))
         if found is None:
@@ -113,14 +115,14 @@ class InMemoryKeys:
         return LocalKey(_ctr(master, encrypted), encrypted)
 
     async def decrypt_local_key(self, key: KeyVersion, encrypted: bytes) -> bytes | None:
-        """The local key that ``encrypted`` stands for under ``key``.
+        """AES/CTR of ``encrypted`` under the master key, its first 16 bytes as the IV.
 
         Args:
-            key: the master key version the file names.
-            encrypted: the encrypted local key stored in the file.
+            key: the key version a file names.
+            encrypted: the stored form from the file.
 
         Returns:
-            The local key; ``None`` when the provider does not have that key version.
+            The local key; ``None`` for a version not given (or a stored form too short).
         """
         found = self._keys.get((key.name, key.version))
         if found is None or len(encrypted) < _IV_LENGTH:
