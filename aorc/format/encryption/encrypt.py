@@ -134,17 +134,29 @@ def encryption_block(plan: EncryptionPlan, keys: LocalKeys, n_stripes: int,
         root = v.column.column_id
         variant = block.variants.add(root=root, key=names.index(v.key),
                                      encryptedKey=keys.encrypted[i])
-        for offset, per_stripe in enumerate(stripe_stats[i]):
-            column = root + offset
-            raw = compress(pb.ColumnarStripeStatistics(colStats=per_stripe).SerializeToString())
-            sealed = ctr(keys.keys[i], stream_iv(column, STRIPE_STATISTICS, n_stripes + 1), raw)
-            variant.stripeStatistics.add(kind=STRIPE_STATISTICS, column=column,
-                                         length=len(sealed))
-            prefix.append(sealed)
-        raw = compress(pb.FileStatistics(column=file_stats[i]).SerializeToString())
-        variant.fileStatistics = ctr(keys.keys[i], stream_iv(root, FILE_STATISTICS,
-                                                             n_stripes + 1), raw)
+        prefix += _seal_statistics(variant, keys.keys[i], n_stripes, file_stats[i],
+                                   stripe_stats[i], compress)
     return block, b"".join(prefix)
+
+
+def _seal_statistics(variant: pb.EncryptionVariant, key: bytes, n_stripes: int,
+                     file_stats: Sequence[pb.ColumnStatistics],
+                     stripe_stats: Sequence[Sequence[pb.ColumnStatistics]],
+                     compress: Compress) -> list[bytes]:
+    """Encrypt a variant's file statistics into ``variant`` and its stripe statistics (one
+    stream per column, described in ``variant``); returns those streams' bytes. The IVs'
+    stripe id is ``n_stripes + 1``, as ORC Java's footer statistics use."""
+    sealed_streams: list[bytes] = []
+    for offset, per_stripe in enumerate(stripe_stats):
+        column = variant.root + offset
+        raw = compress(pb.ColumnarStripeStatistics(colStats=per_stripe).SerializeToString())
+        sealed = ctr(key, stream_iv(column, STRIPE_STATISTICS, n_stripes + 1), raw)
+        variant.stripeStatistics.add(kind=STRIPE_STATISTICS, column=column, length=len(sealed))
+        sealed_streams.append(sealed)
+    raw = compress(pb.FileStatistics(column=file_stats).SerializeToString())
+    variant.fileStatistics = ctr(key, stream_iv(variant.root, FILE_STATISTICS, n_stripes + 1),
+                                 raw)
+    return sealed_streams
 
 
 def resealed_block(template: pb.Encryption, keys: LocalKeys, n_stripes: int,
@@ -171,16 +183,8 @@ def resealed_block(template: pb.Encryption, keys: LocalKeys, n_stripes: int,
     block.mask.extend(template.mask)
     prefix: list[bytes] = []
     for i, old in enumerate(template.variants):
-        root = old.root
-        variant = block.variants.add(root=root, key=old.key, encryptedKey=keys.encrypted[i])
-        for offset, per_stripe in enumerate(stripe_stats[i]):
-            column = root + offset
-            raw = compress(pb.ColumnarStripeStatistics(colStats=per_stripe).SerializeToString())
-            sealed = ctr(keys.keys[i], stream_iv(column, STRIPE_STATISTICS, n_stripes + 1), raw)
-            variant.stripeStatistics.add(kind=STRIPE_STATISTICS, column=column,
-                                         length=len(sealed))
-            prefix.append(sealed)
-        raw = compress(pb.FileStatistics(column=file_stats[i]).SerializeToString())
-        variant.fileStatistics = ctr(keys.keys[i], stream_iv(root, FILE_STATISTICS,
-                                                             n_stripes + 1), raw)
+        variant = block.variants.add(root=old.root, key=old.key,
+                                     encryptedKey=keys.encrypted[i])
+        prefix += _seal_statistics(variant, keys.keys[i], n_stripes, file_stats[i],
+                                   stripe_stats[i], compress)
     return block, b"".join(prefix)
