@@ -86,7 +86,8 @@ class EncodedColumn:
 
     Attributes:
         column_id: the column's id.
-        encoding: its ColumnEncoding for the stripe footer.
+        encoding: its ColumnEncoding for the stripe footer (shared between columns: never
+            modify it).
         streams: its streams in the order ORC Java records their positions in the row index
             (PRESENT first when present; position-less streams last). Concatenating
             ``s.positions[g]`` over the streams gives row group ``g``'s index entry.
@@ -361,18 +362,26 @@ def encode_level(level: EncodeLevel, arr: pa.Array) -> EncodedColumn:
     groups = base_group_stats(cls, counts, has_null, **kwargs)
     parts = encoder(level, values, vstarts, groups)
     streams.extend(parts.streams)
-    encoding = pb.ColumnEncoding(kind=parts.kind)  # type: ignore[arg-type]
-    if parts.dictionary_size is not None:
-        encoding.dictionarySize = parts.dictionary_size
-    filters = None
-    if level.bloom:
-        encoding.bloomEncoding = BLOOM_ENCODING_UTF8
-        filters = _bloom_filters(level, parts.hashes, len(groups))
+    encoding = _column_encoding(parts.kind, parts.dictionary_size, level.bloom)
+    filters = _bloom_filters(level, parts.hashes, len(groups)) if level.bloom else None
     return EncodedColumn(
         column_id=t.column_id, encoding=encoding, streams=streams,
         stripe_stats_bytes=_merge_all(parts.stats, cls, kwargs).serialized(),
         row_group_stats_bytes=[s.serialized() for s in parts.stats] if level.indexed else [],
         bloom_filters=filters, children=parts.children)
+
+
+@functools.lru_cache(maxsize=1024)
+def _column_encoding(kind: int, dictionary_size: int | None, bloom: bool) -> pb.ColumnEncoding:
+    """A stripe footer's ColumnEncoding, made once per distinct value (a protobuf message
+    made per column and stripe costs an arena apiece: see :mod:`aorc.format.messages`).
+    Shared: never modified after it is made."""
+    encoding = pb.ColumnEncoding(kind=kind)  # type: ignore[arg-type]
+    if dictionary_size is not None:
+        encoding.dictionarySize = dictionary_size
+    if bloom:
+        encoding.bloomEncoding = BLOOM_ENCODING_UTF8
+    return encoding
 
 
 def _merge_all(groups: Sequence[Stats], cls: type[Stats], kwargs: dict[str, Any]) -> Stats:
