@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import gc
 import json
 import re
@@ -24,6 +25,7 @@ import pyarrow as pa
 from aorc.errors import CorruptFileError, SchemaError, UnwritableTypeError
 from aorc.format import geo
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.messages import parsed_types, scratch_serialized
 from aorc.format.nesting import MAX_TYPE_DEPTH, check_depth, check_proto_depth
 from aorc.format.unwritable import unwritable, unwritable_inside
 
@@ -387,25 +389,26 @@ def _check_decimal(cid: int, p: pb.Type) -> None:
 
 def to_proto(root: OrcType) -> list[pb.Type]:
     """Flatten the tree into a footer's list of types (pre-order)."""
-    out = []
-    for t in root.walk():
-        p = pb.Type(kind=t.kind.name)
-        p.subtypes.extend(c.column_id for c in t.children)
-        p.fieldNames.extend(t.field_names)
-        if t.max_length is not None:
-            p.maximumLength = t.max_length
-        if t.precision is not None:
-            p.precision = t.precision
-        if t.scale is not None:
-            p.scale = t.scale
-        for k, v in t.attributes:
-            p.attributes.add(key=k, value=v)
-        if t.kind in _GEO:  # as ORC Java: the CRS always, the algorithm for geography
-            p.crs = t.crs or geo.DEFAULT_CRS
-            if t.kind == TypeKind.GEOGRAPHY:
-                p.algorithm = t.algorithm or 0  # type: ignore[assignment]
-        out.append(p)
-    return out
+    return parsed_types([scratch_serialized(functools.partial(_fill_type, t), pb.Type)
+                         for t in root.walk()])
+
+
+def _fill_type(t: OrcType, p: pb.Type) -> None:
+    p.kind = pb.Type.Kind.Value(t.kind.name)
+    p.subtypes.extend(c.column_id for c in t.children)
+    p.fieldNames.extend(t.field_names)
+    if t.max_length is not None:
+        p.maximumLength = t.max_length
+    if t.precision is not None:
+        p.precision = t.precision
+    if t.scale is not None:
+        p.scale = t.scale
+    for k, v in t.attributes:
+        p.attributes.add(key=k, value=v)
+    if t.kind in _GEO:  # as ORC Java: the CRS always, the algorithm for geography
+        p.crs = t.crs or geo.DEFAULT_CRS
+        if t.kind == TypeKind.GEOGRAPHY:
+            p.algorithm = t.algorithm or 0  # type: ignore[assignment]
 
 
 # --------------------------------------------------------------------------- type strings

@@ -31,6 +31,7 @@ from aorc.format.encryption.encrypt import (
 )
 from aorc.format.encryption.masks import mask_array
 from aorc.format.encryption.spec import EncryptionPlan, PlannedVariant
+from aorc.format.messages import parsed_statistics
 from aorc.format.types import OrcType
 from aorc.keys import ALGORITHMS, KeyProvider
 from aorc.write.file import FileAssembler
@@ -197,7 +198,7 @@ class EncryptedFileAssembler(FileAssembler):
                 col_stats.append(col_stat)
             streams.sort(key=lambda s: stream_order_key(s.column, s.kind))
             pieces.append((streams, [c.encoding for c in _walk(tree)]))
-            stats.append(col_stats)
+            stats.append(parsed_statistics(col_stats))  # placed: serialized
         footer, index_parts, data_parts = stripe_footer_with_variants(
             clear.footer, n_index, pieces, self._keys, self.num_stripes + 1)
         footer_bytes = compress(footer.SerializeToString(), self.opts, None)

@@ -32,7 +32,11 @@ from aorc.errors import AorcError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec.compression import CompressionKind
 from aorc.format.columns.encode.base import EncodeOptions
-from aorc.format.columns.encode.statistics import merge_statistics, stats_class
+from aorc.format.columns.encode.statistics import (
+    merge_statistics_of,
+    protos_of,
+    stats_class,
+)
 from aorc.format.statistics import ColumnStatistics, column_statistics_from_proto
 from aorc.format.types import OrcType, to_proto
 from aorc.write.stripe import EncodedStripe, compress
@@ -98,8 +102,8 @@ class FileAssembler:
         self._types = list(schema.walk())
         self._stripes: list[pb.StripeInformation] = []
         self._stripe_stats: list[pb.StripeStatistics] = []
-        self._file_stats = [stats_class(t)[0](**stats_class(t)[1]).to_proto()
-                            for t in self._types]
+        self._file_stats = protos_of([stats_class(t)[0](**stats_class(t)[1])
+                                      for t in self._types])
         self._position = 0
         self._finished = False
         self.num_rows = 0
@@ -154,9 +158,8 @@ class FileAssembler:
                             f"{len(self._types)}")
         self._stripes.append(stripe.information(self._position))
         self._stripe_stats.append(pb.StripeStatistics(colStats=stripe.column_stats))
-        self._file_stats = [merge_statistics(total, part, t) for total, part, t
-                            in zip(self._file_stats, stripe.column_stats, self._types,
-                                   strict=True)]
+        self._file_stats = merge_statistics_of(self._file_stats, stripe.column_stats,
+                                               self._types)
         self._position += stripe.size
         self.num_rows += stripe.num_rows
 

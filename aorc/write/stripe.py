@@ -47,6 +47,7 @@ from aorc.format.codec.compression import (
     default_level,
 )
 from aorc.format.columns.encode import EncodedColumn, EncodeOptions, encode_column
+from aorc.format.messages import parsed_statistics, row_index_bytes, scratch_serialized
 from aorc.format.types import OrcType
 from aorc.threads import pool_map
 
@@ -92,9 +93,9 @@ class _Column(Protocol):
     @property
     def streams(self) -> Sequence[_Stream]: ...
     @property
-    def stripe_stats(self) -> pb.ColumnStatistics: ...
+    def stripe_stats_bytes(self) -> bytes: ...
     @property
-    def row_group_stats(self) -> Sequence[pb.ColumnStatistics]: ...
+    def row_group_stats_bytes(self) -> Sequence[bytes]: ...
     @property
     def bloom_filters(self) -> Sequence[BloomFilter] | None: ...
     @property
@@ -262,8 +263,8 @@ class _Placed:
         return sum(len(p) for p in self.parts)
 
 
-#: One column's compressed index streams, data streams and stripe statistics.
-PlacedColumn = tuple[list[_Placed], list[_Placed], pb.ColumnStatistics]
+#: One column's compressed index streams, data streams and serialized stripe statistics.
+PlacedColumn = tuple[list[_Placed], list[_Placed], bytes]
 
 
 def _compress_parts(data: bytes | memoryview, opts: _Options, stream_kind: int, threads: int
@@ -294,16 +295,15 @@ def _chunk_starts(parts: Sequence[bytes], block: int) -> list[int]:
 
 
 def _column_streams(col: _Column, opts: _Options, num_groups: int
-                    ) -> tuple[list[_Placed], pb.RowIndex | None]:
-    """Compress a column's data streams and build its row index (None without row groups)."""
+                    ) -> tuple[list[_Placed], bytes | None]:
+    """Compress a column's data streams and build its serialized row index (None without
+    row groups; made as bytes, without a protobuf message per entry: see
+    :mod:`aorc.format.messages`)."""
     block = opts.compression_block_size
     compressed = CompressionKind(opts.compression) is not CompressionKind.NONE
     threads = getattr(opts, "threads", 1)
     placed: list[_Placed] = []
-    # the entries made inside their index: one protobuf arena, not one per row group (see
-    # aorc.format.columns.encode.statistics.protos_of)
-    index = pb.RowIndex()
-    entries = [index.entry.add() for _ in range(num_groups)]
+    positions: list[list[int]] = [[] for _ in range(num_groups)]
     for stream in col.streams:
         parts = _compress_parts(stream.data, opts, stream.kind, threads)
         placed.append(_Placed(col.column_id, stream.kind, parts))
@@ -313,16 +313,14 @@ def _column_streams(col: _Column, opts: _Options, num_groups: int
             raise _internal(f"column {col.column_id} stream kind {stream.kind} has positions "
                             f"for {len(stream.positions)} row groups, not {num_groups}")
         starts = _chunk_starts(parts, block) if compressed else None
-        for entry, pos in zip(entries, stream.positions, strict=True):
-            entry.positions.extend(orc_positions(pos, starts, block))
+        for entry, pos in zip(positions, stream.positions, strict=True):
+            entry.extend(orc_positions(pos, starts, block))
     if not num_groups:
         return placed, None
-    if len(col.row_group_stats) != num_groups:
+    if len(col.row_group_stats_bytes) != num_groups:
         raise _internal(f"column {col.column_id} has statistics for "
-                        f"{len(col.row_group_stats)} row groups, not {num_groups}")
-    for entry, stats in zip(entries, col.row_group_stats, strict=True):
-        entry.statistics.CopyFrom(stats)
-    return placed, index
+                        f"{len(col.row_group_stats_bytes)} row groups, not {num_groups}")
+    return placed, row_index_bytes(zip(positions, col.row_group_stats_bytes, strict=True))
 
 
 def _bloom_index(col: _Column, num_groups: int) -> pb.BloomFilterIndex | None:
@@ -335,15 +333,17 @@ def _bloom_index(col: _Column, num_groups: int) -> pb.BloomFilterIndex | None:
     return pb.BloomFilterIndex(bloomFilter=[f.to_proto() for f in filters])
 
 
-def _stripe_stats(col: _Column, placed: Sequence[_Placed]) -> pb.ColumnStatistics:
-    stats = pb.ColumnStatistics()
-    stats.CopyFrom(col.stripe_stats)
+def _stripe_stats(col: _Column, placed: Sequence[_Placed]) -> bytes:
+    """The column's serialized stripe statistics with ``bytesOnDisk``."""
     on_disk = sum(p.length for p in placed)
-    if on_disk:
-        stats.bytesOnDisk = on_disk
-    else:
-        stats.ClearField("bytesOnDisk")
-    return stats
+
+    def fill(stats: pb.ColumnStatistics) -> None:
+        stats.MergeFromString(col.stripe_stats_bytes)
+        if on_disk:
+            stats.bytesOnDisk = on_disk
+        else:
+            stats.ClearField("bytesOnDisk")
+    return scratch_serialized(fill, pb.ColumnStatistics)
 
 
 def _place_column(col: _Column, opts: _Options, num_groups: int) -> PlacedColumn:
@@ -353,7 +353,7 @@ def _place_column(col: _Column, opts: _Options, num_groups: int) -> PlacedColumn
     index = []
     if row_index is not None:
         index.append(_Placed(col.column_id, _ROW_INDEX,
-                             [compress(row_index.SerializeToString(), opts, _ROW_INDEX)]))
+                             [compress(row_index, opts, _ROW_INDEX)]))
     bloom = _bloom_index(col, num_groups)
     if bloom is not None:
         index.append(_Placed(col.column_id, _BLOOM_FILTER_UTF8,
@@ -425,7 +425,7 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
     done = placed or {}
     index: list[_Placed] = []
     data: list[_Placed] = []
-    stats: list[pb.ColumnStatistics] = []
+    stats: list[bytes] = []
 
     def place(col: _Column) -> PlacedColumn:
         return _place_column(col, opts, num_groups)
@@ -439,19 +439,18 @@ def assemble_stripe(root: _Column, num_rows: int, num_groups: int,
         data.extend(col_data)
         stats.append(col_stats)
     streams = sorted(index + data, key=lambda p: stream_order_key(p.column, p.kind))
-    footer = pb.StripeFooter(
-        streams=[pb.Stream(kind=p.kind, column=p.column, length=p.length)  # type: ignore[arg-type]
-                 for p in streams],
-        columns=[col.encoding for col in columns],
-        writerTimezone=opts.timezone,
-    )
+    footer = pb.StripeFooter(columns=[col.encoding for col in columns],
+                             writerTimezone=opts.timezone)
+    for p in streams:  # added in place: a pb.Stream() apiece costs an arena apiece
+        footer.streams.add(kind=p.kind, column=p.column, length=p.length)
     footer_bytes = compress(footer.SerializeToString(), opts, None)
     index_length = sum(p.length for p in streams if p.kind in _INDEX_KINDS)
     data_length = sum(p.length for p in streams) - index_length
     return EncodedStripe(
         parts=[part for p in streams for part in p.parts] + [footer_bytes],
         index_length=index_length, data_length=data_length,
-        footer_length=len(footer_bytes), num_rows=num_rows, column_stats=stats, footer=footer)
+        footer_length=len(footer_bytes), num_rows=num_rows,
+        column_stats=parsed_statistics(stats), footer=footer)
 
 
 def encode_stripe(orc_type: OrcType, schema: pa.Schema, batches: list[pa.RecordBatch],

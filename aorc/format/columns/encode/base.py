@@ -14,6 +14,7 @@ of compound types are encoded at the level of their parent's values.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +32,9 @@ from aorc.format.codec.compression import DEFAULT_BLOCK_SIZE, CompressionKind
 from aorc.format.columns.encode.statistics import (
     Stats,
     base_group_stats,
-    protos_of,
     stats_class,
 )
+from aorc.format.messages import parsed_statistics
 from aorc.format.types import (
     LEGACY_DECIMAL_PRECISION,
     LEGACY_DECIMAL_SCALE,
@@ -85,7 +86,8 @@ class EncodedColumn:
 
     Attributes:
         column_id: the column's id.
-        encoding: its ColumnEncoding for the stripe footer.
+        encoding: its ColumnEncoding for the stripe footer (shared between columns: never
+            modify it).
         streams: its streams in the order ORC Java records their positions in the row index
             (PRESENT first when present; position-less streams last). Concatenating
             ``s.positions[g]`` over the streams gives row group ``g``'s index entry.
@@ -96,15 +98,31 @@ class EncodedColumn:
         bloom_filters: one filter per row group when the column is in
             ``EncodeOptions.bloom_filter_columns`` (and row groups exist), else ``None``.
         children: the encoded child columns, in column-id order.
+        stripe_stats_bytes: :attr:`stripe_stats` serialized, as the encoder made it.
+        row_group_stats_bytes: :attr:`row_group_stats` serialized, as the encoder made them.
+
+    The statistics are kept serialized and parsed only when asked for: the stripe writer
+    copies the bytes, and protobuf messages made per column and row group cost a protobuf
+    arena each, after every 10,000 of which protobuf trims the process's heap (see
+    :mod:`aorc.format.messages`).
     """
 
     column_id: int
     encoding: pb.ColumnEncoding
     streams: list[EncodedStream]
-    stripe_stats: pb.ColumnStatistics
-    row_group_stats: list[pb.ColumnStatistics]
+    stripe_stats_bytes: bytes
+    row_group_stats_bytes: list[bytes]
     bloom_filters: list[BloomFilter] | None
     children: list[EncodedColumn]
+
+    @functools.cached_property
+    def stripe_stats(self) -> pb.ColumnStatistics:  # noqa: D102 -- documented above
+        (stats,) = parsed_statistics([self.stripe_stats_bytes])
+        return stats
+
+    @functools.cached_property
+    def row_group_stats(self) -> list[pb.ColumnStatistics]:  # noqa: D102
+        return parsed_statistics(self.row_group_stats_bytes)
 
 
 #: The defaults of aorc's writer (``aorc.EncodeOptions`` takes them from here).
@@ -344,18 +362,26 @@ def encode_level(level: EncodeLevel, arr: pa.Array) -> EncodedColumn:
     groups = base_group_stats(cls, counts, has_null, **kwargs)
     parts = encoder(level, values, vstarts, groups)
     streams.extend(parts.streams)
-    encoding = pb.ColumnEncoding(kind=parts.kind)  # type: ignore[arg-type]
-    if parts.dictionary_size is not None:
-        encoding.dictionarySize = parts.dictionary_size
-    filters = None
-    if level.bloom:
-        encoding.bloomEncoding = BLOOM_ENCODING_UTF8
-        filters = _bloom_filters(level, parts.hashes, len(groups))
+    encoding = _column_encoding(parts.kind, parts.dictionary_size, level.bloom)
+    filters = _bloom_filters(level, parts.hashes, len(groups)) if level.bloom else None
     return EncodedColumn(
         column_id=t.column_id, encoding=encoding, streams=streams,
-        stripe_stats=_merge_all(parts.stats, cls, kwargs).to_proto(),
-        row_group_stats=protos_of(parts.stats) if level.indexed else [],
+        stripe_stats_bytes=_merge_all(parts.stats, cls, kwargs).serialized(),
+        row_group_stats_bytes=[s.serialized() for s in parts.stats] if level.indexed else [],
         bloom_filters=filters, children=parts.children)
+
+
+@functools.lru_cache(maxsize=1024)
+def _column_encoding(kind: int, dictionary_size: int | None, bloom: bool) -> pb.ColumnEncoding:
+    """A stripe footer's ColumnEncoding, made once per distinct value (a protobuf message
+    made per column and stripe costs an arena apiece: see :mod:`aorc.format.messages`).
+    Shared: never modified after it is made."""
+    encoding = pb.ColumnEncoding(kind=kind)  # type: ignore[arg-type]
+    if dictionary_size is not None:
+        encoding.dictionarySize = dictionary_size
+    if bloom:
+        encoding.bloomEncoding = BLOOM_ENCODING_UTF8
+    return encoding
 
 
 def _merge_all(groups: Sequence[Stats], cls: type[Stats], kwargs: dict[str, Any]) -> Stats:

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from aorc.format._proto import orc_proto_pb2 as pb
+from aorc.format.messages import parsed_statistics, scratch_serialized
 from aorc.format.types import OrcType, TypeKind
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "java_add",
     "java_nan_sum",
     "merge_statistics",
+    "merge_statistics_of",
     "protos_of",
     "register_stats",
     "stats_class",
@@ -88,9 +90,13 @@ class Stats:
 
     def to_proto(self) -> pb.ColumnStatistics:
         """The protobuf form ORC Java writes."""
-        p = pb.ColumnStatistics()
-        self.fill_proto(p)
+        (p,) = parsed_statistics([self.serialized()])
         return p
+
+    def serialized(self) -> bytes:
+        """:meth:`to_proto`'s message, serialized (made in a reused message: see
+        :mod:`aorc.format.messages`)."""
+        return scratch_serialized(self.fill_proto, pb.ColumnStatistics)
 
     def fill_proto(self, p: pb.ColumnStatistics) -> None:
         """Write :meth:`to_proto`'s form into the empty message ``p`` (a sub-message of a
@@ -740,34 +746,33 @@ def merge_statistics(a: pb.ColumnStatistics, b: pb.ColumnStatistics,
     Returns:
         New merged statistics; ``a`` and ``b`` are not modified.
     """
+    return _merged(a, b, orc_type).to_proto()
+
+
+def merge_statistics_of(a: Sequence[pb.ColumnStatistics], b: Sequence[pb.ColumnStatistics],
+                        orc_types: Sequence[OrcType]) -> list[pb.ColumnStatistics]:
+    """:func:`merge_statistics` of every column (``b[i]`` into ``a[i]``, of type
+    ``orc_types[i]``), the results sharing one protobuf arena (see :func:`protos_of`)."""
+    return protos_of([_merged(x, y, t) for x, y, t in zip(a, b, orc_types, strict=True)])
+
+
+def _merged(a: pb.ColumnStatistics, b: pb.ColumnStatistics, orc_type: OrcType | None) -> Stats:
     if orc_type is not None:
         cls, kwargs = stats_class(orc_type)
     else:
         cls, kwargs = _infer((a, b)), {}
     merged = cls.from_proto(a, **kwargs)
     merged.merge(cls.from_proto(b, **kwargs))
-    return merged.to_proto()
+    return merged
 
 
 def protos_of(stats: Sequence[Stats]) -> list[pb.ColumnStatistics]:
     """Each of ``stats`` as its protobuf message (:meth:`Stats.to_proto`), all of them
-    sub-messages of one holder message, so that they share one protobuf arena.
-
-    A message made on its own has an arena of its own, and protobuf's upb module calls
-    ``malloc_trim(0)`` after every 10,000 arenas freed: that hands every free page of the
-    process's heap back to the system, to be faulted in (zeroed) again by the next large
-    buffers. Writing the temporal benchmark table made about 2,000 such messages per write
-    (a statistics message and an index entry per row group and column), so every fifth
-    write or so started from a trimmed heap: 2,000-6,000 page faults and 30-100 ms more
-    CPU than the others (issue 31).
-    """
-    holder = pb.RowIndex()
-    out = []
-    for s in stats:
-        p = holder.entry.add().statistics
-        s.fill_proto(p)
-        out.append(p)
-    return out
+    sub-messages of one holder message, so that they share one protobuf arena, and made
+    without the arenas of sub-messages reached before they are set (see
+    :mod:`aorc.format.messages`: protobuf trims the process's heap after every 10,000 arena
+    blocks freed, issue 31)."""
+    return parsed_statistics([s.serialized() for s in stats])
 
 
 # ---------------------------------------------------------------------------------------------
