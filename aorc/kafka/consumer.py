@@ -37,6 +37,13 @@ garbage). Dead letters are durable before the records after them are written, an
 :mod:`aorc.kafka.progress`). Without ``dead_letter`` such a record stops the
 consumer with a :class:`~aorc.errors.SchemaError` (nothing is dropped silently).
 
+Schema versions (``avro``). A record written with a new compatible version of the subject's
+schema that adds fields widens the reader schema: every partition's open files are cut and
+committed first (:meth:`~aorc.sink.RollingSink.evolve`), and the files after have the new
+columns; the old files keep theirs, and a dataset reads both with schema evolution (the new
+columns null in old rows). Records of older versions read after that take the new fields'
+defaults. Counted in ``health()["schema_changes"]``.
+
 Stopping. :meth:`KafkaToOrc.stop` (and SIGTERM/SIGINT while :meth:`KafkaToOrc.run` runs with
 ``handle_signals``) ends the loop; leaving the ``async with`` block flushes every file,
 commits and closes the consumer. An exception aborts the files instead (nothing partial
@@ -210,6 +217,7 @@ class KafkaToOrc:
         self.batches = 0
         self.commits = 0
         self.lost_partitions = 0
+        self.schema_changes = 0  # Avro reader schemas widened by a new version
         self.rebalances = 0  # revocations of partitions this member had
         self.assigned: set[Key] = set()  # the partitions this member owns now
         self.on_batch: Callable[[KafkaToOrc], Awaitable[None] | None] | None = None
@@ -368,6 +376,11 @@ class KafkaToOrc:
         progress = self._progress.get(key)
         if progress is None:
             progress = self._progress[key] = PartitionProgress(topic, partition)
+        avro = self.decoder.avro
+        if avro is not None:  # a new compatible schema version: new columns, new files
+            reader = await asyncio.to_thread(avro.evolved, [r.value for r in records])
+            if reader is not None:
+                await self._evolve(reader)
         batch, offsets, dead = await asyncio.to_thread(self.decoder.decode, records)
         if dead:
             await self._dead_letters(progress, dead)
@@ -380,6 +393,18 @@ class KafkaToOrc:
             progress.highwater = self.consumer.highwater(self._tp(topic, partition))
         if not progress.pending:
             await self._commit([key])
+
+    async def _evolve(self, reader: Any) -> None:
+        """Read Avro with a widened reader schema: every partition's files are cut (and
+        committed) and the next ones have the new columns."""
+        schema = row_schema("avro", arrow_schema(reader))
+        added = [n for n in schema.names if n not in self.schema.names]
+        logger.info("a new Avro schema version adds %s: rolling the files", added)
+        await self.sink.evolve(schema)
+        self.decoder.avro.use(reader)
+        self.schema = schema
+        self.decoder = RecordDecoder("avro", schema, self.decoder.avro)
+        self.schema_changes += 1
 
     async def _dead_letters(self, progress: PartitionProgress, dead: list[DeadLetter]
                             ) -> None:
@@ -520,6 +545,7 @@ class KafkaToOrc:
                 "files_written": stats.files_written, "bytes_written": stats.bytes_written,
                 "dead_letters": sum(p["dead_letters"] for p in partitions.values()),
                 "commits": self.commits, "lost_partitions": self.lost_partitions,
+                "schema_changes": self.schema_changes,
                 "last_commit": _iso(last), "partitions": partitions}
 
 

@@ -53,7 +53,8 @@ class SinkCommit:
             consumer commits ``offset + 1``).
         files: the files completed by this cut, with the positions each covers.
         reason: why the cut happened: ``"rows"``, ``"bytes"``, ``"event_time"``, ``"age"``,
-            ``"memory"``, ``"flush"`` or ``"close"``.
+            ``"memory"``, ``"flush"``, ``"schema"`` (:meth:`RollingSink.evolve`) or
+            ``"close"``.
     """
 
     topic: str
