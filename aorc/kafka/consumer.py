@@ -24,7 +24,12 @@ and their state dropped; assigned partitions resume from the group's committed o
 Records polled across a rebalance are not written: the positions of the partitions still
 owned go back to the group's committed offsets and they are read again. A consumer that lost
 its group (session expiry: a probe commit is refused) writes nothing more for the partitions
-it had: their open files are dropped, uncommitted, and the new owner writes them.
+it had: their open files are dropped, uncommitted, and the new owner writes them. A member
+may not know it was expired (its heartbeats stalled: a long pause of the process, a blocked
+event loop) and go on reading and writing; but before any data file is completed it probes
+the group (commits again its last committed offset), and when the group refuses, the file is
+dropped, not made visible (``health()["fenced"]``): a zombie never completes a file the
+partition's new owner may be writing.
 
 Dead letters. A record that is not valid for the format (not JSON, not an object, fields that
 do not fit the schema, no value) goes to ``dead_letter``: ``"topic:NAME"`` (the original key
@@ -193,7 +198,8 @@ class KafkaToOrc:
         self.sink = RollingSink(dest, self.schema, partition_by=partition_by,
                                 max_rows=max_rows, max_bytes=max_bytes, max_age=max_age,
                                 storage_options=self._storage_options or None,
-                                on_commit=self._data_durable, **time_options, **options)
+                                on_commit=self._data_durable,
+                                before_complete=self._may_complete, **time_options, **options)
         self.dead_sink: RollingSink | None = None
         if self._dead_dest is not None:  # a file per dead letter: replays rewrite it
             self.dead_sink = RollingSink(
@@ -218,6 +224,7 @@ class KafkaToOrc:
         self.commits = 0
         self.lost_partitions = 0
         self.schema_changes = 0  # Avro reader schemas widened by a new version
+        self.fenced = 0  # cuts dropped because the group refused this member
         self.rebalances = 0  # revocations of partitions this member had
         self.assigned: set[Key] = set()  # the partitions this member owns now
         self.on_batch: Callable[[KafkaToOrc], Awaitable[None] | None] | None = None
@@ -443,6 +450,29 @@ class KafkaToOrc:
         progress.durable("rows", commit.offset)
         await self._commit([(commit.topic, commit.partition)])
 
+    async def _may_complete(self, topic: str, partition: int) -> bool:
+        """The fence before a data file is completed (made visible): the group must still
+        take this member's commits (it commits again what it committed, or where it
+        started). A member whose session expired unseen (its heartbeats stalled) learns it
+        here, before writing a file the partition's new owner may be writing too."""
+        key = (topic, partition)
+        async with self._commit_lock:
+            progress = self._progress.get(key)
+            if progress is None or self.consumer is None:
+                return False  # discarded: not ours any more
+            offset = progress.committed if progress.committed is not None else progress.start
+            if offset is None:
+                return False
+            try:
+                await self.consumer.commit({self._tp(*key): offset})
+            except (self._kafka_errors.KafkaError, AssertionError) as exc:
+                self.fenced += 1
+                logger.warning("%s-%d: the group refused this member (%r): its files are "
+                               "dropped, the partition's owner writes them", topic, partition,
+                               exc)
+                return False
+            return True
+
     async def _dead_durable(self, commit: SinkCommit) -> None:
         progress = self._progress.get((commit.topic, commit.partition))
         if progress is None:
@@ -545,7 +575,7 @@ class KafkaToOrc:
                 "files_written": stats.files_written, "bytes_written": stats.bytes_written,
                 "dead_letters": sum(p["dead_letters"] for p in partitions.values()),
                 "commits": self.commits, "lost_partitions": self.lost_partitions,
-                "schema_changes": self.schema_changes,
+                "schema_changes": self.schema_changes, "fenced": self.fenced,
                 "last_commit": _iso(last), "partitions": partitions}
 
 

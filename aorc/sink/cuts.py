@@ -6,6 +6,7 @@ stream commit in order (see :mod:`aorc.sink.rolling`)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aorc.sink.files import OpenSinkFile, abort_files, all_or_cancel, committed_file
@@ -29,6 +30,7 @@ class Cuts:
     _released: asyncio.Event
     _uploads: asyncio.Semaphore
     _on_commit: CommitCallback | None
+    _before_complete: Callable[[str, int], Awaitable[bool]] | None
     _owned: dict[tuple[str, int], int]
 
     def _note_memory(self) -> None:
@@ -72,6 +74,11 @@ class Cuts:
             await all_or_cancel([self._finish_file(stream, f) for f in files])
             if previous is not None:
                 await previous
+            if self._before_complete is not None and not await self._before_complete(
+                    stream.topic, stream.partition):  # fenced: the stream is not ours
+                await abort_files(files)
+                self.stats.cuts_fenced += 1
+                return
             await all_or_cancel([self._complete_file(w) for w in writers])
         except BaseException:
             await abort_files(files)

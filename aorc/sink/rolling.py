@@ -89,7 +89,7 @@ import asyncio
 import datetime
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, cast
 
@@ -179,6 +179,10 @@ class RollingSink(Cuts):
         max_open_uploads: files being finished or completed on the store at once (open
             files stream their stripes whatever this says).
         on_commit: awaited with a :class:`SinkCommit` after each cut's files are complete.
+        before_complete: awaited with ``(topic, partition)`` before a cut's files are
+            completed (made visible); False drops them instead, without a commit (a
+            consumer fencing itself off partitions it may have lost: see
+            :mod:`aorc.kafka.consumer`). Counted in ``stats.cuts_fenced``.
         storage_options: settings of the store (see :func:`aorc.io.open_store`).
         drop_partition_columns: leave ``partition_by`` columns out of the files.
         on_old_offsets: what :meth:`write` does with rows at or below the stream's last
@@ -209,6 +213,7 @@ class RollingSink(Cuts):
                  max_event_span: datetime.timedelta | None = None,
                  max_age: float | None = DEFAULT_MAX_AGE, memory_budget: int = 256 << 20,
                  max_open_uploads: int = 8, on_commit: CommitCallback | None = None,
+                 before_complete: Callable[[str, int], Awaitable[bool]] | None = None,
                  storage_options: Mapping[str, Any] | None = None,
                  drop_partition_columns: bool = True, on_old_offsets: str | None = None,
                  clock: Callable[[], float] = time.monotonic, buffer: str | None = None,
@@ -259,6 +264,7 @@ class RollingSink(Cuts):
         self._stale = StaleTemporaries()  # a killed run's temporaries (aorc.sink.files)
         self._encoder = WorkerPool(1, "aorc-sink-encoder")
         self._on_commit = on_commit
+        self._before_complete = before_complete
         self._streams: dict[tuple[str, int], StreamState] = {}
         self._lock = asyncio.Lock()
         self._released = asyncio.Event()

@@ -98,6 +98,16 @@ async def covered(pipes: Sequence[KafkaToOrc], end: dict[int, int]) -> None:
         await asyncio.sleep(0.05)
 
 
+async def until(check: Any, state: Any, timeout: float = 60) -> None:
+    """Wait (polling an event's condition) at most ``timeout`` seconds; fail with
+    ``state()`` otherwise."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        assert loop.time() < deadline, f"timed out: {state()}"
+        await asyncio.sleep(0.05)
+
+
 async def test_json_with_dead_letter_files(kafka_broker: Broker, tmp_path: pathlib.Path
                                            ) -> None:
     topic = topic_name()
@@ -261,3 +271,68 @@ def test_cli_needs_settings(tmp_path: pathlib.Path) -> None:
     assert proc.returncode == 1
     assert "needs --bootstrap-servers, --group, --dest" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+async def test_member_that_lost_its_group_completes_no_file(kafka_broker: Broker,
+                                                            tmp_path: pathlib.Path) -> None:
+    """A zombie: consumer a's heartbeats stall (an event pauses them) while its run loop is
+    held in a hook; its session expires and b takes every partition, writes past a's files
+    and commits. Released, a goes on writing the records it had fetched into the same file
+    names (a's files hold 50 rows, b's 70: a completed file of a would replace b's and lose
+    20 rows); its fence (a probe commit before completing a file) is refused, it drops its
+    files and rejoins (its heartbeats come back once it fenced). Exactly once, a fenced at
+    least once, b owned everything meanwhile."""
+    topic = topic_name()
+    group = topic_name("g")
+    await create_topic(kafka_broker.bootstrap, topic)
+    sent = await produce(kafka_broker.bootstrap, topic, messages(0, 870))
+    first_end = ends(sent)
+    a = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=50, max_records=60)
+    b = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=70)
+    blocked, release, beats_back = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def hold(p: KafkaToOrc) -> None:  # the event: a consumed the first records
+        at = {x.partition: x.consumed for x in p._progress.values()}
+        if at == first_end and not blocked.is_set():
+            blocked.set()
+            await release.wait()
+    a.on_batch = hold
+
+    async with a:
+        coordinator = a.consumer._coordinator
+        beat = coordinator._do_heartbeat
+
+        async def stalled_heartbeat() -> bool:  # heartbeats pause while a is held
+            if blocked.is_set():
+                await beats_back.wait()
+            return bool(await beat())
+        coordinator._do_heartbeat = stalled_heartbeat
+        task_a = asyncio.create_task(a.run())
+        await asyncio.wait_for(blocked.wait(), 60)
+        assert a.commits >= 1 and a.sink.stats.rows_pending > 0  # open files, uncommitted
+        async with b:
+            task_b = asyncio.create_task(b.run())
+
+            async def b_owns_all() -> None:  # a's session expired: b has all 3
+                while len(b.assigned) < 3:
+                    await asyncio.sleep(0.05)
+            await asyncio.wait_for(b_owns_all(), 60)
+            sent.update(await produce(kafka_broker.bootstrap, topic, messages(870, 600)))
+            await asyncio.wait_for(covered([b], ends(sent)), 60)
+            await b.sink.flush()  # b's files complete and committed, past a's open files
+            assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+            release.set()  # a goes on with the records it fetched: a zombie
+            await until(lambda: a.fenced, lambda: f"a fenced {a.fenced}, batches "
+                        f"{a.batches}, rows {a.sink.stats.rows_received}")
+            beats_back.set()
+            await until(lambda: a.fenced and a.lost_partitions and a.assigned
+                        and len(a.assigned | b.assigned) == 3,
+                        lambda: f"a fenced {a.fenced}, lost {a.lost_partitions}, owns "
+                                f"{a.assigned}, b owns {b.assigned}")
+            a.stop()
+            b.stop()
+            await asyncio.gather(task_a, task_b)
+    assert_exactly_once(sent, tmp_path / "data")
+    assert a.sink.stats.cuts_fenced >= 1 and a.health()["fenced"] == a.fenced
+    assert b.lost_partitions == 0
+    assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
