@@ -31,6 +31,11 @@ the group (commits again its last committed offset), and when the group refuses,
 dropped, not made visible (``health()["fenced"]``): a zombie never completes a file the
 partition's new owner may be writing.
 
+Lost offsets. A partition the group has no committed offset for resumes after the files
+already written (:mod:`aorc.kafka.resume`): a broker that forgot its offsets (or a new
+group name) neither rewrites nor duplicates the files. If the partition now ends before
+them (the topic was recreated), :meth:`KafkaToOrc.run` raises instead of overwriting them.
+
 Dead letters. A record that is not valid for the format (not JSON, not an object, fields that
 do not fit the schema, no value) goes to ``dead_letter``: ``"topic:NAME"`` (the original key
 and value with headers ``aorc.topic``, ``aorc.partition``, ``aorc.offset`` and
@@ -73,6 +78,7 @@ import pyarrow as pa
 from aorc.errors import AorcError, SchemaError
 from aorc.kafka.avro import AvroDecoder, SchemaRegistry, arrow_schema
 from aorc.kafka.progress import PartitionProgress
+from aorc.kafka.resume import files_positions
 from aorc.kafka.records import (
     DEAD_LETTER_SCHEMA,
     DeadLetter,
@@ -146,6 +152,9 @@ class KafkaToOrc:
         sink_options: more :class:`~aorc.sink.RollingSink` arguments (``compression``,
             ``memory_budget``, ...).
         schema_registry: the Confluent schema registry's URL (``avro``).
+        resume_from_files: a partition without a committed offset in the group resumes
+            after the files already in ``dest`` (see :mod:`aorc.kafka.resume`); False: where
+            ``auto_offset_reset`` says (rewriting the files of the offsets read again).
 
     Raises:
         SchemaError: a bad format, schema or option.
@@ -161,7 +170,8 @@ class KafkaToOrc:
                  producer_options: Mapping[str, Any] | None = None,
                  poll_ms: int = 1000, max_records: int = 10_000,
                  sink_options: Mapping[str, Any] | None = None,
-                 schema_registry: str | None = None) -> None:
+                 schema_registry: str | None = None,
+                 resume_from_files: bool = True) -> None:
         if not topics:
             raise SchemaError("KafkaToOrc needs at least one topic")
         avro = None
@@ -225,6 +235,10 @@ class KafkaToOrc:
         self.lost_partitions = 0
         self.schema_changes = 0  # Avro reader schemas widened by a new version
         self.fenced = 0  # cuts dropped because the group refused this member
+        self.resumed_from_files = 0  # partitions without commits resumed after the files
+        self.resume_from_files = resume_from_files
+        self._failure: BaseException | None = None
+        self._resumed: dict[Key, int] = {}  # positions taken from the files
         self.rebalances = 0  # revocations of partitions this member had
         self.assigned: set[Key] = set()  # the partitions this member owns now
         self.on_batch: Callable[[KafkaToOrc], Awaitable[None] | None] | None = None
@@ -322,6 +336,7 @@ class KafkaToOrc:
         fetch: asyncio.Future[Any] | None = None
         try:
             while not self._stop.is_set():
+                self._raise_failure()
                 if fetch is None:
                     generation, fetch = self._fetch()
                 stopping = asyncio.ensure_future(self._stop.wait())
@@ -355,6 +370,7 @@ class KafkaToOrc:
                         await result
                 if max_batches is not None and self.batches >= max_batches:
                     break
+            self._raise_failure()
         finally:
             if fetch is not None and not fetch.done():  # its records were not handled:
                 fetch.cancel()  # the next owner (or run) reads them from the commits
@@ -364,6 +380,10 @@ class KafkaToOrc:
             for sig in signals:
                 loop.remove_signal_handler(sig)
 
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
     async def _rewind(self, polled: Mapping[Any, Sequence[Any]]) -> None:
         """Put the positions of partitions still owned back to the group's commits: records
         polled across a rebalance are read again, not skipped."""
@@ -371,7 +391,9 @@ class KafkaToOrc:
         for tp, records in polled.items():
             if records and tp in assigned:
                 committed = await self.consumer.committed(tp)
-                self.consumer.seek(tp, records[0].offset if committed is None else committed)
+                if committed is None:  # where this member started it (after the files)
+                    committed = self._resumed.get((tp.topic, tp.partition), records[0].offset)
+                self.consumer.seek(tp, committed)
 
     def _fetch(self) -> tuple[int, asyncio.Future[Any]]:
         """Start a poll; returns the rebalance generation it started in and the poll."""
@@ -544,8 +566,40 @@ class KafkaToOrc:
 
     async def _assigned(self, tps: Sequence[Any]) -> None:
         async with self._lock:
-            self._generation += 1
             self.assigned.update((tp.topic, tp.partition) for tp in tps)
+            if self.resume_from_files and tps:
+                await self._resume_from_files(tps)
+            # polls started before this point may hold records from before the seeks
+            self._generation += 1
+
+    async def _resume_from_files(self, tps: Sequence[Any]) -> None:
+        """Partitions without a committed offset resume after the files already written
+        (see :mod:`aorc.kafka.resume`); a partition that ends before them (the topic was
+        recreated) stops :meth:`run` with an error rather than overwrite them."""
+        fresh = [tp for tp in tps if await self.consumer.committed(tp) is None]
+        if not fresh:
+            return
+        positions = await files_positions(self.dest, self._storage_options or None,
+                                          [(tp.topic, tp.partition) for tp in fresh])
+        found = [tp for tp in fresh if (tp.topic, tp.partition) in positions]
+        if not found:
+            return
+        ends = await self.consumer.end_offsets(found)
+        for tp in found:
+            position = positions[(tp.topic, tp.partition)]
+            if ends[tp] < position:
+                self._failure = AorcError(
+                    f"{tp.topic}-{tp.partition} ends at offset {ends[tp]} but the files in "
+                    f"{self.dest} hold offsets up to {position - 1}: the topic was recreated "
+                    f"or truncated; move the files away (or write elsewhere) before "
+                    f"consuming it again, or pass resume_from_files=False to overwrite them")
+                self._stop.set()
+                continue
+            logger.info("%s-%d has no committed offset: resuming at %d, after the files",
+                        tp.topic, tp.partition, position)
+            self.consumer.seek(tp, position)
+            self._resumed[(tp.topic, tp.partition)] = position
+            self.resumed_from_files += 1
 
     # ----------------------------------------------------------------- health
 
@@ -576,6 +630,7 @@ class KafkaToOrc:
                 "dead_letters": sum(p["dead_letters"] for p in partitions.values()),
                 "commits": self.commits, "lost_partitions": self.lost_partitions,
                 "schema_changes": self.schema_changes, "fenced": self.fenced,
+                "resumed_from_files": self.resumed_from_files,
                 "last_commit": _iso(last), "partitions": partitions}
 
 

@@ -16,7 +16,8 @@ Rows go into Hive-style partition folders named from column values (``partition_
 from an event-time column (``time_partitioning``, ``dt=2026-11-22/hour=07`` by default). A
 file holds the rows of one stream in one partition folder and is named from the stream
 position of its first row: ``<folder>/<topic>+<partition>+<first offset, 20 digits>.orc``.
-Its user metadata records the topic, partition, first and last offset.
+Its user metadata records the topic, partition, first and last offset, and the offset of
+the cut that completed it (``aorc.sink.cut_offset``: the stream's position after the cut).
 
 Rolling and committing. The files of a stream roll together: a *cut* closes every open file
 of the stream at the same position, completes them on the store, and then awaits

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from helpers.kafka_broker import (
     GROUP_OPTIONS,
     Broker,
@@ -27,6 +28,7 @@ from helpers.kafka_broker import (
     topic_name,
 )
 
+from aorc.errors import AorcError
 from aorc.kafka import KafkaToOrc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -335,4 +337,46 @@ async def test_member_that_lost_its_group_completes_no_file(kafka_broker: Broker
     assert_exactly_once(sent, tmp_path / "data")
     assert a.sink.stats.cuts_fenced >= 1 and a.health()["fenced"] == a.fenced
     assert b.lost_partitions == 0
+    assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+
+
+async def test_broker_restarted_between_runs(kafka_broker: Broker,
+                                             tmp_path: pathlib.Path) -> None:
+    """The broker restarts between two runs and forgets the topic and the group's offsets.
+    Recreated empty, the topic ends before the files: the consumer refuses to overwrite
+    them. Refilled as a durable broker would have kept it (the same records at the same
+    offsets) plus new records, the consumer resumes after the files (their names and
+    metadata), leaves the old files untouched and writes each new record once."""
+    topic = topic_name()
+    group = topic_name("g")
+    dest = tmp_path / "data"
+    await create_topic(kafka_broker.bootstrap, topic)
+    first = messages(0, 600, bad_every=0)
+    sent = await produce(kafka_broker.bootstrap, topic, first)
+    async with pipe(kafka_broker, topic, group, dest, max_rows=70) as p:
+        task = asyncio.create_task(p.run())
+        await asyncio.wait_for(covered([p], ends(sent)), 60)
+        p.stop()
+        await task
+    assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+    before = {path: path.read_bytes() for path in dest.rglob("*.orc")}
+    restarts = kafka_broker.restarts
+    kafka_broker.restart()
+    assert kafka_broker.restarts == restarts + 1
+    await create_topic(kafka_broker.bootstrap, topic)
+    assert await committed(kafka_broker.bootstrap, topic, group) == dict.fromkeys(range(3))
+    async with pipe(kafka_broker, topic, group, dest) as empty:
+        with pytest.raises(AorcError, match="the topic was recreated"):
+            await asyncio.wait_for(empty.run(), 60)
+    assert empty.sink.stats.rows_received == 0
+    assert await produce(kafka_broker.bootstrap, topic, first) == sent
+    sent.update(await produce(kafka_broker.bootstrap, topic, messages(600, 300)))
+    async with pipe(kafka_broker, topic, group, dest, max_rows=70) as p:
+        task = asyncio.create_task(p.run())
+        await asyncio.wait_for(covered([p], ends(sent)), 60)
+        p.stop()
+        await task
+    assert p.resumed_from_files == 3 and p.sink.stats.rows_received == 300
+    assert {path: path.read_bytes() for path in before} == before  # untouched
+    assert_exactly_once(sent, dest)
     assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
