@@ -78,7 +78,6 @@ import pyarrow as pa
 from aorc.errors import AorcError, SchemaError
 from aorc.kafka.avro import AvroDecoder, SchemaRegistry, arrow_schema
 from aorc.kafka.progress import PartitionProgress
-from aorc.kafka.resume import files_positions
 from aorc.kafka.records import (
     DEAD_LETTER_SCHEMA,
     DeadLetter,
@@ -86,6 +85,7 @@ from aorc.kafka.records import (
     dead_letter_batch,
     row_schema,
 )
+from aorc.kafka.resume import files_positions
 from aorc.sink import RollingSink, SinkCommit
 
 __all__ = ["KafkaToOrc", "run"]

@@ -57,7 +57,7 @@ async def files_positions(dest: str, storage_options: Mapping[str, Any] | None,
         if key not in last or first > last[key][0]:
             last[key] = (first, info.path)
     out = {}
-    for key, (first, path) in last.items():
+    for key, (_first, path) in last.items():
         async with open_reader(path, storage_options=storage_options) as reader:
             meta = reader.metadata
         value = meta.get("aorc.sink.cut_offset")
