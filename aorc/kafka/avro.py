@@ -189,6 +189,7 @@ class AvroDecoder:
         self._read = fastavro.schemaless_reader
         self.writer_ids: set[int] = set()
         self._looked_at: set[int] = set()
+        self._writers: dict[int, tuple[Any, Any]] = {}  # id: (writer, reader or None)
 
     def evolved(self, values: Sequence[bytes | None]) -> Any | None:
         """The reader schema widened (:func:`widen`) by the writer schemas of ``values``
@@ -214,6 +215,7 @@ class AvroDecoder:
         """Read with ``reader`` (parsed JSON) from now on."""
         self.reader = self._parse(reader)
         self.reader_json = reader
+        self._writers.clear()
 
     def decode(self, value: bytes | None) -> dict[str, Any]:
         """One value's row.
@@ -225,10 +227,14 @@ class AvroDecoder:
         if value is None or len(value) < 5 or value[0] != 0:
             raise SchemaError("not Avro in the Confluent wire format (magic byte 0, schema id)")
         (schema_id,) = struct.unpack(">I", value[1:5])
-        writer = self.registry.schema(schema_id)
-        self.writer_ids.add(schema_id)
+        found = self._writers.get(schema_id)
+        if found is None:  # the writer schema, and None when it is the reader's (no
+            writer = self.registry.schema(schema_id)  # resolution: faster)
+            plain = self.registry.schema_json(schema_id) == self.reader_json
+            found = self._writers[schema_id] = (writer, None if plain else self.reader)
+            self.writer_ids.add(schema_id)
         try:
-            row = self._read(io.BytesIO(value[5:]), writer, self.reader)
+            row = self._read(io.BytesIO(value[5:]), *found)
         except Exception as exc:  # fastavro raises many kinds on bad bytes
             raise SchemaError(f"Avro (schema id {schema_id}) does not decode: {exc}") from exc
         if not isinstance(row, dict):

@@ -204,14 +204,13 @@ class RecordDecoder:
               ) -> tuple[pa.RecordBatch, list[int], list[DeadLetter]]:
         """Rows of decoded values (dicts; a text is why a record has none): the batch of
         those that fit the schema, their offsets and the dead letters."""
-        names = self._fields.names
         good: list[tuple[Any, dict[str, Any]]] = []
         dead: list[DeadLetter] = []
-        for record, value in parsed:
-            if isinstance(value, str):
+        for record, value in parsed:  # (from_pylist takes the schema's keys, others
+            if isinstance(value, str):  # ignored, missing ones null)
                 dead.append(dead_letter(record, value))
             else:
-                good.append((record, {name: value.get(name) for name in names}))
+                good.append((record, value))
         try:
             rows = pa.RecordBatch.from_pylist([row for _, row in good], schema=self._fields)
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
