@@ -158,7 +158,10 @@ async def bare(bootstrap: str, topic: str, total: int, fmt: str) -> dict[str, An
 
 async def aorc_run(bootstrap: str, topic: str, ends: dict[int, int], dest: str, fmt: str,
                    registry: str | None, storage: dict[str, Any]) -> dict[str, Any]:
-    from aorc.kafka import KafkaToOrc
+    import pyarrow as pa
+
+    from aorc.kafka import KafkaToOrc, service_memory_pool
+    service_memory_pool()  # as aorc.kafka.run and aorc kafka do
     options: dict[str, Any] = ({"schema": SCHEMA} if fmt == "json" else
                                {"schema_registry": registry})
     pipe = KafkaToOrc(bootstrap_servers=bootstrap, topics=[topic],
@@ -184,6 +187,8 @@ async def aorc_run(bootstrap: str, topic: str, ends: dict[int, int], dest: str, 
     return {"seconds": elapsed, "records": health["rows_committed"],
             "files": health["files_written"], "orc_bytes": health["bytes_written"],
             "peak_sink_memory_mib": pipe.sink.stats.peak_memory / (1 << 20),
+            "arrow_peak_mib": pa.default_memory_pool().max_memory() / (1 << 20),
+            "arrow_pool": pa.default_memory_pool().backend_name,
             "base_rss_mib": base}
 
 
@@ -244,6 +249,9 @@ def main() -> None:
     parser.add_argument("--latency-samples", type=int, default=10)
     parser.add_argument("--default-latency", action="store_true",
                         help="also measure the latency at the default roll policy (300 s)")
+    parser.add_argument("--arrow-pool", default=None,
+                        help="ARROW_DEFAULT_MEMORY_POOL of the aorc runs (default: the "
+                             "system allocator, as aorc kafka sets it)")
     for hidden in ("--child", "--bootstrap", "--topic", "--ends", "--fmt", "--registry",
                    "--storage"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
@@ -264,6 +272,8 @@ def main() -> None:
     formats, sinks = args.formats.split(","), args.sinks.split(",")
     env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
            "AWS_DEFAULT_REGION": "us-east-1"}
+    if args.arrow_pool:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = args.arrow_pool
     default_latency = None
     try:
         with moto_subprocess() as endpoint:
@@ -302,7 +312,9 @@ def main() -> None:
                     results[(fmt, kind)].append(result)
                     print(f"  round {rnd} {fmt} {kind}: "
                           f"{result['records'] / result['seconds']:,.0f} records/s, "
-                          f"peak RSS {result['peak_rss_mib']:.0f} MiB", flush=True)
+                          f"peak RSS {result['peak_rss_mib']:.0f} MiB "
+                          f"{ {k: v for k, v in result.items() if 'arrow' in k} }",
+                          flush=True)
                     if kind != "s3":
                         shutil.rmtree(dest, ignore_errors=True)
             report(args, results)

@@ -290,7 +290,7 @@ async def test_member_that_lost_its_group_completes_no_file(kafka_broker: Broker
     sent = await produce(kafka_broker.bootstrap, topic, messages(0, 870))
     first_end = ends(sent)
     a = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=50, max_records=60)
-    b = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=70)
+    b = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=70, max_age=1.0)
     blocked, release, beats_back = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def hold(p: KafkaToOrc) -> None:  # the event: a consumed the first records
@@ -299,6 +299,11 @@ async def test_member_that_lost_its_group_completes_no_file(kafka_broker: Broker
             blocked.set()
             await release.wait()
     a.on_batch = hold
+
+    def b_committed_all() -> bool:
+        want = ends(sent)
+        return len(b._progress) == 3 and all(
+            x.committed == want[x.partition] for x in b._progress.values())
 
     async with a:
         coordinator = a.consumer._coordinator
@@ -310,30 +315,34 @@ async def test_member_that_lost_its_group_completes_no_file(kafka_broker: Broker
             return bool(await beat())
         coordinator._do_heartbeat = stalled_heartbeat
         task_a = asyncio.create_task(a.run())
-        await asyncio.wait_for(blocked.wait(), 60)
-        assert a.commits >= 1 and a.sink.stats.rows_pending > 0  # open files, uncommitted
-        async with b:
-            task_b = asyncio.create_task(b.run())
-
-            async def b_owns_all() -> None:  # a's session expired: b has all 3
-                while len(b.assigned) < 3:
-                    await asyncio.sleep(0.05)
-            await asyncio.wait_for(b_owns_all(), 60)
-            sent.update(await produce(kafka_broker.bootstrap, topic, messages(870, 600)))
-            await asyncio.wait_for(covered([b], ends(sent)), 60)
-            await b.sink.flush()  # b's files complete and committed, past a's open files
-            assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
-            release.set()  # a goes on with the records it fetched: a zombie
-            await until(lambda: a.fenced, lambda: f"a fenced {a.fenced}, batches "
-                        f"{a.batches}, rows {a.sink.stats.rows_received}")
+        try:
+            await asyncio.wait_for(blocked.wait(), 60)
+            assert a.commits >= 1 and a.sink.stats.rows_pending > 0  # open, uncommitted
+            async with b:
+                task_b = asyncio.create_task(b.run())
+                await until(lambda: len(b.assigned) == 3,  # a's session expired
+                            lambda: f"b owns {b.assigned}")
+                sent.update(await produce(kafka_broker.bootstrap, topic,
+                                          messages(870, 600)))
+                # b's files complete and committed (max_age), past a's open files
+                await until(b_committed_all, lambda: f"b at {b.health()['partitions']}")
+                assert b.rebalances == 0 and b.lost_partitions == 0  # a stayed out
+                assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+                release.set()  # a goes on with the records it fetched: a zombie
+                await until(lambda: a.fenced, lambda: f"a fenced {a.fenced}, batches "
+                            f"{a.batches}, rows {a.sink.stats.rows_received}")
+                beats_back.set()
+                await until(lambda: a.fenced and a.lost_partitions and a.assigned
+                            and len(a.assigned | b.assigned) == 3,
+                            lambda: f"a fenced {a.fenced}, lost {a.lost_partitions}, owns "
+                                    f"{a.assigned}, b owns {b.assigned}")
+                a.stop()
+                b.stop()
+                await asyncio.gather(task_a, task_b)
+        finally:  # (a failed assertion must not leave a held: leaving a waits for run)
+            release.set()
             beats_back.set()
-            await until(lambda: a.fenced and a.lost_partitions and a.assigned
-                        and len(a.assigned | b.assigned) == 3,
-                        lambda: f"a fenced {a.fenced}, lost {a.lost_partitions}, owns "
-                                f"{a.assigned}, b owns {b.assigned}")
             a.stop()
-            b.stop()
-            await asyncio.gather(task_a, task_b)
     assert_exactly_once(sent, tmp_path / "data")
     assert a.sink.stats.cuts_fenced >= 1 and a.health()["fenced"] == a.fenced
     assert b.lost_partitions == 0
