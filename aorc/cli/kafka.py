@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from aorc.errors import AorcError, SchemaError
-from aorc.kafka import KafkaToOrc
+from aorc.kafka import KafkaToOrc, service_memory_pool
 
 __all__ = ["add_kafka_command", "kafka_command"]
 
@@ -139,6 +139,7 @@ async def kafka_command(args: argparse.Namespace, storage_options: Mapping[str, 
         import aiokafka.errors
     except ImportError as exc:
         raise AorcError("aorc kafka needs aiokafka: pip install 'aorc[kafka]'") from exc
+    service_memory_pool()
     try:
         async with KafkaToOrc(**options) as pipe:
             await pipe.run(handle_signals=True, idle_polls=idle)

@@ -8,7 +8,7 @@ and :mod:`aorc.kafka.progress` tracks which offsets are durable. The command lin
 ``aorc kafka`` (:mod:`aorc.cli.kafka`).
 """
 
-from aorc.kafka.consumer import KafkaToOrc, run
+from aorc.kafka.consumer import KafkaToOrc, run, service_memory_pool
 from aorc.kafka.records import DEAD_LETTER_SCHEMA, FORMATS, KAFKA_COLUMNS, DeadLetter, row_schema
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "KafkaToOrc",
     "row_schema",
     "run",
+    "service_memory_pool",
 ]

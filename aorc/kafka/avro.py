@@ -6,7 +6,11 @@ API (``GET /schemas/ids/{id}``, ``GET /subjects/{subject}/versions/latest``) and
 :class:`AvroDecoder` resolves each record from its writer schema to the *reader* schema (the
 subject's latest version when the consumer starts, or the one given), so records written with
 older or newer compatible versions land in one set of columns (fields a version lacks take
-their defaults). :func:`arrow_type` derives the ORC (Arrow) columns from the reader schema:
+their defaults). A writer schema seen for the first time that adds top-level fields (with
+defaults: a compatible new version) widens the reader schema (:meth:`AvroDecoder.evolved`):
+the consumer then rolls its files, and the new files have the new columns (a dataset reads
+old and new files with schema evolution: the old rows read nulls in the new columns).
+:func:`arrow_type` derives the ORC (Arrow) columns from the reader schema:
 records become structs, arrays lists, maps maps, ``["null", X]`` a nullable X, enums strings,
 ``decimal`` decimals, ``date`` dates, ``timestamp-millis``/``-micros`` timestamps.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import struct
 import threading
 import urllib.parse
@@ -26,7 +31,9 @@ import pyarrow as pa
 
 from aorc.errors import SchemaError
 
-__all__ = ["AvroDecoder", "SchemaRegistry", "arrow_schema", "arrow_type"]
+__all__ = ["AvroDecoder", "SchemaRegistry", "arrow_schema", "arrow_type", "widen"]
+
+logger = logging.getLogger("aorc.kafka")
 
 _PRIMITIVES: dict[str, pa.DataType] = {
     "boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
@@ -83,6 +90,34 @@ def arrow_schema(schema: Any) -> pa.Schema:
     return pa.schema(list(arrow_type(schema)))
 
 
+def widen(reader: Any, writer: Any) -> Any:
+    """The reader schema with the top-level fields of ``writer`` it lacks appended (a new
+    compatible version's fields); ``reader`` itself when there are none. A new field without
+    a default is left out (records of older versions could not be read with it).
+
+    Args:
+        reader: the reader record schema (parsed JSON).
+        writer: a writer record schema (parsed JSON).
+
+    Returns:
+        The widened reader schema (a new object) or ``reader``.
+    """
+    if not isinstance(writer, dict) or writer.get("type") != "record":
+        return reader
+    names = {f["name"] for f in reader["fields"]}
+    added = []
+    for f in writer["fields"]:
+        if f["name"] in names:
+            continue
+        if "default" not in f:
+            logger.warning("Avro field %r of %s has no default: not added to the columns "
+                           "(records of older versions could not be read)", f["name"],
+                           writer.get("name"))
+            continue
+        added.append(f)
+    return {**reader, "fields": [*reader["fields"], *added]} if added else reader
+
+
 class SchemaRegistry:
     """A client of the Confluent schema-registry REST API, with a cache of schemas by id.
 
@@ -95,6 +130,8 @@ class SchemaRegistry:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._by_id: dict[int, Any] = {}
+        self._json: dict[int, Any] = {}
+        self._missing: set[int] = set()  # ids the registry does not know
         self._lock = threading.Lock()
 
     def _get(self, path: str) -> Any:
@@ -110,11 +147,24 @@ class SchemaRegistry:
         """The parsed (fastavro) schema of an id, fetched once."""
         with self._lock:
             found = self._by_id.get(schema_id)
+            if schema_id in self._missing:
+                raise SchemaError(f"schema registry: no schema of id {schema_id}")
             if found is None:
                 import fastavro
-                text = self._get(f"/schemas/ids/{schema_id}")["schema"]
+                try:
+                    text = self._get(f"/schemas/ids/{schema_id}")["schema"]
+                except SchemaError as exc:
+                    if getattr(exc.__cause__, "code", None) == 404:  # ids never change
+                        self._missing.add(schema_id)
+                    raise
+                self._json[schema_id] = json.loads(text)
                 found = self._by_id[schema_id] = fastavro.parse_schema(json.loads(text))
             return found
+
+    def schema_json(self, schema_id: int) -> Any:
+        """The schema (parsed JSON, as registered) of an id, fetched once."""
+        self.schema(schema_id)
+        return self._json[schema_id]
 
     def latest(self, subject: str) -> Any:
         """The latest schema (parsed JSON) of a subject."""
@@ -133,9 +183,39 @@ class AvroDecoder:
     def __init__(self, registry: SchemaRegistry, reader: Any) -> None:
         import fastavro
         self.registry = registry
+        self.reader_json = reader
         self.reader = fastavro.parse_schema(reader)
+        self._parse = fastavro.parse_schema
         self._read = fastavro.schemaless_reader
         self.writer_ids: set[int] = set()
+        self._looked_at: set[int] = set()
+        self._writers: dict[int, tuple[Any, Any]] = {}  # id: (writer, reader or None)
+
+    def evolved(self, values: Sequence[bytes | None]) -> Any | None:
+        """The reader schema widened (:func:`widen`) by the writer schemas of ``values``
+        not seen before, or None when they add no column. Unknown ids are left to
+        :meth:`decode` (dead letters).
+
+        Args:
+            values: Confluent-framed values.
+        """
+        ids = {int.from_bytes(v[1:5], "big") for v in values
+               if v is not None and len(v) >= 5 and v[0] == 0}
+        reader = self.reader_json
+        for schema_id in sorted(ids - self._looked_at):
+            self._looked_at.add(schema_id)
+            try:
+                writer = self.registry.schema_json(schema_id)
+            except SchemaError:
+                continue
+            reader = widen(reader, writer)
+        return None if reader is self.reader_json else reader
+
+    def use(self, reader: Any) -> None:
+        """Read with ``reader`` (parsed JSON) from now on."""
+        self.reader = self._parse(reader)
+        self.reader_json = reader
+        self._writers.clear()
 
     def decode(self, value: bytes | None) -> dict[str, Any]:
         """One value's row.
@@ -147,10 +227,14 @@ class AvroDecoder:
         if value is None or len(value) < 5 or value[0] != 0:
             raise SchemaError("not Avro in the Confluent wire format (magic byte 0, schema id)")
         (schema_id,) = struct.unpack(">I", value[1:5])
-        writer = self.registry.schema(schema_id)
-        self.writer_ids.add(schema_id)
+        found = self._writers.get(schema_id)
+        if found is None:  # the writer schema, and None when it is the reader's (no
+            writer = self.registry.schema(schema_id)  # resolution: faster)
+            plain = self.registry.schema_json(schema_id) == self.reader_json
+            found = self._writers[schema_id] = (writer, None if plain else self.reader)
+            self.writer_ids.add(schema_id)
         try:
-            row = self._read(io.BytesIO(value[5:]), writer, self.reader)
+            row = self._read(io.BytesIO(value[5:]), *found)
         except Exception as exc:  # fastavro raises many kinds on bad bytes
             raise SchemaError(f"Avro (schema id {schema_id}) does not decode: {exc}") from exc
         if not isinstance(row, dict):

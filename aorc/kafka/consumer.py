@@ -24,7 +24,17 @@ and their state dropped; assigned partitions resume from the group's committed o
 Records polled across a rebalance are not written: the positions of the partitions still
 owned go back to the group's committed offsets and they are read again. A consumer that lost
 its group (session expiry: a probe commit is refused) writes nothing more for the partitions
-it had: their open files are dropped, uncommitted, and the new owner writes them.
+it had: their open files are dropped, uncommitted, and the new owner writes them. A member
+may not know it was expired (its heartbeats stalled: a long pause of the process, a blocked
+event loop) and go on reading and writing; but before any data file is completed it probes
+the group (commits again its last committed offset), and when the group refuses, the file is
+dropped, not made visible (``health()["fenced"]``): a zombie never completes a file the
+partition's new owner may be writing.
+
+Lost offsets. A partition the group has no committed offset for resumes after the files
+already written (:mod:`aorc.kafka.resume`): a broker that forgot its offsets (or a new
+group name) neither rewrites nor duplicates the files. If the partition now ends before
+them (the topic was recreated), :meth:`KafkaToOrc.run` raises instead of overwriting them.
 
 Dead letters. A record that is not valid for the format (not JSON, not an object, fields that
 do not fit the schema, no value) goes to ``dead_letter``: ``"topic:NAME"`` (the original key
@@ -36,6 +46,13 @@ garbage). Dead letters are durable before the records after them are written, an
 :meth:`KafkaToOrc.health`. The offset committed is never inside a complete data file (see
 :mod:`aorc.kafka.progress`). Without ``dead_letter`` such a record stops the
 consumer with a :class:`~aorc.errors.SchemaError` (nothing is dropped silently).
+
+Schema versions (``avro``). A record written with a new compatible version of the subject's
+schema that adds fields widens the reader schema: every partition's open files are cut and
+committed first (:meth:`~aorc.sink.RollingSink.evolve`), and the files after have the new
+columns; the old files keep theirs, and a dataset reads both with schema evolution (the new
+columns null in old rows). Records of older versions read after that take the new fields'
+defaults. Counted in ``health()["schema_changes"]``.
 
 Stopping. :meth:`KafkaToOrc.stop` (and SIGTERM/SIGINT while :meth:`KafkaToOrc.run` runs with
 ``handle_signals``) ends the loop; leaving the ``async with`` block flushes every file,
@@ -50,6 +67,7 @@ import contextlib
 import datetime
 import json
 import logging
+import os
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -68,9 +86,10 @@ from aorc.kafka.records import (
     dead_letter_batch,
     row_schema,
 )
+from aorc.kafka.resume import files_positions
 from aorc.sink import RollingSink, SinkCommit
 
-__all__ = ["KafkaToOrc", "run"]
+__all__ = ["KafkaToOrc", "run", "service_memory_pool"]
 
 logger = logging.getLogger("aorc.kafka")
 
@@ -134,6 +153,9 @@ class KafkaToOrc:
         sink_options: more :class:`~aorc.sink.RollingSink` arguments (``compression``,
             ``memory_budget``, ...).
         schema_registry: the Confluent schema registry's URL (``avro``).
+        resume_from_files: a partition without a committed offset in the group resumes
+            after the files already in ``dest`` (see :mod:`aorc.kafka.resume`); False: where
+            ``auto_offset_reset`` says (rewriting the files of the offsets read again).
 
     Raises:
         SchemaError: a bad format, schema or option.
@@ -149,7 +171,8 @@ class KafkaToOrc:
                  producer_options: Mapping[str, Any] | None = None,
                  poll_ms: int = 1000, max_records: int = 10_000,
                  sink_options: Mapping[str, Any] | None = None,
-                 schema_registry: str | None = None) -> None:
+                 schema_registry: str | None = None,
+                 resume_from_files: bool = True) -> None:
         if not topics:
             raise SchemaError("KafkaToOrc needs at least one topic")
         avro = None
@@ -186,7 +209,8 @@ class KafkaToOrc:
         self.sink = RollingSink(dest, self.schema, partition_by=partition_by,
                                 max_rows=max_rows, max_bytes=max_bytes, max_age=max_age,
                                 storage_options=self._storage_options or None,
-                                on_commit=self._data_durable, **time_options, **options)
+                                on_commit=self._data_durable,
+                                before_complete=self._may_complete, **time_options, **options)
         self.dead_sink: RollingSink | None = None
         if self._dead_dest is not None:  # a file per dead letter: replays rewrite it
             self.dead_sink = RollingSink(
@@ -210,6 +234,12 @@ class KafkaToOrc:
         self.batches = 0
         self.commits = 0
         self.lost_partitions = 0
+        self.schema_changes = 0  # Avro reader schemas widened by a new version
+        self.fenced = 0  # cuts dropped because the group refused this member
+        self.resumed_from_files = 0  # partitions without commits resumed after the files
+        self.resume_from_files = resume_from_files
+        self._failure: BaseException | None = None
+        self._resumed: dict[Key, int] = {}  # positions taken from the files
         self.rebalances = 0  # revocations of partitions this member had
         self.assigned: set[Key] = set()  # the partitions this member owns now
         self.on_batch: Callable[[KafkaToOrc], Awaitable[None] | None] | None = None
@@ -307,6 +337,7 @@ class KafkaToOrc:
         fetch: asyncio.Future[Any] | None = None
         try:
             while not self._stop.is_set():
+                self._raise_failure()
                 if fetch is None:
                     generation, fetch = self._fetch()
                 stopping = asyncio.ensure_future(self._stop.wait())
@@ -340,6 +371,7 @@ class KafkaToOrc:
                         await result
                 if max_batches is not None and self.batches >= max_batches:
                     break
+            self._raise_failure()
         finally:
             if fetch is not None and not fetch.done():  # its records were not handled:
                 fetch.cancel()  # the next owner (or run) reads them from the commits
@@ -349,6 +381,10 @@ class KafkaToOrc:
             for sig in signals:
                 loop.remove_signal_handler(sig)
 
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
     async def _rewind(self, polled: Mapping[Any, Sequence[Any]]) -> None:
         """Put the positions of partitions still owned back to the group's commits: records
         polled across a rebalance are read again, not skipped."""
@@ -356,7 +392,9 @@ class KafkaToOrc:
         for tp, records in polled.items():
             if records and tp in assigned:
                 committed = await self.consumer.committed(tp)
-                self.consumer.seek(tp, records[0].offset if committed is None else committed)
+                if committed is None:  # where this member started it (after the files)
+                    committed = self._resumed.get((tp.topic, tp.partition), records[0].offset)
+                self.consumer.seek(tp, committed)
 
     def _fetch(self) -> tuple[int, asyncio.Future[Any]]:
         """Start a poll; returns the rebalance generation it started in and the poll."""
@@ -368,6 +406,11 @@ class KafkaToOrc:
         progress = self._progress.get(key)
         if progress is None:
             progress = self._progress[key] = PartitionProgress(topic, partition)
+        avro = self.decoder.avro
+        if avro is not None:  # a new compatible schema version: new columns, new files
+            reader = await asyncio.to_thread(avro.evolved, [r.value for r in records])
+            if reader is not None:
+                await self._evolve(reader)
         batch, offsets, dead = await asyncio.to_thread(self.decoder.decode, records)
         if dead:
             await self._dead_letters(progress, dead)
@@ -380,6 +423,18 @@ class KafkaToOrc:
             progress.highwater = self.consumer.highwater(self._tp(topic, partition))
         if not progress.pending:
             await self._commit([key])
+
+    async def _evolve(self, reader: Any) -> None:
+        """Read Avro with a widened reader schema: every partition's files are cut (and
+        committed) and the next ones have the new columns."""
+        schema = row_schema("avro", arrow_schema(reader))
+        added = [n for n in schema.names if n not in self.schema.names]
+        logger.info("a new Avro schema version adds %s: rolling the files", added)
+        await self.sink.evolve(schema)
+        self.decoder.avro.use(reader)
+        self.schema = schema
+        self.decoder = RecordDecoder("avro", schema, self.decoder.avro)
+        self.schema_changes += 1
 
     async def _dead_letters(self, progress: PartitionProgress, dead: list[DeadLetter]
                             ) -> None:
@@ -417,6 +472,29 @@ class KafkaToOrc:
         progress.bytes += sum(f.num_bytes for f in commit.files)
         progress.durable("rows", commit.offset)
         await self._commit([(commit.topic, commit.partition)])
+
+    async def _may_complete(self, topic: str, partition: int) -> bool:
+        """The fence before a data file is completed (made visible): the group must still
+        take this member's commits (it commits again what it committed, or where it
+        started). A member whose session expired unseen (its heartbeats stalled) learns it
+        here, before writing a file the partition's new owner may be writing too."""
+        key = (topic, partition)
+        async with self._commit_lock:
+            progress = self._progress.get(key)
+            if progress is None or self.consumer is None:
+                return False  # discarded: not ours any more
+            offset = progress.committed if progress.committed is not None else progress.start
+            if offset is None:
+                return False
+            try:
+                await self.consumer.commit({self._tp(*key): offset})
+            except (self._kafka_errors.KafkaError, AssertionError) as exc:
+                self.fenced += 1
+                logger.warning("%s-%d: the group refused this member (%r): its files are "
+                               "dropped, the partition's owner writes them", topic, partition,
+                               exc)
+                return False
+            return True
 
     async def _dead_durable(self, commit: SinkCommit) -> None:
         progress = self._progress.get((commit.topic, commit.partition))
@@ -489,8 +567,40 @@ class KafkaToOrc:
 
     async def _assigned(self, tps: Sequence[Any]) -> None:
         async with self._lock:
-            self._generation += 1
             self.assigned.update((tp.topic, tp.partition) for tp in tps)
+            if self.resume_from_files and tps:
+                await self._resume_from_files(tps)
+            # polls started before this point may hold records from before the seeks
+            self._generation += 1
+
+    async def _resume_from_files(self, tps: Sequence[Any]) -> None:
+        """Partitions without a committed offset resume after the files already written
+        (see :mod:`aorc.kafka.resume`); a partition that ends before them (the topic was
+        recreated) stops :meth:`run` with an error rather than overwrite them."""
+        fresh = [tp for tp in tps if await self.consumer.committed(tp) is None]
+        if not fresh:
+            return
+        positions = await files_positions(self.dest, self._storage_options or None,
+                                          [(tp.topic, tp.partition) for tp in fresh])
+        found = [tp for tp in fresh if (tp.topic, tp.partition) in positions]
+        if not found:
+            return
+        ends = await self.consumer.end_offsets(found)
+        for tp in found:
+            position = positions[(tp.topic, tp.partition)]
+            if ends[tp] < position:
+                self._failure = AorcError(
+                    f"{tp.topic}-{tp.partition} ends at offset {ends[tp]} but the files in "
+                    f"{self.dest} hold offsets up to {position - 1}: the topic was recreated "
+                    f"or truncated; move the files away (or write elsewhere) before "
+                    f"consuming it again, or pass resume_from_files=False to overwrite them")
+                self._stop.set()
+                continue
+            logger.info("%s-%d has no committed offset: resuming at %d, after the files",
+                        tp.topic, tp.partition, position)
+            self.consumer.seek(tp, position)
+            self._resumed[(tp.topic, tp.partition)] = position
+            self.resumed_from_files += 1
 
     # ----------------------------------------------------------------- health
 
@@ -520,12 +630,26 @@ class KafkaToOrc:
                 "files_written": stats.files_written, "bytes_written": stats.bytes_written,
                 "dead_letters": sum(p["dead_letters"] for p in partitions.values()),
                 "commits": self.commits, "lost_partitions": self.lost_partitions,
+                "schema_changes": self.schema_changes, "fenced": self.fenced,
+                "resumed_from_files": self.resumed_from_files,
                 "last_commit": _iso(last), "partitions": partitions}
 
 
 def _iso(when: float | None) -> str | None:
     return None if when is None else datetime.datetime.fromtimestamp(
         when, datetime.UTC).isoformat()
+
+
+def service_memory_pool() -> None:
+    """Make Arrow allocate from the system allocator in a consumer process, unless
+    ``ARROW_DEFAULT_MEMORY_POOL`` chose a pool: pyarrow's default, mimalloc, keeps the pages
+    freed by each of the consumer's threads (decoding, encoding, uploads), about 130 MiB
+    more resident memory here for the same 30 MiB of Arrow data at most
+    (benchmarks/bench_kafka.py). :func:`run` and ``aorc kafka`` call it; a program that
+    runs :class:`KafkaToOrc` itself may too.
+    """
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        pa.set_memory_pool(pa.system_memory_pool())
 
 
 def _listener(pipe: KafkaToOrc, aiokafka: Any) -> Any:
@@ -551,6 +675,7 @@ async def run(*, handle_signals: bool = True, idle_polls: int | None = None,
     Returns:
         The final :meth:`KafkaToOrc.health`.
     """
+    service_memory_pool()
     async with KafkaToOrc(**options) as pipe:
         await pipe.run(handle_signals=handle_signals, idle_polls=idle_polls)
     return pipe.health()

@@ -6,6 +6,7 @@ stream commit in order (see :mod:`aorc.sink.rolling`)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aorc.sink.files import OpenSinkFile, abort_files, all_or_cancel, committed_file
@@ -29,6 +30,7 @@ class Cuts:
     _released: asyncio.Event
     _uploads: asyncio.Semaphore
     _on_commit: CommitCallback | None
+    _before_complete: Callable[[str, int], Awaitable[bool]] | None
     _owned: dict[tuple[str, int], int]
 
     def _note_memory(self) -> None:
@@ -69,9 +71,14 @@ class Cuts:
         offset = max(f.last for f in files)
         writers = [f.writer for f in files]
         try:
-            await all_or_cancel([self._finish_file(stream, f) for f in files])
+            await all_or_cancel([self._finish_file(f, offset) for f in files])
             if previous is not None:
                 await previous
+            if self._before_complete is not None and not await self._before_complete(
+                    stream.topic, stream.partition):  # fenced: the stream is not ours
+                await abort_files(files)
+                self.stats.cuts_fenced += 1
+                return
             await all_or_cancel([self._complete_file(w) for w in writers])
         except BaseException:
             await abort_files(files)
@@ -96,9 +103,10 @@ class Cuts:
         self.stats.rows_committed += sum(f.num_rows for f in written)
         self.stats.files_committed += len(written)
 
-    async def _finish_file(self, stream: StreamState, f: OpenFile) -> None:
-        async with self._uploads:
-            await f.writer.finish({"aorc.sink.last_offset": str(f.last).encode()})
+    async def _finish_file(self, f: OpenFile, cut_offset: int) -> None:
+        async with self._uploads:  # (the cut's offset: where the stream resumes after it)
+            await f.writer.finish({"aorc.sink.last_offset": str(f.last).encode(),
+                                   "aorc.sink.cut_offset": str(cut_offset).encode()})
 
     async def _complete_file(self, writer: OpenSinkFile) -> None:
         async with self._uploads:

@@ -110,23 +110,29 @@ class StaleTemporaries:
     """
 
     def __init__(self) -> None:
-        self._done: set[tuple[str, str]] = set()
+        self._done: dict[tuple[str, str], asyncio.Future[None]] = {}
         self.removed: list[str] = []
 
     async def clean(self, uri: str, storage_options: Mapping[str, Any]) -> None:
         """Remove the stale temporaries of the stream of file ``uri`` in its folder (the
         first time this stream writes there): hidden local files, or S3's incomplete
-        multipart uploads of the stream's keys."""
+        multipart uploads of the stream's keys. Every file of the stream waits until that
+        is done: a file created while the folder is being listed would be taken for stale
+        (two cuts of a stream finish their files concurrently)."""
         scheme = registry.scheme_for(uri)
-        local = isinstance(scheme, registry.LocalScheme)
         if isinstance(scheme, registry.LocalScheme):
             folder, name = os.path.split(scheme.path_of(uri))
         else:
             folder, _, name = uri.rpartition("/")
         stream = name.rsplit("+", 1)[0] + "+"  # "<topic>+<partition>+"
-        if (folder, stream) in self._done:
-            return
-        self._done.add((folder, stream))
+        task = self._done.get((folder, stream))
+        if task is None:
+            task = self._done[(folder, stream)] = asyncio.ensure_future(self._clean(
+                isinstance(scheme, registry.LocalScheme), folder, stream, storage_options))
+        await asyncio.shield(task)
+
+    async def _clean(self, local: bool, folder: str, stream: str,
+                     storage_options: Mapping[str, Any]) -> None:
         if not local:
             pattern = re.compile(re.escape(stream) + r"\d{20}\.orc")
             self.removed += await registry.abort_uploads(f"{folder}/{stream}", pattern,

@@ -53,7 +53,8 @@ class SinkCommit:
             consumer commits ``offset + 1``).
         files: the files completed by this cut, with the positions each covers.
         reason: why the cut happened: ``"rows"``, ``"bytes"``, ``"event_time"``, ``"age"``,
-            ``"memory"``, ``"flush"`` or ``"close"``.
+            ``"memory"``, ``"flush"``, ``"schema"`` (:meth:`RollingSink.evolve`) or
+            ``"close"``.
     """
 
     topic: str
@@ -89,6 +90,8 @@ class SinkStats:
             the memory budget (the files of the ``"memory"`` cuts).
         peak_spool_bytes: the most bytes of upload parts spooled to disk at once.
         retries: requests the stores retried for the files written (any failure).
+        cuts_fenced: cuts whose files were dropped, not completed, because
+            ``before_complete`` said no (a consumer that lost its partitions).
     """
 
     rows_received: int = 0
@@ -106,6 +109,7 @@ class SinkStats:
     files_cut_for_memory: int = 0
     peak_spool_bytes: int = 0
     retries: int = 0
+    cuts_fenced: int = 0
 
     @property
     def rows_pending(self) -> int:

@@ -16,7 +16,8 @@ Rows go into Hive-style partition folders named from column values (``partition_
 from an event-time column (``time_partitioning``, ``dt=2026-11-22/hour=07`` by default). A
 file holds the rows of one stream in one partition folder and is named from the stream
 position of its first row: ``<folder>/<topic>+<partition>+<first offset, 20 digits>.orc``.
-Its user metadata records the topic, partition, first and last offset.
+Its user metadata records the topic, partition, first and last offset, and the offset of
+the cut that completed it (``aorc.sink.cut_offset``: the stream's position after the cut).
 
 Rolling and committing. The files of a stream roll together: a *cut* closes every open file
 of the stream at the same position, completes them on the store, and then awaits
@@ -89,7 +90,7 @@ import asyncio
 import datetime
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -179,6 +180,10 @@ class RollingSink(Cuts, CloseOrAbort):
         max_open_uploads: files being finished or completed on the store at once (open
             files stream their stripes whatever this says).
         on_commit: awaited with a :class:`SinkCommit` after each cut's files are complete.
+        before_complete: awaited with ``(topic, partition)`` before a cut's files are
+            completed (made visible); False drops them instead, without a commit (a
+            consumer fencing itself off partitions it may have lost: see
+            :mod:`aorc.kafka.consumer`). Counted in ``stats.cuts_fenced``.
         storage_options: settings of the store (see :func:`aorc.io.open_store`).
         drop_partition_columns: leave ``partition_by`` columns out of the files.
         on_old_offsets: what :meth:`write` does with rows at or below the stream's last
@@ -209,6 +214,7 @@ class RollingSink(Cuts, CloseOrAbort):
                  max_event_span: datetime.timedelta | None = None,
                  max_age: float | None = DEFAULT_MAX_AGE, memory_budget: int = 256 << 20,
                  max_open_uploads: int = 8, on_commit: CommitCallback | None = None,
+                 before_complete: Callable[[str, int], Awaitable[bool]] | None = None,
                  storage_options: Mapping[str, Any] | None = None,
                  drop_partition_columns: bool = True, on_old_offsets: str | None = None,
                  clock: Callable[[], float] = time.monotonic, buffer: str | None = None,
@@ -238,19 +244,10 @@ class RollingSink(Cuts, CloseOrAbort):
         self.memory_budget = int(positive("memory_budget", memory_budget, int) or 0)
         self._uploads = asyncio.Semaphore(int(positive("max_open_uploads",
                                                         max_open_uploads, int) or 1))
-        self._partitioner = Partitioner(
-            schema, partition_by, event_time, time_partitioning, time_zone,
-            self._limits.max_span is not None,
-            router=self.target.route if self.target is not None else None)
-        dropped = set(partition_by) if drop_partition_columns else set()
-        self.file_schema = pa.schema([f for f in schema if f.name not in dropped])
-        if not len(self.file_schema):
-            raise SchemaError("RollingSink: no columns left to write after dropping the "
-                              "partition columns")
-        self._orc_type = from_arrow_schema(self.file_schema)
+        self._routing = (partition_by, event_time, time_partitioning, time_zone,
+                         set(partition_by) if drop_partition_columns else set(), keys)
         self.write_options = WriteOptions.create(options, write_options, caller="RollingSink")
-        self._encryption = sink_encryption(self._orc_type, self.write_options, keys)
-        self._options = self.write_options.resolve(self._orc_type)
+        self._set_schema(schema)
         self._metadata = dict(self.write_options.metadata)
         stripe_size_given = "stripe_size" in write_options or (
             options is not None and options.stripe_size != WriteOptions().stripe_size)
@@ -268,6 +265,7 @@ class RollingSink(Cuts, CloseOrAbort):
         self._stale = StaleTemporaries()  # a killed run's temporaries (aorc.sink.files)
         self._encoder = WorkerPool(1, "aorc-sink-encoder")
         self._on_commit = on_commit
+        self._before_complete = before_complete
         self._streams: dict[tuple[str, int], StreamState] = {}
         self._lock = asyncio.Lock()
         self._released = asyncio.Event()
@@ -279,6 +277,22 @@ class RollingSink(Cuts, CloseOrAbort):
         self.stats = SinkStats()
         self._restored: dict[tuple[str, int], int] | None = None  # a target's positions
         self._owned: dict[tuple[str, int], int] = {}  # positions committed to the target
+
+    def _set_schema(self, schema: pa.Schema) -> None:
+        """The rows' schema and what follows from it (routing, the files' ORC type)."""
+        partition_by, event_time, time_partitioning, time_zone, dropped, keys = self._routing
+        self._partitioner = Partitioner(
+            schema, partition_by, event_time, time_partitioning, time_zone,
+            self._limits.max_span is not None,
+            router=self.target.route if self.target is not None else None)
+        file_schema = pa.schema([f for f in schema if f.name not in dropped])
+        if not len(file_schema):
+            raise SchemaError("RollingSink: no columns left to write after dropping the "
+                              "partition columns")
+        orc_type = from_arrow_schema(file_schema)
+        self._encryption = sink_encryption(orc_type, self.write_options, keys)
+        self.schema, self.file_schema, self._orc_type = schema, file_schema, orc_type
+        self._options = self.write_options.resolve(orc_type)
 
     def _target_schema(self, schema: pa.Schema | None, partition_by: Sequence[str]
                        ) -> pa.Schema:
@@ -435,6 +449,37 @@ class RollingSink(Cuts, CloseOrAbort):
                 if stream.chain is not None:
                     stream.chain.cancel()
                     await asyncio.gather(stream.chain, return_exceptions=True)
+
+    async def evolve(self, schema: pa.Schema) -> None:
+        """Take rows of a new schema from now on (a source's schema evolved): every stream is
+        cut (reason ``"schema"``) and the next files have the new schema; the files before
+        keep the old one (a dataset reads both with schema evolution).
+
+        Args:
+            schema: the rows' new Arrow schema.
+
+        Raises:
+            SchemaError: a target's sink (its schema is the table's), or a schema that does
+                not fit the partitioning options (the sink keeps the old one).
+            AorcError: the sink is closed or broken.
+        """
+        self._check()
+        if self.target is not None:
+            raise SchemaError("RollingSink.evolve: a target's sink writes the target's schema")
+        async with self._lock:
+            self._check()
+            if schema.equals(self.schema):
+                return
+            old = self.schema
+            try:
+                self._set_schema(schema)
+            except BaseException:
+                self._set_schema(old)
+                raise
+            streams = list(self._streams.values())
+            for stream in streams:  # (the files being closed keep their own ORC type)
+                self._cut(stream, "schema")
+        await self._wait_chains(streams)
 
     async def _wait_chains(self, streams: Sequence[StreamState]) -> None:
         for stream in streams:

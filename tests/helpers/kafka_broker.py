@@ -73,9 +73,22 @@ class Broker:
         process: the broker process.
     """
 
-    def __init__(self, bootstrap: str, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, bootstrap: str, process: subprocess.Popen[bytes],
+                 log: pathlib.Path | None = None) -> None:
         self.bootstrap = bootstrap
         self.process = process
+        self.log = log
+        self.restarts = 0
+
+    def restart(self) -> None:
+        """Stop it by pid and start it again on the same port (its memory storage forgets
+        every topic and committed offset)."""
+        assert self.log is not None
+        self.stop()
+        self.restarts += 1
+        port = int(self.bootstrap.rsplit(":", 1)[1])
+        self.process = start_broker(
+            self.log.with_name(f"{self.log.stem}-{self.restarts}.log"), port).process
 
     def stop(self) -> None:
         """Stop it by pid."""
@@ -96,11 +109,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def start_broker(log: pathlib.Path) -> Broker:
-    """Start Tansu on a free port of 127.0.0.1; returns once it accepts connections."""
+def start_broker(log: pathlib.Path, port: int | None = None) -> Broker:
+    """Start Tansu on ``port`` (default: a free one) of 127.0.0.1; returns once it accepts
+    connections."""
     binary = tansu_binary()
     assert binary is not None
-    port = _free_port()
+    port = port or _free_port()
     url = f"tcp://127.0.0.1:{port}"
     with open(log, "wb") as out:
         process = subprocess.Popen(
@@ -113,7 +127,7 @@ def start_broker(log: pathlib.Path) -> Broker:
             raise RuntimeError(f"tansu exited with {process.returncode}: "
                                f"{log.read_text()[-2000:]}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return Broker(f"127.0.0.1:{port}", process)
+            return Broker(f"127.0.0.1:{port}", process, log)
         if time.monotonic() > deadline:
             process.kill()
             raise RuntimeError("tansu did not accept connections within 30 s")

@@ -134,3 +134,94 @@ async def test_avro_with_registry_and_schema_evolution(
         got["at"] = got["at"].replace(tzinfo=UTC)
         got["at_us"] = got["at_us"].replace(tzinfo=UTC)
         assert got == want
+
+
+async def test_new_schema_version_rolls_the_files(
+        kafka_broker: Broker, schema_registry: RegistryServer, tmp_path: pathlib.Path) -> None:
+    """The consumer starts on v1 (the only version); v2 (a new nullable field) appears in the
+    middle, then late v1 records: the files open when the first v2 record comes are cut and
+    committed, later files have the new column, and aorc.read_dataset reads both (nulls for
+    the old rows, the v2 default for the late v1 ones)."""
+    import pyarrow.orc as po
+    from aiokafka import AIOKafkaProducer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    import aorc
+
+    topic, group = topic_name(), topic_name("g")
+    await create_topic(kafka_broker.bootstrap, topic)
+    client = SchemaRegistryClient({"url": schema_registry.url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    v1 = AvroSerializer(client, json.dumps(V1))
+    sent: dict[tuple[int, int], dict[str, Any]] = {}
+    version: dict[tuple[int, int], int] = {}
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap,
+                                enable_idempotence=False)
+
+    async def send(first: int, count: int, serialize: AvroSerializer, v2: bool) -> None:
+        for i in range(first, first + count):
+            meta = await producer.send_and_wait(topic, serialize(event(i, v2), context),
+                                                partition=i % 3)
+            sent[(meta.partition, meta.offset)] = event(i, v2)
+            version[(meta.partition, meta.offset)] = 2 if v2 else 1
+
+    def ends() -> dict[int, int]:
+        return {p: max(o for q, o in sent if q == p) + 1 for p in range(3)}
+
+    async def consumed(pipe: KafkaToOrc) -> None:  # the event: every offset handled
+        want = ends()
+        while not (len(pipe._progress) == 3 and all(
+                p.consumed == want[p.partition] for p in pipe._progress.values())):
+            await asyncio.sleep(0.05)
+
+    await producer.start()
+    try:
+        await send(0, 200, v1, False)
+        assert len(schema_registry.subjects[f"{topic}-value"]) == 1
+        async with KafkaToOrc(bootstrap_servers=kafka_broker.bootstrap, topics=[topic],
+                              group=group, dest=str(tmp_path / "data"), format="avro",
+                              schema_registry=schema_registry.url, max_rows=50, poll_ms=200,
+                              consumer_options=dict(GROUP_OPTIONS)) as pipe:
+            task = asyncio.create_task(pipe.run())
+            await asyncio.wait_for(consumed(pipe), 60)
+            assert "extra" not in pipe.schema.names and pipe.sink.open_files > 0
+            open_streams = sum(1 for s in pipe.sink._streams.values() if s.files)
+            await send(200, 150, AvroSerializer(client, json.dumps(V2)), True)
+            assert len(schema_registry.subjects[f"{topic}-value"]) == 2
+            await send(350, 60, v1, False)  # a late producer still on v1
+            await asyncio.wait_for(consumed(pipe), 60)
+            pipe.stop()
+            await task
+    finally:
+        await producer.stop()
+    assert pipe.schema_changes == 1 and pipe.health()["schema_changes"] == 1
+    assert pipe.sink.stats.cuts.get("schema") == open_streams >= 1
+    # every (partition, offset) once; v1 files before v2 files in each partition
+    seen: Counter[tuple[int, int]] = Counter()
+    last_old = dict.fromkeys(range(3), -1)
+    first_new = dict.fromkeys(range(3), 1 << 62)
+    for path in sorted((tmp_path / "data").rglob("*.orc")):
+        table = po.ORCFile(str(path)).read()
+        new = "extra" in table.schema.names
+        for r in table.to_pylist():
+            key = (r["kafka_partition"], r["kafka_offset"])
+            seen[key] += 1
+            p = key[0]
+            if new:
+                first_new[p] = min(first_new[p], key[1])
+                assert r["extra"] == sent[key].get("extra")  # None: a late v1 record
+            else:
+                last_old[p] = max(last_old[p], key[1])
+                assert version[key] == 1
+    assert set(seen) == set(sent) and max(seen.values()) == 1
+    assert all(last_old[p] < first_new[p] for p in range(3)), (last_old, first_new)
+    assert all(last_old[p] >= 0 and first_new[p] < 1 << 62 for p in range(3))
+    # the dataset reads old and new files with schema evolution
+    table = await aorc.read_dataset(str(tmp_path / "data"))
+    assert "extra" in table.schema.names and table.num_rows == len(sent)
+    got = {(r["kafka_partition"], r["kafka_offset"]): r["extra"]
+           for r in table.select(["kafka_partition", "kafka_offset", "extra"]).to_pylist()}
+    assert got == {k: v.get("extra") for k, v in sent.items()}
+    assert sum(v is not None for v in got.values()) == 150

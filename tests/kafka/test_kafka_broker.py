@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from helpers.kafka_broker import (
     GROUP_OPTIONS,
     Broker,
@@ -27,6 +28,7 @@ from helpers.kafka_broker import (
     topic_name,
 )
 
+from aorc.errors import AorcError
 from aorc.kafka import KafkaToOrc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -95,6 +97,16 @@ async def covered(pipes: Sequence[KafkaToOrc], end: dict[int, int]) -> None:
         at = {p.partition: p.consumed for x in pipes for p in x._progress.values()}
         if all(at.get(p) == e for p, e in end.items()):
             return
+        await asyncio.sleep(0.05)
+
+
+async def until(check: Any, state: Any, timeout: float = 60) -> None:
+    """Wait (polling an event's condition) at most ``timeout`` seconds; fail with
+    ``state()`` otherwise."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        assert loop.time() < deadline, f"timed out: {state()}"
         await asyncio.sleep(0.05)
 
 
@@ -261,3 +273,119 @@ def test_cli_needs_settings(tmp_path: pathlib.Path) -> None:
     assert proc.returncode == 1
     assert "needs --bootstrap-servers, --group, --dest" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+async def test_member_that_lost_its_group_completes_no_file(kafka_broker: Broker,
+                                                            tmp_path: pathlib.Path) -> None:
+    """A zombie: consumer a's heartbeats stall (an event pauses them) while its run loop is
+    held in a hook; its session expires and b takes every partition, writes past a's files
+    and commits. Released, a goes on writing the records it had fetched into the same file
+    names (a's files hold 50 rows, b's 70: a completed file of a would replace b's and lose
+    20 rows); its fence (a probe commit before completing a file) is refused, it drops its
+    files and rejoins (its heartbeats come back once it fenced). Exactly once, a fenced at
+    least once, b owned everything meanwhile."""
+    topic = topic_name()
+    group = topic_name("g")
+    await create_topic(kafka_broker.bootstrap, topic)
+    sent = await produce(kafka_broker.bootstrap, topic, messages(0, 870))
+    first_end = ends(sent)
+    a = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=50, max_records=60)
+    b = pipe(kafka_broker, topic, group, tmp_path / "data", max_rows=70, max_age=1.0)
+    blocked, release, beats_back = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def hold(p: KafkaToOrc) -> None:  # the event: a consumed the first records
+        at = {x.partition: x.consumed for x in p._progress.values()}
+        if at == first_end and not blocked.is_set():
+            blocked.set()
+            await release.wait()
+    a.on_batch = hold
+
+    def b_committed_all() -> bool:
+        want = ends(sent)
+        return len(b._progress) == 3 and all(
+            x.committed == want[x.partition] for x in b._progress.values())
+
+    async with a:
+        coordinator = a.consumer._coordinator
+        beat = coordinator._do_heartbeat
+
+        async def stalled_heartbeat() -> bool:  # heartbeats pause while a is held
+            if blocked.is_set():
+                await beats_back.wait()
+            return bool(await beat())
+        coordinator._do_heartbeat = stalled_heartbeat
+        task_a = asyncio.create_task(a.run())
+        try:
+            await asyncio.wait_for(blocked.wait(), 60)
+            assert a.commits >= 1 and a.sink.stats.rows_pending > 0  # open, uncommitted
+            async with b:
+                task_b = asyncio.create_task(b.run())
+                await until(lambda: len(b.assigned) == 3,  # a's session expired
+                            lambda: f"b owns {b.assigned}")
+                sent.update(await produce(kafka_broker.bootstrap, topic,
+                                          messages(870, 600)))
+                # b's files complete and committed (max_age), past a's open files
+                await until(b_committed_all, lambda: f"b at {b.health()['partitions']}")
+                assert b.rebalances == 0 and b.lost_partitions == 0  # a stayed out
+                assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+                release.set()  # a goes on with the records it fetched: a zombie
+                await until(lambda: a.fenced, lambda: f"a fenced {a.fenced}, batches "
+                            f"{a.batches}, rows {a.sink.stats.rows_received}")
+                beats_back.set()
+                await until(lambda: a.fenced and a.lost_partitions and a.assigned
+                            and len(a.assigned | b.assigned) == 3,
+                            lambda: f"a fenced {a.fenced}, lost {a.lost_partitions}, owns "
+                                    f"{a.assigned}, b owns {b.assigned}")
+                a.stop()
+                b.stop()
+                await asyncio.gather(task_a, task_b)
+        finally:  # (a failed assertion must not leave a held: leaving a waits for run)
+            release.set()
+            beats_back.set()
+            a.stop()
+    assert_exactly_once(sent, tmp_path / "data")
+    assert a.sink.stats.cuts_fenced >= 1 and a.health()["fenced"] == a.fenced
+    assert b.lost_partitions == 0
+    assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+
+
+async def test_broker_restarted_between_runs(kafka_broker: Broker,
+                                             tmp_path: pathlib.Path) -> None:
+    """The broker restarts between two runs and forgets the topic and the group's offsets.
+    Recreated empty, the topic ends before the files: the consumer refuses to overwrite
+    them. Refilled as a durable broker would have kept it (the same records at the same
+    offsets) plus new records, the consumer resumes after the files (their names and
+    metadata), leaves the old files untouched and writes each new record once."""
+    topic = topic_name()
+    group = topic_name("g")
+    dest = tmp_path / "data"
+    await create_topic(kafka_broker.bootstrap, topic)
+    first = messages(0, 600, bad_every=0)
+    sent = await produce(kafka_broker.bootstrap, topic, first)
+    async with pipe(kafka_broker, topic, group, dest, max_rows=70) as p:
+        task = asyncio.create_task(p.run())
+        await asyncio.wait_for(covered([p], ends(sent)), 60)
+        p.stop()
+        await task
+    assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)
+    before = {path: path.read_bytes() for path in dest.rglob("*.orc")}
+    restarts = kafka_broker.restarts
+    kafka_broker.restart()
+    assert kafka_broker.restarts == restarts + 1
+    await create_topic(kafka_broker.bootstrap, topic)
+    assert await committed(kafka_broker.bootstrap, topic, group) == dict.fromkeys(range(3))
+    async with pipe(kafka_broker, topic, group, dest) as empty:
+        with pytest.raises(AorcError, match="the topic was recreated"):
+            await asyncio.wait_for(empty.run(), 60)
+    assert empty.sink.stats.rows_received == 0
+    assert await produce(kafka_broker.bootstrap, topic, first) == sent
+    sent.update(await produce(kafka_broker.bootstrap, topic, messages(600, 300)))
+    async with pipe(kafka_broker, topic, group, dest, max_rows=70) as p:
+        task = asyncio.create_task(p.run())
+        await asyncio.wait_for(covered([p], ends(sent)), 60)
+        p.stop()
+        await task
+    assert p.resumed_from_files == 3 and p.sink.stats.rows_received == 300
+    assert {path: path.read_bytes() for path in before} == before  # untouched
+    assert_exactly_once(sent, dest)
+    assert await committed(kafka_broker.bootstrap, topic, group) == ends(sent)

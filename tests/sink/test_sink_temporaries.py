@@ -75,3 +75,35 @@ async def test_stale_uploads_of_the_stream_are_aborted(s3_client: Any, s3_bucket
         assert sorted(back.column("offset").to_pylist()) == list(range(100))
     finally:
         kill(other)
+
+
+async def test_files_wait_for_the_stale_cleaning(tmp_path: Path,
+                                                 monkeypatch: Any) -> None:
+    """Two cuts of a stream finish their files concurrently: the second file must not create
+    its temporary while the first one's cleaning lists the folder (it would be taken for
+    stale and removed). The cleaning is held by an event until the second file asked."""
+    import asyncio
+    import threading
+
+    from aorc.sink import files as sink_files
+    listing, release = threading.Event(), threading.Event()
+    real = sink_files._remove_matching
+
+    def held(folder: str, pattern: Any) -> list[str]:
+        listing.set()
+        assert release.wait(60)
+        return real(folder, pattern)
+    monkeypatch.setattr(sink_files, "_remove_matching", held)
+    stale = sink_files.StaleTemporaries()
+    first = asyncio.ensure_future(stale.clean(str(tmp_path / "t+0+00000000000000000000.orc"),
+                                              {}))
+    assert await asyncio.to_thread(listing.wait, 60)
+    second = asyncio.ensure_future(stale.clean(str(tmp_path / "t+0+00000000000000000010.orc"),
+                                               {}))
+    try:
+        await asyncio.sleep(0)  # (the second file asked)
+        await asyncio.sleep(0)
+        assert not second.done()  # it waits for the listing under way
+    finally:
+        release.set()
+    await asyncio.wait_for(asyncio.gather(first, second), 60)
