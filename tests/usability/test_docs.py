@@ -125,7 +125,7 @@ def mapping_rows() -> list[tuple[list[pa.DataType], str, str]]:
     rows = []
     for line in page("guide/types.md").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and cells[0].startswith("`"):
+        if len(cells) == 3 and cells[0].startswith("`pa."):  # (the Arrow -> ORC table)
             rows.append((arrow_types(cells[0]), cells[1].strip("`"), cells[2]))
     return rows
 
