@@ -313,6 +313,7 @@ def test_a_partial_run_checks_only_the_oracles_it_names(monkeypatch: pytest.Monk
     # whether this clone has the corpus beside it or not (a lone clone has not)
     monkeypatch.setattr(conftest, "corpus_root", lambda: Path("/corpus"))
     monkeypatch.setattr(conftest, "hive_jars", lambda: [Path("/hive-exec.jar")])
+    monkeypatch.setattr(conftest, "geo_jars", lambda: [Path("/orc-core-2.3.jar")])
     monkeypatch.setattr(conftest.shutil, "which", lambda name: f"/usr/bin/{name}")
     assert conftest.missing_oracles() == ["PySpark"]
     monkeypatch.setenv(conftest.ORACLES_ENV, "corpus,java,lzo,polars")
