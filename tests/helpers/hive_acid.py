@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HiveAcid", "HiveError", "compile_helper", "hive_jars", "java_opens"]
+__all__ = ["HiveAcid", "HiveError", "compile_helper", "hive_classpath", "hive_jars",
+           "java_opens"]
 
 SOURCE = Path(__file__).resolve().parents[1] / "dataset" / "acid" / "HiveAcidHelper.java"
 MAIN = "org.apache.hadoop.hive.ql.io.orc.HiveAcidHelper"
@@ -37,6 +38,15 @@ def java_opens() -> list[str]:
              "java.lang.reflect", "java.io")]
 
 
+def hive_classpath(jars: Path) -> str:
+    """The jars folder as a class path with Hive's own jars first: PySpark 3.5's folder also
+    holds ``hive-storage-api`` 2.8, whose ``ValidTxnList`` lacks what Hive 2.3's ACID reader
+    calls (``isValidBase``), and a ``jars/*`` wildcard may list it first."""
+    first = sorted(str(p) for pattern in ("hive-common-*.jar", "hive-exec-*-core.jar")
+                   for p in jars.glob(pattern))
+    return ":".join([*first, f"{jars}/*"])
+
+
 def compile_helper(jars: Path) -> Path:
     """The folder of the compiled helper (compiled once per jar set and source)."""
     key = hashlib.sha256(SOURCE.read_bytes())
@@ -46,7 +56,8 @@ def compile_helper(jars: Path) -> Path:
     if (out / "done").exists():
         return out
     work = Path(tempfile.mkdtemp(prefix="aorc-hive-acid-build-"))
-    subprocess.run(["javac", "-nowarn", "-d", str(work), "-cp", f"{jars}/*", str(SOURCE)],
+    subprocess.run(["javac", "-nowarn", "-d", str(work), "-cp", hive_classpath(jars),
+                    str(SOURCE)],
                    check=True, capture_output=True, timeout=300)
     (work / "done").write_text("ok")
     try:
@@ -77,7 +88,7 @@ class HiveAcid:
         self._log = tempfile.NamedTemporaryFile(prefix="aorc-hive-acid-", suffix=".log",
                                                 delete=False)
         self._proc = subprocess.Popen(
-            ["java", *java_opens(), "-Xmx512m", "-cp", f"{classes}:{jars}/*", MAIN],
+            ["java", *java_opens(), "-Xmx512m", "-cp", f"{classes}:{hive_classpath(jars)}", MAIN],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             text=True, encoding="utf-8", env=env)
         self.commands = 0

@@ -155,6 +155,25 @@ public class HiveAcidHelper {
     return new ValidReadTxnList(s.toString());
   }
 
+  /** A transaction list that sees every transaction. Hive 2.3.10's hive-common has a
+   *  (long[], long) constructor, hive-storage-api 2.8 (which PySpark 3.5's classpath puts
+   *  first) only (long[], BitSet, long, long): whichever class is loaded is asked. */
+  static String everyTransaction() throws IOException {
+    try {
+      try {
+        return ValidReadTxnList.class.getConstructor(long[].class, long.class)
+            .newInstance(new long[0], Long.MAX_VALUE).writeToString();
+      } catch (NoSuchMethodException e) {
+        return ValidReadTxnList.class
+            .getConstructor(long[].class, BitSet.class, long.class, long.class)
+            .newInstance(new long[0], new BitSet(), Long.MAX_VALUE, Long.MAX_VALUE)
+            .writeToString();
+      }
+    } catch (ReflectiveOperationException e) {
+      throw new IOException("no usable ValidReadTxnList constructor", e);
+    }
+  }
+
   static void read(String dir, String txns, PrintStream out) throws IOException {
     JobConf job = new JobConf(CONF);
     job.setBoolean("hive.transactional.table.scan", true);
@@ -170,7 +189,7 @@ public class HiveAcidHelper {
     job.set("hive.io.file.readcolumn.names", "id,name,score");
     job.setBoolean("hive.io.file.read.all.columns", true);
     job.set(ValidTxnList.VALID_TXNS_KEY,
-        txns.equals("-") ? new ValidReadTxnList(new long[0], Long.MAX_VALUE).writeToString() : txns);
+        txns.equals("-") ? everyTransaction() : txns);
     FileInputFormat.setInputPaths(job, new Path(dir));
     OrcInputFormat format = new OrcInputFormat();
     for (InputSplit split : format.getSplits(job, 1)) {
