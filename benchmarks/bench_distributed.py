@@ -24,7 +24,9 @@ stripes each, written by aorc (zstd) into a temporary folder. Queries, each time
 Engines: Dask (a LocalCluster of 2 worker processes; built-in ``dd.read_orc`` /
 ``dd.to_orc`` on pyarrow), Ray (``ray.init(num_cpus=2)``; built-in ``ray.data.read_orc`` /
 ``Dataset.write_orc``), Daft (native runner; Daft 0.7 has no ORC reader, so aorc's front end
-is timed against pyarrow.dataset reading the same files in the driver). The built-ins get
+is timed against pyarrow.dataset reading the same files in the driver, and against what a
+Daft user does without aorc: pyarrow.dataset's table handed to ``daft.from_arrow`` and
+queried in Daft). The built-ins get
 the same filters applied after their reads (they cannot push them down).
 
 With ``--s3`` (on by default; ``--no-s3`` to skip), (b) and (c) again with the same files on
@@ -205,6 +207,8 @@ def ray_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
 
 def daft_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
                 out: Path) -> dict[str, Callable[[], int]]:
+    import daft
+
     import aorc.daft
 
     cols = COLUMNS
@@ -223,10 +227,23 @@ def daft_routes(paths: list[str], root: Path, lo: int, hi: int, probe: str,
         df = aorc.daft.read_orc(paths)
         return len(df.where(df["user"] == probe).select(*cols).to_arrow())
 
-    return {"a builtin": ref, "a aorc": aorc_a,
+    def via_a() -> int:  # what a Daft user does without aorc: pyarrow reads, Daft queries
+        return len(daft.from_arrow(pads.dataset(paths, format="orc").to_table(columns=cols))
+                   .to_arrow())
+
+    def via_b() -> int:
+        df = daft.from_arrow(pads.dataset(paths, format="orc").to_table(columns=cols))
+        return len(df.where((df["id"] >= lo) & (df["id"] < hi)).to_arrow())
+
+    def via_c() -> int:
+        df = daft.from_arrow(pads.dataset(paths, format="orc").to_table(columns=cols))
+        return len(df.where(df["user"] == probe).to_arrow())
+
+    return {"a builtin": ref, "a aorc": aorc_a, "a via": via_a,
             "b builtin": lambda: ref((pads.field("id") >= lo) & (pads.field("id") < hi)),
-            "b aorc": aorc_b, "c builtin": lambda: ref(pads.field("user") == probe),
-            "c aorc": aorc_c}
+            "b aorc": aorc_b, "b via": via_b,
+            "c builtin": lambda: ref(pads.field("user") == probe), "c aorc": aorc_c,
+            "c via": via_c}
 
 
 class S3:
@@ -421,6 +438,11 @@ def print_engine(engine: str, results: dict[str, dict[str, Any]]) -> None:
         print(f"  ({query}) {builtin} {b['best']:.3f} / {b['median']:.3f}   aorc "
               f"{a['best']:.3f} / {a['median']:.3f}   ratio {a['best'] / b['best']:.2f}x / "
               f"{a['median'] / b['median']:.2f}x   rows {b['rows']} / {a['rows']}")
+        via = results.get(f"{query} via")
+        if via is not None:
+            print(f"      pyarrow.dataset into Daft {via['best']:.3f} / {via['median']:.3f}"
+                  f"   ratio {a['best'] / via['best']:.2f}x / {a['median'] / via['median']:.2f}x"
+                  f"   rows {via['rows']}")
 
 
 def print_s3(engine: str, results: dict[str, dict[str, Any]], latency_ms: float) -> None:

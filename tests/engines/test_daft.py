@@ -97,6 +97,36 @@ def test_pushdowns_columns_order_count_and_limit(events: Events) -> None:
     assert arrow(source.read().limit(10)).num_rows == 10
 
 
+def test_small_stripes_reach_daft_in_large_batches(tmp_path: Path) -> None:
+    # Stripes of a few hundred rows: one Daft batch per stripe made a micro-partition apiece.
+    table = pa.table({"id": pa.array(range(12_000), pa.int64())})
+    path = tmp_path / "small.orc"
+    aorc.sync.write_table(table.to_batches(max_chunksize=1_000), path, stripe_size=1_000)
+    stripes = po.ORCFile(str(path)).nstripes
+    assert stripes >= 8
+
+    async def batches(source: Any, pushdowns: Pushdowns) -> list[int]:
+        sizes = []
+        async for task in source.get_tasks(pushdowns):
+            async for batch in task.read():
+                sizes.append(len(batch))
+        return sizes
+
+    source = aorc.daft.OrcDataSource(str(path))
+    assert asyncio.run(batches(source, Pushdowns())) == [12_000]
+    assert asyncio.run(batches(source, Pushdowns(limit=2_500))) == [2_500]
+    small = aorc.daft.OrcDataSource(str(path))
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(aorc.daft.orc, "BATCH_ROWS", 5_000)
+    try:
+        sizes = asyncio.run(batches(small, Pushdowns()))
+    finally:
+        monkey.undo()
+    assert sum(sizes) == 12_000 and 2 <= len(sizes) < stripes
+    assert all(n >= 5_000 for n in sizes[:-1])
+    assert arrow(aorc.daft.read_orc(str(path))).equals(table)
+
+
 def test_filter_pushdown_prunes_on_s3(events: Events, s3_client: Any, s3_bucket: str,
                                       s3_proxy: Any) -> None:
     root = upload(s3_client, s3_bucket, events)
