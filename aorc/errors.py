@@ -34,10 +34,13 @@ about the files a dataset skips because they sit at another partition depth.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import sys
 import types
 import warnings
+from collections.abc import Iterator
 
 __all__ = [
     "AccessDeniedError",
@@ -58,6 +61,7 @@ __all__ = [
     "UnsupportedFeatureError",
     "UnsupportedVersionError",
     "UnwritableTypeError",
+    "deferred_warnings",
     "warn",
 ]
 
@@ -162,16 +166,52 @@ _PLUMBING = tuple(f"{os.sep}{name}" for name in (f"asyncio{os.sep}", f"concurren
                                                  "threading.py", "contextlib.py"))
 
 
+#: The warnings of the innermost :func:`deferred_warnings` block of this context, if any.
+_DEFERRED: contextvars.ContextVar[list[tuple[str, type[Warning]]] | None] = \
+    contextvars.ContextVar("aorc_deferred_warnings", default=None)
+
+
+@contextlib.contextmanager
+def deferred_warnings() -> Iterator[None]:
+    """Hold the warnings :func:`warn` issues in this context until the block ends, then
+    issue them from the thread that entered it, attributed to the user's frame there.
+
+    The context reaches aorc's event loop thread through :func:`aorc.sync.run` and the
+    worker threads of :func:`aorc.dataset.local.run_groups`, where no frame is the user's: a
+    warning issued there would name aorc's line instead of the caller's. A block that raises
+    drops its warnings (the exception is what the caller sees); blocks nest (the inner one
+    hands its warnings to the outer one).
+
+    Yields:
+        Nothing.
+    """
+    held: list[tuple[str, type[Warning]]] = []
+    token = _DEFERRED.set(held)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
+    for message, category in list(held):  # (held is no longer appended to)
+        warn(message, category)
+
+
 def warn(message: str, category: type[Warning] = AorcWarning) -> None:
     """Issue a warning attributed to the user's code: the innermost calling frame outside
     aorc (and outside asyncio's loop and thread pools), so ``python -W error`` and warning
     filters by module see the line that called aorc. On a worker thread, where no frame is
     the user's, the warning is attributed to aorc's frame that issued it.
 
+    Inside a :func:`deferred_warnings` block (in its context, on any thread) the warning
+    is held until the block ends.
+
     Args:
         message: the warning's text.
         category: its class (:class:`AorcWarning` by default).
     """
+    held = _DEFERRED.get()
+    if held is not None:
+        held.append((message, category))
+        return
     frame: types.FrameType | None = sys._getframe(1)
     level = 2
     while frame is not None:

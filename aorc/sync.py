@@ -70,7 +70,7 @@ from aorc.dataset.entry import read_dataset as _read_dataset
 from aorc.dataset.read import Dataset
 from aorc.dataset.table import read_table as _read_table
 from aorc.dataset.write import write_dataset as _write_dataset
-from aorc.errors import AorcError
+from aorc.errors import AorcError, deferred_warnings
 from aorc.format.codec.compression import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.types import OrcType
 from aorc.io import Source
@@ -154,12 +154,16 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
         coroutine.close()
         raise AorcError("aorc.sync functions cannot be called from aorc's own event loop "
                         "thread; await the async functions there")
-    future = asyncio.run_coroutine_threadsafe(coroutine, _event_loop())
-    try:
-        return future.result()
-    except BaseException:
-        future.cancel()
-        raise
+    # The coroutine runs in a copy of this thread's context (asyncio copies it when the
+    # task is scheduled from here): aorc's warnings are held there and issued from this
+    # thread, naming the caller's line rather than aorc's (see aorc.errors.deferred_warnings).
+    with deferred_warnings():
+        future = asyncio.run_coroutine_threadsafe(coroutine, _event_loop())
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
 
 
 def _blocking(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:

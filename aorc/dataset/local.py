@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from aorc.dataset.discovery import (
 )
 from aorc.dataset.partitioning import Clauses
 from aorc.dataset.plan import FilePlan, ReadPlan
-from aorc.errors import CorruptFileError, warn
+from aorc.errors import CorruptFileError, deferred_warnings, warn
 from aorc.format.columns import DecodeOptions
 from aorc.format.projection import requested_order, select_columns
 from aorc.format.types import OrcType
@@ -129,13 +130,18 @@ async def run_groups(items: Sequence[_I], work: Callable[[Sequence[_I]], list[_R
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
             loop.call_soon_threadsafe(settle, results, exc)
 
-    share = shared_pool().share(lambda i: work(groups[i]), len(groups),
-                                helpers=threads, each=each, end=end)
-    try:
-        results = await finished
-    finally:
-        stopped = True
-        share.stop()  # after a failure or a cancellation, no further group starts
+    # Each group runs in a copy of this context: aorc's warnings issued on the pool's
+    # threads are held and issued here, on the caller's thread (aorc.errors.warn then names
+    # the caller's line, not aorc's).
+    with deferred_warnings():
+        context = contextvars.copy_context()
+        share = shared_pool().share(lambda i: context.copy().run(work, groups[i]),
+                                    len(groups), helpers=threads, each=each, end=end)
+        try:
+            results = await finished
+        finally:
+            stopped = True
+            share.stop()  # after a failure or a cancellation, no further group starts
     return [r for group in results for r in group]
 
 
