@@ -449,10 +449,12 @@ class AcidTable:
         out_names = [*([ROW_ID] if row_id else []), *present]
         ids = self.valid_write_ids
 
-        def rows_of(table: pa.Table) -> pa.Table:
+        def rows_of(box: list[pa.Table]) -> pa.Table:
             # the mask on the event columns, then the row struct's fields taken out (no
             # copy) and only they filtered: filtering the struct itself costs several
-            # times its decoding
+            # times its decoding. The decoded table is held only through ``box``, so that
+            # each column is freed as soon as its filtered copy is made
+            table = box.pop()
             if by_row_id:
                 assert source is not None
                 mask = insert_mask(table, ids, None, f.path)
@@ -463,15 +465,22 @@ class AcidTable:
                 mask = insert_mask(table, ids, deletes if "rowId" in needed else None,
                                    f.path)
             flat = flatten_events(table, fields, row_id).rename_columns(out_names)
-            return flat if mask is None else _filter_columns(flat, mask)
+            del table
+            if mask is None:
+                return flat
+            schema, columns = flat.schema, flat.columns
+            del flat
+            return _filter_columns(columns, schema, mask)
 
         loop = asyncio.get_running_loop()
         async for table in _chunks(reader, [*needed, *(f"row.{c}" for c in fields)],
                                    batch_size, self._pushdown(where, "row.", mapping)):
-            if table.num_rows >= _POOL_ROWS:  # off the event loop, beside other decodes
-                yield await loop.run_in_executor(shared_pool(), rows_of, table)
+            box, big = [table], table.num_rows >= _POOL_ROWS
+            del table
+            if big:  # off the event loop, beside other decodes
+                yield await loop.run_in_executor(shared_pool(), rows_of, box)
             else:
-                yield rows_of(table)
+                yield rows_of(box)
 
     @staticmethod
     def _single_source(reader: OrcReader) -> tuple[int, int] | None:
@@ -569,16 +578,24 @@ class AcidTable:
                                                                for n in names]))
 
 
-def _filter_columns(table: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
-    """``table.filter(mask)`` column by column: Arrow filters a table by taking the indices
-    of the mask from every column, several times slower than its filter kernels when few
-    rows are dropped. The copies are allocated like the decoded columns, with the C
-    library's malloc (:mod:`aorc._allocator`), whose freed pages the next read reuses:
-    from Arrow's default pool (mimalloc) each read faulted fresh pages for them, as much
-    kernel time as the whole plain read."""
+def _filter_columns(columns: list[pa.ChunkedArray], schema: pa.Schema,
+                    mask: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """The ``columns`` (of ``schema``) filtered by ``mask``, column by column: Arrow filters
+    a table by taking the indices of the mask from every column, several times slower than
+    its filter kernels when few rows are dropped. Each column is let go (``columns`` is
+    emptied) once its copy is made, so that a read holds the decoded file and one copy of
+    a column at a time, not two copies of the file: the copies are allocated like the
+    decoded columns, with the C library's malloc (:mod:`aorc._allocator`), in the pages
+    the columns before them freed; with twice the file's rows held at once, the heap grew
+    past malloc's trim threshold and each read faulted fresh pages (as much kernel time as
+    the decoding). From Arrow's default pool (mimalloc) each read faulted fresh pages."""
     pool = pa.system_memory_pool()
-    return pa.Table.from_arrays([pc.filter(c, mask, memory_pool=pool) for c in table.columns],
-                                schema=table.schema)
+    out = []
+    for i in range(len(columns)):
+        out.append(pc.filter(columns[i], mask, memory_pool=pool))
+        columns[i] = None  # type: ignore[call-overload]
+    columns.clear()
+    return pa.Table.from_arrays(out, schema=schema)
 
 
 async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any
