@@ -444,6 +444,8 @@ class AcidTable:
             needed = ["operation"]  # a column to count the rows by
         source = self._single_source(reader)
         by_row_id = "rowId" in needed and source is not None and ROW_ID not in names
+        if by_row_id:  # every row has the same write id and bucket: only row ids differ
+            needed = [c for c in needed if c not in ("originalTransaction", "bucket")]
         row_id = ROW_ID in names
         fields = [mapping[n] for n in present]
         out_names = [*([ROW_ID] if row_id else []), *present]
