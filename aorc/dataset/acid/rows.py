@@ -160,13 +160,18 @@ class DeleteSet:
     def kept_rows(self, write_id: int, bucket: int, row_ids: pa.ChunkedArray | pa.Array
                   ) -> pa.Array | None:
         """The mask of the rows (of one write id and bucket key) no event deletes, by a
-        binary search of their row ids; ``None`` when every row is kept."""
+        binary search of their row ids; ``None`` when every row is kept (no event names
+        one of these rows: the rows need no filtering)."""
         gone = self.row_ids(write_id, bucket)
         if not len(gone):
             return None
         chunks = row_ids.chunks if isinstance(row_ids, pa.ChunkedArray) else [row_ids]
         keep = [_kept_row_ids(_int64(c), gone) for c in chunks if len(c)]
-        return pa.array(np.concatenate(keep) if keep else np.ones(0, dtype=bool))
+        if all(k is None for k in keep):
+            return None
+        return pa.array(np.concatenate([np.ones(len(c), dtype=bool) if k is None else k
+                                        for c, k in zip(chunks, keep, strict=True)])
+                        if keep else np.ones(0, dtype=bool))
 
     def kept(self, keys: pa.Array) -> pa.Array | None:
         """The mask of the rows (by their packed keys) no delete event names, ``None``
@@ -199,21 +204,27 @@ def _groups(packed: np.ndarray) -> list[tuple[tuple[int, int], np.ndarray]]:
             for a, e in zip(starts, ends, strict=True)]
 
 
-def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
-    """The mask of the row ids not in ``gone`` (sorted)."""
+def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray | None:
+    """The mask of the row ids not in ``gone`` (sorted); ``None`` when it keeps every row
+    (checked by the ids' range first when they are ascending)."""
     n = len(ids)
     if bool((ids[1:] > ids[:-1]).all()):  # ascending, as Hive writes them
+        inside = gone[np.searchsorted(gone, ids[0]):np.searchsorted(gone, ids[-1], "right")]
+        if not len(inside):
+            return None  # no event names a row id in the chunk's range
         keep = np.ones(n, dtype=bool)
-        inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
         if ids[-1] - ids[0] == n - 1:  # consecutive: a row id is its position
             keep[inside - ids[0]] = False
         else:  # some rows filtered out: look the few deleted ids up among them
             at = np.searchsorted(ids, inside)
-            keep[at[ids[at] == inside]] = False
+            hit = at[ids[at] == inside]
+            if not len(hit):
+                return None
+            keep[hit] = False
         return keep
     at = np.searchsorted(gone, ids)
     kept: np.ndarray = gone[np.minimum(at, len(gone) - 1)] != ids
-    return kept
+    return None if bool(kept.all()) else kept
 
 
 def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:

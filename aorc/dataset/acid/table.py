@@ -595,7 +595,7 @@ def _filter_columns(columns: list[pa.ChunkedArray], schema: pa.Schema,
     out = []
     for i in range(len(columns)):
         out.append(pc.filter(columns[i], mask, memory_pool=pool))
-        columns[i] = None  # type: ignore[call-overload]
+        columns[i] = None
     columns.clear()
     return pa.Table.from_arrays(out, schema=schema)
 
