@@ -175,10 +175,11 @@ class DeleteSet:
 
     def kept(self, keys: pa.Array) -> pa.Array | None:
         """The mask of the rows (by their packed keys) no delete event names, ``None``
-        when every row is kept."""
+        when every row is kept (no event names one of them)."""
         if self.keys is None or not len(keys):
             return None
-        return pc.invert(pc.is_in(keys, value_set=self.keys))
+        named = pc.is_in(keys, value_set=self.keys)
+        return pc.invert(named) if named.true_count else None
 
 
 def _groups(packed: np.ndarray) -> list[tuple[tuple[int, int], np.ndarray]]:

@@ -19,6 +19,7 @@ import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -32,7 +33,6 @@ from aorc.dataset.acid.rows import (
     flatten_events,
     insert_mask,
     is_acid_schema,
-    synthetic_keys,
     synthetic_row_ids,
 )
 from aorc.dataset.partitioning import (
@@ -541,14 +541,17 @@ class AcidTable:
             n = chunk.num_rows
             table = (chunk.rename_columns(present) if present
                      else pa.table({"__aorc_rows": pa.nulls(n)}))  # counts the rows
-            if synthetic:
-                kept = deletes.kept(synthetic_keys(bucket, first, n))
+            if synthetic:  # write id 0, the file's bucket, numbered rows: by row id
+                kept = deletes.kept_rows(0, bucket * 4096,
+                                         pa.array(np.arange(first, first + n, dtype=np.int64)))
                 if ROW_ID in names:
                     table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
                                              synthetic_row_ids(bucket, first, n,
                                                                self._stored_bucket(bucket)))
                 if kept is not None:
-                    table = table.filter(kept)
+                    schema, columns = table.schema, table.columns
+                    del table, chunk
+                    table = _filter_columns(columns, schema, kept)
                 first += n
             elif ROW_ID in names:
                 table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
