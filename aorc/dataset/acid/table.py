@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from aorc.dataset.acid.drop import dropped, filter_columns
 from aorc.dataset.acid.files import open_data_store
 from aorc.dataset.acid.layout import AcidFile, WriteIdList, bucket_key
 from aorc.dataset.acid.listing import Partition, list_table
@@ -460,19 +461,21 @@ class AcidTable:
             if by_row_id:
                 assert source is not None
                 mask = insert_mask(table, ids, None, f.path)
-                kept = deletes.kept_rows(*source, table.column("rowId"))
-                if kept is not None:
-                    mask = kept if mask is None else pc.and_(mask, kept)
+                gone = deletes.deleted_rows(*source, table.column("rowId"))
+                if mask is not None:
+                    hidden = dropped(mask)
+                    gone = hidden if gone is None else np.union1d(gone, hidden)
             else:
                 mask = insert_mask(table, ids, deletes if "rowId" in needed else None,
                                    f.path)
+                gone = None if mask is None else dropped(mask)
             flat = flatten_events(table, fields, row_id).rename_columns(out_names)
             del table
-            if mask is None:
+            if gone is None or not len(gone):
                 return flat
             schema, columns = flat.schema, flat.columns
             del flat
-            return _filter_columns(columns, schema, mask)
+            return filter_columns(columns, schema, gone)
 
         loop = asyncio.get_running_loop()
         async for table in _chunks(reader, [*needed, *(f"row.{c}" for c in fields)],
@@ -542,16 +545,17 @@ class AcidTable:
             table = (chunk.rename_columns(present) if present
                      else pa.table({"__aorc_rows": pa.nulls(n)}))  # counts the rows
             if synthetic:  # write id 0, the file's bucket, numbered rows: by row id
-                kept = deletes.kept_rows(0, bucket * 4096,
-                                         pa.array(np.arange(first, first + n, dtype=np.int64)))
+                gone = deletes.deleted_rows(0, bucket * 4096,
+                                            pa.array(np.arange(first, first + n,
+                                                               dtype=np.int64)))
                 if ROW_ID in names:
                     table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
                                              synthetic_row_ids(bucket, first, n,
                                                                self._stored_bucket(bucket)))
-                if kept is not None:
+                if gone is not None:
                     schema, columns = table.schema, table.columns
                     del table, chunk
-                    table = _filter_columns(columns, schema, kept)
+                    table = filter_columns(columns, schema, gone)
                 first += n
             elif ROW_ID in names:
                 table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
@@ -581,26 +585,6 @@ class AcidTable:
                 columns.append(pa.chunked_array([pa.nulls(rows.num_rows, field.type)]))
         return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n)
                                                                for n in names]))
-
-
-def _filter_columns(columns: list[pa.ChunkedArray], schema: pa.Schema,
-                    mask: pa.Array | pa.ChunkedArray) -> pa.Table:
-    """The ``columns`` (of ``schema``) filtered by ``mask``, column by column: Arrow filters
-    a table by taking the indices of the mask from every column, several times slower than
-    its filter kernels when few rows are dropped. Each column is let go (``columns`` is
-    emptied) once its copy is made, so that a read holds the decoded file and one copy of
-    a column at a time, not two copies of the file: the copies are allocated like the
-    decoded columns, with the C library's malloc (:mod:`aorc._allocator`), in the pages
-    the columns before them freed; with twice the file's rows held at once, the heap grew
-    past malloc's trim threshold and each read faulted fresh pages (as much kernel time as
-    the decoding). From Arrow's default pool (mimalloc) each read faulted fresh pages."""
-    pool = pa.system_memory_pool()
-    out = []
-    for i in range(len(columns)):
-        out.append(pc.filter(columns[i], mask, memory_pool=pool))
-        columns[i] = None
-    columns.clear()
-    return pa.Table.from_arrays(out, schema=schema)
 
 
 async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any

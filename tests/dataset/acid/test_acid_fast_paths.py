@@ -92,13 +92,13 @@ class Table:
 def filtered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of rows of each chunk the read filtered for deletes."""
     calls: list[int] = []
-    real = acid_table._filter_columns
+    real = acid_table.filter_columns
 
-    def spy(columns: list[pa.ChunkedArray], schema: pa.Schema, mask: Any) -> pa.Table:
-        calls.append(len(mask))
-        return real(columns, schema, mask)
+    def spy(columns: list[pa.ChunkedArray], schema: pa.Schema, gone: Any) -> pa.Table:
+        calls.append(len(columns[0]))
+        return real(columns, schema, gone)
 
-    monkeypatch.setattr(acid_table, "_filter_columns", spy)
+    monkeypatch.setattr(acid_table, "filter_columns", spy)
     return calls
 
 
