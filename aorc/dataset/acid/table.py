@@ -479,7 +479,8 @@ class AcidTable:
 
         loop = asyncio.get_running_loop()
         async for table in _chunks(reader, [*needed, *(f"row.{c}" for c in fields)],
-                                   batch_size, self._pushdown(where, "row.", mapping)):
+                                   batch_size, self._pushdown(where, "row.", mapping),
+                                   by_stripe=any(c != "operation" for c in needed)):
             box, big = [table], table.num_rows >= _POOL_ROWS
             del table
             if big:  # off the event loop, beside other decodes
@@ -540,7 +541,7 @@ class AcidTable:
         bucket = f.bucket or 0
         first = first_rows.get(f.path, 0)
         columns = [mapping[n] for n in present] or file_names[:1]
-        async for chunk in _chunks(reader, columns, batch_size, filters):
+        async for chunk in _chunks(reader, columns, batch_size, filters, by_stripe=synthetic):
             n = chunk.num_rows
             table = (chunk.rename_columns(present) if present
                      else pa.table({"__aorc_rows": pa.nulls(n)}))  # counts the rows
@@ -587,11 +588,18 @@ class AcidTable:
                                                                for n in names]))
 
 
-async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any
-                  ) -> AsyncGenerator[pa.Table, None]:
+async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any,
+                  by_stripe: bool = False) -> AsyncGenerator[pa.Table, None]:
     """A file's rows as tables of at most ``batch_size`` rows; a whole read (the batch size
-    of :meth:`AcidTable.read`) decodes the file's stripes in parallel in one table."""
+    of :meth:`AcidTable.read`) decodes the file's stripes in parallel in one table, or
+    ``by_stripe`` one stripe after the other (each stripe's parts in parallel), so that the
+    caller drops a stripe's deleted rows before the next one is decoded: the read then holds
+    one stripe's decoded columns besides the rows kept, not a whole file's."""
     if batch_size >= _READ_BATCH_ROWS:
+        if by_stripe and reader.num_stripes > 1:
+            for i in range(reader.num_stripes):
+                yield await reader.read(columns, filters=filters, stripes=[i])
+            return
         yield await reader.read(columns, filters=filters)
         return
     async for batch in reader.iter_batches(columns, batch_size, filters=filters):

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.orc as orc
 import pytest
 
 import aorc
@@ -30,13 +31,13 @@ def v1(bucket: int, stmt: int = 0) -> int:
     return (1 << 29) | (bucket << 16) | stmt
 
 
-def write_events(path: Path, columns: list[Any]) -> None:
+def write_events(path: Path, columns: list[Any], **options: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     (path.parent / "_orc_acid_version").write_text("2")
     table = pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(columns, EVENT,
                                                                       strict=True)],
                                  schema=EVENT)
-    aorc.sync.write_table(table, path, row_index_stride=1000)
+    aorc.sync.write_table(table, path, row_index_stride=1000, **options)
 
 
 class Table:
@@ -55,12 +56,14 @@ class Table:
         rid = w * 1_000_000 + (b & 0xFFFFF) * 10_000 + r
         return {"id": rid, "score": int(self.rng.integers(0, 100)), "name": f"n{rid % 997}"}
 
-    def inserts(self, folder: str, bucket: int, wid: int, prop: int, n: int) -> list[Key]:
+    def inserts(self, folder: str, bucket: int, wid: int, prop: int, n: int,
+                **options: Any) -> list[Key]:
         keys = [(wid, prop, r) for r in range(n)]
         rows = [self.row(k) for k in keys]
         self.rows.update(zip(keys, rows, strict=True))
         write_events(self.root / folder / f"bucket_{bucket:05d}",
-                     [[0] * n, [wid] * n, [prop] * n, list(range(n)), [wid] * n, rows])
+                     [[0] * n, [wid] * n, [prop] * n, list(range(n)), [wid] * n, rows],
+                     **options)
         return keys
 
     def originals(self, name: str, bucket: int, first: int, n: int) -> None:
@@ -204,3 +207,23 @@ def test_original_files_numbered_across_a_bucket(tmp_path: Path,
     assert ids == t.keys_of(with_ids.column("id").to_pylist())
     batches = list(aorc.sync.open_acid_table(t.root).iter_batches(batch_size=256))
     assert pa.Table.from_batches(batches).sort_by("id").to_pylist() == want
+
+
+def test_whole_read_drops_deletes_stripe_by_stripe(tmp_path: Path,
+                                                   filtered: list[int]) -> None:
+    t = Table(tmp_path / "t", 9)
+    base = t.inserts("base_0000001", 0, 1, v1(0), 20_000, stripe_size=40_000)
+    peer = orc.ORCFile(str(t.root / "base_0000001" / "bucket_00000"))
+    stripes = [peer.read_stripe(i).num_rows for i in range(peer.nstripes)]
+    assert len(stripes) >= 3
+    bounds = np.cumsum([0, *stripes])
+    # deletes in the first and the last stripe only, one on each side of their bounds
+    gone = [base[0], base[int(bounds[1]) - 1], base[int(bounds[-2])], base[-1]]
+    t.deletes("delete_delta_0000002_0000002_0000", 0, 2, gone)
+    want = t.expected()
+    assert len(want) == 20_000 - 4
+    assert read(t.root).to_pylist() == want
+    # each stripe decoded and filtered alone; the middle ones lose no row: not filtered
+    assert filtered == [stripes[0], stripes[-1]]
+    with_ids = read(t.root, row_id=True)  # every key column: the packed-key lookup
+    assert with_ids.drop_columns([acid_table.ROW_ID]).to_pylist() == want
