@@ -157,23 +157,42 @@ class DeleteSet:
         ``bucket``."""
         return self._rows.get((write_id, bucket), np.empty(0, np.int64))
 
-    def kept_rows(self, write_id: int, bucket: int, row_ids: pa.ChunkedArray | pa.Array
-                  ) -> pa.Array | None:
-        """The mask of the rows (of one write id and bucket key) no event deletes, by a
-        binary search of their row ids; ``None`` when every row is kept."""
+    def deleted_rows(self, write_id: int, bucket: int, row_ids: pa.ChunkedArray | pa.Array
+                     ) -> np.ndarray | None:
+        """The positions (sorted) of the rows (of one write id and bucket key) an event
+        deletes, by a binary search of their row ids; ``None`` when there are none (the
+        rows need no filtering)."""
         gone = self.row_ids(write_id, bucket)
         if not len(gone):
             return None
         chunks = row_ids.chunks if isinstance(row_ids, pa.ChunkedArray) else [row_ids]
-        keep = [_kept_row_ids(_int64(c), gone) for c in chunks if len(c)]
-        return pa.array(np.concatenate(keep) if keep else np.ones(0, dtype=bool))
+        found, start = [], 0
+        for c in chunks:
+            if len(c):
+                at = _deleted_row_ids(_int64(c), gone)
+                if len(at):
+                    found.append(at + start)
+            start += len(c)
+        return np.concatenate(found) if found else None
+
+    def kept_rows(self, write_id: int, bucket: int, row_ids: pa.ChunkedArray | pa.Array
+                  ) -> pa.Array | None:
+        """The mask of the rows (of one write id and bucket key) no event deletes (see
+        :meth:`deleted_rows`); ``None`` when every row is kept."""
+        gone = self.deleted_rows(write_id, bucket, row_ids)
+        if gone is None:
+            return None
+        keep = np.ones(len(row_ids), dtype=bool)
+        keep[gone] = False
+        return pa.array(keep)
 
     def kept(self, keys: pa.Array) -> pa.Array | None:
         """The mask of the rows (by their packed keys) no delete event names, ``None``
-        when every row is kept."""
+        when every row is kept (no event names one of them)."""
         if self.keys is None or not len(keys):
             return None
-        return pc.invert(pc.is_in(keys, value_set=self.keys))
+        named = pc.is_in(keys, value_set=self.keys)
+        return pc.invert(named) if named.true_count else None
 
 
 def _groups(packed: np.ndarray) -> list[tuple[tuple[int, int], np.ndarray]]:
@@ -199,21 +218,20 @@ def _groups(packed: np.ndarray) -> list[tuple[tuple[int, int], np.ndarray]]:
             for a, e in zip(starts, ends, strict=True)]
 
 
-def _kept_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
-    """The mask of the row ids not in ``gone`` (sorted)."""
+def _deleted_row_ids(ids: np.ndarray, gone: np.ndarray) -> np.ndarray:
+    """The positions (sorted) of the row ids in ``gone`` (sorted): by the ids' range first
+    when they are ascending, as Hive writes them."""
     n = len(ids)
-    if bool((ids[1:] > ids[:-1]).all()):  # ascending, as Hive writes them
-        keep = np.ones(n, dtype=bool)
-        inside = gone[(gone >= ids[0]) & (gone <= ids[-1])]
+    if bool((ids[1:] > ids[:-1]).all()):
+        inside = gone[np.searchsorted(gone, ids[0]):np.searchsorted(gone, ids[-1], "right")]
         if ids[-1] - ids[0] == n - 1:  # consecutive: a row id is its position
-            keep[inside - ids[0]] = False
-        else:  # some rows filtered out: look the few deleted ids up among them
-            at = np.searchsorted(ids, inside)
-            keep[at[ids[at] == inside]] = False
-        return keep
+            at: np.ndarray = inside - ids[0]
+            return at
+        at = np.searchsorted(ids, inside)  # some rows filtered out: the few deleted ids
+        hit: np.ndarray = at[ids[at] == inside]
+        return hit
     at = np.searchsorted(gone, ids)
-    kept: np.ndarray = gone[np.minimum(at, len(gone) - 1)] != ids
-    return kept
+    return np.flatnonzero(gone[np.minimum(at, len(gone) - 1)] == ids)
 
 
 def _visible(table: pa.Table, ids: WriteIdList) -> pa.Array:

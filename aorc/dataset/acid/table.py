@@ -19,9 +19,11 @@ import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from aorc.dataset.acid.drop import dropped, filter_columns
 from aorc.dataset.acid.files import open_data_store
 from aorc.dataset.acid.layout import AcidFile, WriteIdList, bucket_key
 from aorc.dataset.acid.listing import Partition, list_table
@@ -32,7 +34,6 @@ from aorc.dataset.acid.rows import (
     flatten_events,
     insert_mask,
     is_acid_schema,
-    synthetic_keys,
     synthetic_row_ids,
 )
 from aorc.dataset.partitioning import (
@@ -444,34 +445,48 @@ class AcidTable:
             needed = ["operation"]  # a column to count the rows by
         source = self._single_source(reader)
         by_row_id = "rowId" in needed and source is not None and ROW_ID not in names
+        if by_row_id:  # every row has the same write id and bucket: only row ids differ
+            needed = [c for c in needed if c not in ("originalTransaction", "bucket")]
         row_id = ROW_ID in names
         fields = [mapping[n] for n in present]
         out_names = [*([ROW_ID] if row_id else []), *present]
         ids = self.valid_write_ids
 
-        def rows_of(table: pa.Table) -> pa.Table:
+        def rows_of(box: list[pa.Table]) -> pa.Table:
             # the mask on the event columns, then the row struct's fields taken out (no
             # copy) and only they filtered: filtering the struct itself costs several
-            # times its decoding
+            # times its decoding. The decoded table is held only through ``box``, so that
+            # each column is freed as soon as its filtered copy is made
+            table = box.pop()
             if by_row_id:
                 assert source is not None
                 mask = insert_mask(table, ids, None, f.path)
-                kept = deletes.kept_rows(*source, table.column("rowId"))
-                if kept is not None:
-                    mask = kept if mask is None else pc.and_(mask, kept)
+                gone = deletes.deleted_rows(*source, table.column("rowId"))
+                if mask is not None:
+                    hidden = dropped(mask)
+                    gone = hidden if gone is None else np.union1d(gone, hidden)
             else:
                 mask = insert_mask(table, ids, deletes if "rowId" in needed else None,
                                    f.path)
+                gone = None if mask is None else dropped(mask)
             flat = flatten_events(table, fields, row_id).rename_columns(out_names)
-            return flat if mask is None else _filter_columns(flat, mask)
+            del table
+            if gone is None or not len(gone):
+                return flat
+            schema, columns = flat.schema, flat.columns
+            del flat
+            return filter_columns(columns, schema, gone)
 
         loop = asyncio.get_running_loop()
         async for table in _chunks(reader, [*needed, *(f"row.{c}" for c in fields)],
-                                   batch_size, self._pushdown(where, "row.", mapping)):
-            if table.num_rows >= _POOL_ROWS:  # off the event loop, beside other decodes
-                yield await loop.run_in_executor(shared_pool(), rows_of, table)
+                                   batch_size, self._pushdown(where, "row.", mapping),
+                                   by_stripe=any(c != "operation" for c in needed)):
+            box, big = [table], table.num_rows >= _POOL_ROWS
+            del table
+            if big:  # off the event loop, beside other decodes
+                yield await loop.run_in_executor(shared_pool(), rows_of, box)
             else:
-                yield rows_of(table)
+                yield rows_of(box)
 
     @staticmethod
     def _single_source(reader: OrcReader) -> tuple[int, int] | None:
@@ -526,18 +541,22 @@ class AcidTable:
         bucket = f.bucket or 0
         first = first_rows.get(f.path, 0)
         columns = [mapping[n] for n in present] or file_names[:1]
-        async for chunk in _chunks(reader, columns, batch_size, filters):
+        async for chunk in _chunks(reader, columns, batch_size, filters, by_stripe=synthetic):
             n = chunk.num_rows
             table = (chunk.rename_columns(present) if present
                      else pa.table({"__aorc_rows": pa.nulls(n)}))  # counts the rows
-            if synthetic:
-                kept = deletes.kept(synthetic_keys(bucket, first, n))
+            if synthetic:  # write id 0, the file's bucket, numbered rows: by row id
+                gone = deletes.deleted_rows(0, bucket * 4096,
+                                            pa.array(np.arange(first, first + n,
+                                                               dtype=np.int64)))
                 if ROW_ID in names:
                     table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
                                              synthetic_row_ids(bucket, first, n,
                                                                self._stored_bucket(bucket)))
-                if kept is not None:
-                    table = table.filter(kept)
+                if gone is not None:
+                    schema, columns = table.schema, table.columns
+                    del table, chunk
+                    table = filter_columns(columns, schema, gone)
                 first += n
             elif ROW_ID in names:
                 table = table.add_column(0, pa.field(ROW_ID, ROW_ID_TYPE),
@@ -569,23 +588,18 @@ class AcidTable:
                                                                for n in names]))
 
 
-def _filter_columns(table: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
-    """``table.filter(mask)`` column by column: Arrow filters a table by taking the indices
-    of the mask from every column, several times slower than its filter kernels when few
-    rows are dropped. The copies are allocated like the decoded columns, with the C
-    library's malloc (:mod:`aorc._allocator`), whose freed pages the next read reuses:
-    from Arrow's default pool (mimalloc) each read faulted fresh pages for them, as much
-    kernel time as the whole plain read."""
-    pool = pa.system_memory_pool()
-    return pa.Table.from_arrays([pc.filter(c, mask, memory_pool=pool) for c in table.columns],
-                                schema=table.schema)
-
-
-async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any
-                  ) -> AsyncGenerator[pa.Table, None]:
+async def _chunks(reader: OrcReader, columns: list[str], batch_size: int, filters: Any,
+                  by_stripe: bool = False) -> AsyncGenerator[pa.Table, None]:
     """A file's rows as tables of at most ``batch_size`` rows; a whole read (the batch size
-    of :meth:`AcidTable.read`) decodes the file's stripes in parallel in one table."""
+    of :meth:`AcidTable.read`) decodes the file's stripes in parallel in one table, or
+    ``by_stripe`` one stripe after the other (each stripe's parts in parallel), so that the
+    caller drops a stripe's deleted rows before the next one is decoded: the read then holds
+    one stripe's decoded columns besides the rows kept, not a whole file's."""
     if batch_size >= _READ_BATCH_ROWS:
+        if by_stripe and reader.num_stripes > 1:
+            for i in range(reader.num_stripes):
+                yield await reader.read(columns, filters=filters, stripes=[i])
+            return
         yield await reader.read(columns, filters=filters)
         return
     async for batch in reader.iter_batches(columns, batch_size, filters=filters):
