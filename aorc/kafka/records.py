@@ -154,7 +154,11 @@ class RecordDecoder:
                                       pa.array(values, pa.binary())], records),
                     [r.offset for r in records], [])
         if self.format == "avro":
-            rows = self.avro.decode_many([r.value for r in records])
+            values = [r.value for r in records]
+            columns = self.avro.columns(values)  # all at once: the usual case
+            if columns is not None:
+                return self._with_kafka(columns, records), [r.offset for r in records], []
+            rows = self.avro.decode_many(values)
             return self._rows([(r, row) for r, row in zip(records, rows, strict=True)])
         batch = self._fast_json(records)
         if batch is not None:
