@@ -192,6 +192,7 @@ class AvroDecoder:
         self._looked_at: set[int] = set()
         self._writers: dict[int, tuple[Any, Any]] = {}  # id: (writer, reader or None)
         self._flat: dict[int, FlatColumns | None] = {}  # id: the fast path, or None
+        self.polls_at_once = 0  # values decoded by columns() (counted in polls)
 
     def evolved(self, values: Sequence[bytes | None]) -> Any | None:
         """The reader schema widened (:func:`widen`) by the writer schemas of ``values``
@@ -236,7 +237,9 @@ class AvroDecoder:
         if schema_id not in self._flat:
             self._flat[schema_id] = self._flat_columns(schema_id)
         flat = self._flat[schema_id]
-        return None if flat is None else flat.decode(values)
+        columns = None if flat is None else flat.decode(values)
+        self.polls_at_once += columns is not None
+        return columns
 
     def _flat_columns(self, schema_id: int) -> FlatColumns | None:
         try:

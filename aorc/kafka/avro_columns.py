@@ -47,7 +47,7 @@ def _kind(schema: Any) -> tuple[int, int, list[str] | None] | None:
         return None
     kind, logical = schema.get("type"), schema.get("logicalType")
     if logical is not None:
-        found = _LOGICAL_KINDS.get((logical, kind))
+        found = _LOGICAL_KINDS.get((str(logical), str(kind)))
         return None if found is None else (found, 0, None)
     if kind == "enum":
         symbols = list(schema["symbols"])
