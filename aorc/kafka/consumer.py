@@ -650,28 +650,6 @@ def service_memory_pool() -> None:
     """
     if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         pa.set_memory_pool(pa.system_memory_pool())
-        _glibc_malloc_settings()
-
-
-def _glibc_malloc_settings() -> None:
-    """With glibc, two malloc arenas (not eight per core: each thread's arena keeps its freed
-    pages) and a fixed mmap threshold of 1 MiB (glibc raises it up to 32 MiB after freeing
-    large blocks, which then come from arenas that keep them): about 25 MiB less peak RSS
-    for 2M records (benchmarks/bench_kafka.py). Unless ``MALLOC_ARENA_MAX`` or
-    ``MALLOC_MMAP_THRESHOLD_`` chose otherwise."""
-    if any(k in os.environ for k in ("MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_")):
-        return
-    import ctypes
-    import ctypes.util
-    import platform
-    if platform.libc_ver()[0] != "glibc":
-        return
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.mallopt(-8, 2)  # M_ARENA_MAX
-        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError):  # pragma: no cover - not glibc after all
-        return
 
 
 def _listener(pipe: KafkaToOrc, aiokafka: Any) -> Any:
