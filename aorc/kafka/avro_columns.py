@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from aorc.kafka import _avro
+from aorc.kafka.records import fixed_width_array
 
 __all__ = ["FlatColumns", "flat_plan"]
 
@@ -102,7 +103,7 @@ class FlatColumns:
         self._kinds = [p[0] for p in plan]
         self._nulls = [p[1] for p in plan]
         self._sizes = [p[2] for p in plan]
-        self._symbols = [None if p[3] is None else pa.array(p[3], pa.string()) for p in plan]
+        self._symbols = [None if p[3] is None else _strings(p[3]) for p in plan]
 
     def decode(self, values: Sequence[bytes | None]) -> list[pa.Array] | None:
         """The columns of ``values``, or None when one must be decoded on its own."""
@@ -126,23 +127,25 @@ class FlatColumns:
     @staticmethod
     def _array(atype: pa.DataType, n: int, symbols: pa.Array | None, valid: Any, vals: Any,
                offsets: Any, data: Any) -> pa.Array:
-        mask = None if valid is None else valid == 0
         if pa.types.is_null(atype):
             return pa.nulls(n)
         if data is not None:
             bitmap = None
-            nulls = 0
-            if mask is not None:
-                nulls = int(mask.sum())
-                bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+            nulls = 0 if valid is None else n - int(np.count_nonzero(valid))
+            if nulls:
+                bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
             return pa.Array.from_buffers(
                 atype, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)], nulls)
         if symbols is not None:
-            return symbols.take(pa.array(vals, pa.int32(), mask=mask))
-        if pa.types.is_boolean(atype):
-            vals = vals.view(np.bool_)
-        elif atype.bit_width == 32 and not pa.types.is_floating(atype):
-            return pa.array(vals, pa.int32(), mask=mask).view(atype)
-        elif atype.bit_width == 64 and not pa.types.is_floating(atype):
-            return pa.array(vals, pa.int64(), mask=mask).view(atype)
-        return pa.array(vals, atype, mask=mask)
+            return symbols.take(fixed_width_array(vals, pa.int32(), valid))
+        return fixed_width_array(vals, atype, valid)
+
+
+def _strings(texts: Sequence[str]) -> pa.Array:
+    """A string array of ``texts`` (not by ``pa.array``: see
+    :func:`~aorc.kafka.records.fixed_width_array`)."""
+    encoded = [t.encode() for t in texts]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(encoded), [
+        None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
