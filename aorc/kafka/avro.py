@@ -30,6 +30,7 @@ from typing import Any
 import pyarrow as pa
 
 from aorc.errors import SchemaError
+from aorc.kafka.avro_columns import FlatColumns, flat_plan
 
 __all__ = ["AvroDecoder", "SchemaRegistry", "arrow_schema", "arrow_type", "widen"]
 
@@ -190,6 +191,8 @@ class AvroDecoder:
         self.writer_ids: set[int] = set()
         self._looked_at: set[int] = set()
         self._writers: dict[int, tuple[Any, Any]] = {}  # id: (writer, reader or None)
+        self._flat: dict[int, FlatColumns | None] = {}  # id: the fast path, or None
+        self.polls_at_once = 0  # values decoded by columns() (counted in polls)
 
     def evolved(self, values: Sequence[bytes | None]) -> Any | None:
         """The reader schema widened (:func:`widen`) by the writer schemas of ``values``
@@ -216,6 +219,38 @@ class AvroDecoder:
         self.reader = self._parse(reader)
         self.reader_json = reader
         self._writers.clear()
+        self._flat.clear()
+
+    def columns(self, values: Sequence[bytes | None]) -> list[pa.Array] | None:
+        """The reader schema's columns of ``values`` decoded at once
+        (:class:`~aorc.kafka.avro_columns.FlatColumns`: a flat schema, every value written
+        with the reader schema itself and well-formed), or None: decode them one by one
+        (:meth:`decode_many`) to find the dead letters.
+
+        Args:
+            values: Confluent-framed values.
+        """
+        first = values[0] if values else None
+        if first is None or len(first) < 5 or first[0] != 0:
+            return None
+        schema_id = int.from_bytes(first[1:5], "big")
+        if schema_id not in self._flat:
+            self._flat[schema_id] = self._flat_columns(schema_id)
+        flat = self._flat[schema_id]
+        columns = None if flat is None else flat.decode(values)
+        self.polls_at_once += columns is not None
+        return columns
+
+    def _flat_columns(self, schema_id: int) -> FlatColumns | None:
+        try:
+            plain = self.registry.schema_json(schema_id) == self.reader_json
+        except SchemaError:
+            return None
+        plan = flat_plan(self.reader_json) if plain else None
+        if plan is None:
+            return None
+        self.writer_ids.add(schema_id)
+        return FlatColumns(list(arrow_type(self.reader_json)), plan, schema_id)
 
     def decode(self, value: bytes | None) -> dict[str, Any]:
         """One value's row.

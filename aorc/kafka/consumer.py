@@ -88,6 +88,7 @@ from aorc.kafka.records import (
 )
 from aorc.kafka.resume import files_positions
 from aorc.sink import RollingSink, SinkCommit
+from aorc.sink.files import default_stripe_target
 
 __all__ = ["KafkaToOrc", "run", "service_memory_pool"]
 
@@ -97,6 +98,8 @@ logger = logging.getLogger("aorc.kafka")
 CONSUMER_DEFAULTS: Mapping[str, Any] = {"auto_offset_reset": "earliest",
                                         "max_partition_fetch_bytes": 4 << 20}
 Key = tuple[str, int]
+#: Encoded bytes per stripe unless ``sink_options`` give ``stripe_size`` (see KafkaToOrc).
+STRIPE_SIZE = 4 << 20
 
 
 def _avro_decoder(url: str, schema: Any, subject: str) -> AvroDecoder:
@@ -151,7 +154,10 @@ class KafkaToOrc:
         poll_ms: the longest wait of one poll.
         max_records: the most records one poll returns.
         sink_options: more :class:`~aorc.sink.RollingSink` arguments (``compression``,
-            ``memory_budget``, ...).
+            ``memory_budget``, ``stripe_size``, ...). The stripes are of 4 MiB (encoded)
+            unless ``stripe_size`` says otherwise (or ``max_bytes`` / 16 when smaller): an
+            open file holds its stripe's rows, up to four times the stripe's size when they
+            compress well (as events do), one file per partition and folder.
         schema_registry: the Confluent schema registry's URL (``avro``).
         resume_from_files: a partition without a committed offset in the group resumes
             after the files already in ``dest`` (see :mod:`aorc.kafka.resume`); False: where
@@ -202,6 +208,7 @@ class KafkaToOrc:
                 self._dead_dest = dead_letter
         options = dict(sink_options or {})
         options.setdefault("on_old_offsets", "skip")
+        options.setdefault("stripe_size", min(STRIPE_SIZE, default_stripe_target(max_bytes)))
         self._storage_options = dict(storage_options or {})
         time_options: dict[str, Any] = (
             {"event_time": event_time} if event_time is not None

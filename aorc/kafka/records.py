@@ -40,6 +40,7 @@ __all__ = [
     "RecordDecoder",
     "dead_letter",
     "dead_letter_batch",
+    "fixed_width_array",
     "row_schema",
 ]
 
@@ -154,7 +155,11 @@ class RecordDecoder:
                                       pa.array(values, pa.binary())], records),
                     [r.offset for r in records], [])
         if self.format == "avro":
-            rows = self.avro.decode_many([r.value for r in records])
+            values = [r.value for r in records]
+            columns = self.avro.columns(values)  # all at once: the usual case
+            if columns is not None:
+                return self._with_kafka(columns, records), [r.offset for r in records], []
+            rows = self.avro.decode_many(values)
             return self._rows([(r, row) for r, row in zip(records, rows, strict=True)])
         batch = self._fast_json(records)
         if batch is not None:
@@ -167,8 +172,9 @@ class RecordDecoder:
         offs = np.fromiter((r.offset for r in records), np.int64, n)
         times = np.fromiter((r.timestamp for r in records), np.int64, n)
         return pa.RecordBatch.from_arrays(
-            [*columns, pa.array(parts), pa.array(offs),
-             pa.array(times, pa.int64()).cast(pa.timestamp("ms"))], schema=self.schema)
+            [*columns, fixed_width_array(parts, pa.int32()),
+             fixed_width_array(offs, pa.int64()),
+             fixed_width_array(times, pa.timestamp("ms"))], schema=self.schema)
 
     def _fast_json(self, records: Sequence[Any]) -> pa.RecordBatch | None:
         """All records parsed by Arrow at once, or None when any needs a closer look."""
@@ -229,6 +235,30 @@ class RecordDecoder:
         dead.sort(key=lambda d: d.offset)
         return (self._with_kafka(list(rows.columns), [r for r, _ in good]),
                 [r.offset for r, _ in good], dead)
+
+
+def fixed_width_array(values: np.ndarray[Any, Any], atype: pa.DataType,
+                      valid: np.ndarray[Any, Any] | None = None) -> pa.Array:
+    """An Arrow array of a fixed-width type over a numpy array's bytes (and a numpy array
+    of 0/1 per value: present or null). Not ``pa.array``: its first call imports pandas when
+    installed (pyarrow looks for pandas objects), 35 MiB of resident memory a consumer
+    process need not hold.
+
+    Args:
+        values: one value per row, of ``atype``'s width (booleans: one byte each, 0 or 1).
+        atype: the Arrow type.
+        valid: None when every value is present.
+    """
+    n = len(values)
+    bitmap, nulls = None, 0
+    if valid is not None:
+        nulls = n - int(np.count_nonzero(valid))
+        if nulls:
+            bitmap = pa.py_buffer(np.packbits(valid.view(np.uint8), bitorder="little"))
+    if pa.types.is_boolean(atype):
+        values = np.packbits(values.view(np.uint8), bitorder="little")
+    return pa.Array.from_buffers(atype, n, [bitmap, pa.py_buffer(np.ascontiguousarray(values))],
+                                 nulls)
 
 
 def dead_letter(record: Any, reason: str) -> DeadLetter:

@@ -225,3 +225,75 @@ async def test_new_schema_version_rolls_the_files(
            for r in table.select(["kafka_partition", "kafka_offset", "extra"]).to_pylist()}
     assert got == {k: v.get("extra") for k, v in sent.items()}
     assert sum(v is not None for v in got.values()) == 150
+
+
+FLAT: dict[str, Any] = {"type": "record", "name": "Flat", "fields": [
+    {"name": "id", "type": "long"}, {"name": "name", "type": "string"},
+    {"name": "score", "type": ["null", "double"]},
+    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
+
+
+async def test_flat_schema_at_once_with_dead_letters(
+        kafka_broker: Broker, schema_registry: RegistryServer, tmp_path: pathlib.Path) -> None:
+    """A flat schema's polls are decoded at once (aorc.kafka.avro_columns); the polls holding
+    a value that is cut short or not UTF-8 are decoded one by one: those values are dead
+    letters with fastavro's reason, every other record a row equal to what was produced,
+    every offset once."""
+    from aiokafka import AIOKafkaProducer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    topic, group = topic_name(), topic_name("g")
+    await create_topic(kafka_broker.bootstrap, topic)
+    serialize = AvroSerializer(SchemaRegistryClient({"url": schema_registry.url}),
+                               json.dumps(FLAT))
+    context = SerializationContext(topic, MessageField.VALUE)
+    at = datetime.datetime(2026, 11, 29, tzinfo=UTC)
+    values: list[tuple[bytes, dict[str, Any] | None]] = []
+    for i in range(900):
+        row = {"id": i, "name": f"név {i}", "score": None if i % 5 == 0 else i / 8,
+               "at": at + datetime.timedelta(milliseconds=i)}
+        values.append((serialize(row, context), row))
+    good = values[0][0]
+    values.insert(300, (good[:-3], None))  # cut short
+    values.insert(700, (good[:7] + b"\xff\xfe" + good[9:], None))  # not UTF-8
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap,
+                                enable_idempotence=False, linger_ms=5)
+    await producer.start()
+    sent: dict[tuple[int, int], dict[str, Any] | None] = {}
+    try:
+        sends = [await producer.send(topic, value, partition=i % 3)
+                 for i, (value, _) in enumerate(values)]
+        for (_, original), meta in zip(values, await asyncio.gather(*sends), strict=True):
+            sent[(meta.partition, meta.offset)] = original
+    finally:
+        await producer.stop()
+    ends = {p: max(o for q, o in sent if q == p) + 1 for p in range(3)}
+    async with KafkaToOrc(bootstrap_servers=kafka_broker.bootstrap, topics=[topic],
+                          group=group, dest=str(tmp_path / "data"), format="avro",
+                          schema_registry=schema_registry.url, max_rows=200, poll_ms=200,
+                          max_records=50, dead_letter=str(tmp_path / "dead"),
+                          consumer_options=dict(GROUP_OPTIONS)) as pipe:
+        task = asyncio.create_task(pipe.run())
+        while not (len(pipe._progress) == 3 and all(
+                p.consumed == ends[p.partition] for p in pipe._progress.values())):
+            await asyncio.sleep(0.05)
+        pipe.stop()
+        await task
+    avro = pipe.decoder.avro
+    assert avro.polls_at_once >= 10  # the fast path ran, and not for the two odd polls
+    rows = read_rows(tmp_path / "data")
+    dead = read_rows(tmp_path / "dead")
+    seen = Counter([(r["kafka_partition"], r["kafka_offset"]) for r in rows]
+                   + [(r["partition"], r["offset"]) for r in dead])
+    assert set(seen) == set(sent) and max(seen.values()) == 1
+    assert {(r["partition"], r["offset"]) for r in dead} == {
+        k for k, v in sent.items() if v is None}
+    for r in dead:  # the reasons of the per-record path
+        assert r["reason"] == avro.decode_many([r["value"]])[0]
+    assert any("utf-8" in r["reason"].lower() for r in dead)
+    for r in rows:
+        want = sent[(r["kafka_partition"], r["kafka_offset"])]
+        assert want is not None
+        assert {**{k: r[k] for k in want}, "at": r["at"].replace(tzinfo=UTC)} == want

@@ -153,3 +153,17 @@ async def test_a_member_that_lost_its_group_writes_nothing(tmp_path: pathlib.Pat
     assert consumer.commits == 1 and pipe.lost_partitions == 1 and pipe.rebalances == 1
     assert not pipe._progress and pipe.sink.stats.files_written == 0
     assert not list(tmp_path.rglob("*.orc"))
+
+
+@pytest.mark.parametrize(("max_bytes", "sink_options", "target"), [
+    (128 << 20, None, 4 << 20),   # the consumer's default: 4 MiB stripes
+    (16 << 20, None, 1 << 20),    # max_bytes / 16 when smaller
+    (128 << 20, {"stripe_size": 8 << 20}, 8 << 20)])  # sink_options decide
+async def test_consumer_stripe_size(tmp_path: pathlib.Path, max_bytes: int,
+                                    sink_options: dict[str, int] | None,
+                                    target: int) -> None:
+    from aorc.kafka import KafkaToOrc
+    pipe = KafkaToOrc(bootstrap_servers="127.0.0.1:9", topics=["t"], group="g",
+                      dest=str(tmp_path), schema="struct<a:int>", max_bytes=max_bytes,
+                      sink_options=sink_options)
+    assert pipe.sink._stripe_target == target
