@@ -119,6 +119,18 @@ def widen(reader: Any, writer: Any) -> Any:
     return {**reader, "fields": [*reader["fields"], *added]} if added else reader
 
 
+def _plain_uuids(schema: Any) -> Any:
+    """``schema`` (parsed JSON) without its ``uuid`` logical types: fastavro reads them as
+    ``uuid.UUID`` objects, which Arrow does not take (every record of such a schema became a
+    dead letter); read as the strings they are stored as, they are the ORC column's values."""
+    if isinstance(schema, list):
+        return [_plain_uuids(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: _plain_uuids(v) for k, v in schema.items()
+            if not (k == "logicalType" and v == "uuid")}
+
+
 class SchemaRegistry:
     """A client of the Confluent schema-registry REST API, with a cache of schemas by id.
 
@@ -185,7 +197,7 @@ class AvroDecoder:
         import fastavro
         self.registry = registry
         self.reader_json = reader
-        self.reader = fastavro.parse_schema(reader)
+        self.reader = fastavro.parse_schema(_plain_uuids(reader))
         self._parse = fastavro.parse_schema
         self._read = fastavro.schemaless_reader
         self.writer_ids: set[int] = set()
@@ -216,7 +228,7 @@ class AvroDecoder:
 
     def use(self, reader: Any) -> None:
         """Read with ``reader`` (parsed JSON) from now on."""
-        self.reader = self._parse(reader)
+        self.reader = self._parse(_plain_uuids(reader))
         self.reader_json = reader
         self._writers.clear()
         self._flat.clear()
@@ -266,7 +278,10 @@ class AvroDecoder:
         if found is None:  # the writer schema, and None when it is the reader's (no
             writer = self.registry.schema(schema_id)  # resolution: faster)
             plain = self.registry.schema_json(schema_id) == self.reader_json
-            found = self._writers[schema_id] = (writer, None if plain else self.reader)
+            # fastavro converts logical types by the reader schema (the writer's when there
+            # is none): the reader's, without its uuid conversion (see _plain_uuids)
+            found = self._writers[schema_id] = ((self.reader, None) if plain
+                                                else (writer, self.reader))
             self.writer_ids.add(schema_id)
         try:
             row = self._read(io.BytesIO(value[5:]), *found)
