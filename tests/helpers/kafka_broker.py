@@ -20,15 +20,17 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import pytest
 
 __all__ = [
     "GROUP_OPTIONS",
     "Broker",
+    "FakeRecord",
     "broker_available",
+    "consume_to_ends",
     "create_topic",
     "kafka_broker",
     "produce",
@@ -36,6 +38,7 @@ __all__ = [
     "start_broker",
     "tansu_binary",
     "topic_name",
+    "wait_consumed",
 ]
 
 #: The consumer group settings of the tests (Tansu's joins take about half the session).
@@ -160,6 +163,35 @@ async def create_topic(bootstrap: str, topic: str, partitions: int = 3) -> None:
         await admin.create_topics([NewTopic(topic, partitions, 1)])
     finally:
         await admin.close()
+
+
+class FakeRecord(NamedTuple):
+    """A consumed record as aiokafka's ``ConsumerRecord`` gives it (the attributes aorc.kafka
+    reads), for the tests that decode records without a broker."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+
+
+async def wait_consumed(pipe: Any, ends: Mapping[int, int]) -> None:
+    """Return once each partition of the running ``aorc.kafka.KafkaToOrc`` ``pipe`` has
+    consumed up to its end offset in ``ends`` (partition -> offset after the last record)."""
+    while not (len(pipe._progress) == len(ends) and all(
+            p.consumed == ends[p.partition] for p in pipe._progress.values())):
+        await asyncio.sleep(0.05)
+
+
+async def consume_to_ends(pipe: Any, ends: Mapping[int, int]) -> None:
+    """Run ``pipe`` until every record up to ``ends`` is consumed (:func:`wait_consumed`),
+    then stop it and wait for it to finish (its files completed and committed)."""
+    task = asyncio.create_task(pipe.run())
+    await wait_consumed(pipe, ends)
+    pipe.stop()
+    await task
 
 
 async def produce(bootstrap: str, topic: str, values: Sequence[tuple[int, bytes | None]],

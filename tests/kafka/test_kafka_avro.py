@@ -16,7 +16,15 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from helpers.kafka_broker import GROUP_OPTIONS, Broker, create_topic, read_rows, topic_name
+from helpers.kafka_broker import (
+    GROUP_OPTIONS,
+    Broker,
+    consume_to_ends,
+    create_topic,
+    read_rows,
+    topic_name,
+    wait_consumed,
+)
 from helpers.schema_registry import RegistryServer
 
 from aorc.errors import SchemaError
@@ -109,12 +117,7 @@ async def test_avro_with_registry_and_schema_evolution(
                           schema_registry=schema_registry.url, max_rows=60, poll_ms=200,
                           dead_letter=str(tmp_path / "dead"),
                           consumer_options=dict(GROUP_OPTIONS)) as pipe:
-        task = asyncio.create_task(pipe.run())
-        while not (len(pipe._progress) == 3 and all(
-                p.consumed == ends[p.partition] for p in pipe._progress.values())):
-            await asyncio.sleep(0.05)
-        pipe.stop()
-        await task
+        await consume_to_ends(pipe, ends)
     assert pipe.decoder.avro.writer_ids == {1, 2}
     by_id = [r for r in schema_registry.requests if r.startswith("GET /schemas/ids/")]
     assert sorted(by_id) == ["GET /schemas/ids/1", "GET /schemas/ids/2",
@@ -170,12 +173,6 @@ async def test_new_schema_version_rolls_the_files(
     def ends() -> dict[int, int]:
         return {p: max(o for q, o in sent if q == p) + 1 for p in range(3)}
 
-    async def consumed(pipe: KafkaToOrc) -> None:  # the event: every offset handled
-        want = ends()
-        while not (len(pipe._progress) == 3 and all(
-                p.consumed == want[p.partition] for p in pipe._progress.values())):
-            await asyncio.sleep(0.05)
-
     await producer.start()
     try:
         await send(0, 200, v1, False)
@@ -185,13 +182,13 @@ async def test_new_schema_version_rolls_the_files(
                               schema_registry=schema_registry.url, max_rows=50, poll_ms=200,
                               consumer_options=dict(GROUP_OPTIONS)) as pipe:
             task = asyncio.create_task(pipe.run())
-            await asyncio.wait_for(consumed(pipe), 60)
+            await asyncio.wait_for(wait_consumed(pipe, ends()), 60)
             assert "extra" not in pipe.schema.names and pipe.sink.open_files > 0
             open_streams = sum(1 for s in pipe.sink._streams.values() if s.files)
             await send(200, 150, AvroSerializer(client, json.dumps(V2)), True)
             assert len(schema_registry.subjects[f"{topic}-value"]) == 2
             await send(350, 60, v1, False)  # a late producer still on v1
-            await asyncio.wait_for(consumed(pipe), 60)
+            await asyncio.wait_for(wait_consumed(pipe, ends()), 60)
             pipe.stop()
             await task
     finally:
@@ -275,12 +272,7 @@ async def test_flat_schema_at_once_with_dead_letters(
                           schema_registry=schema_registry.url, max_rows=200, poll_ms=200,
                           max_records=50, dead_letter=str(tmp_path / "dead"),
                           consumer_options=dict(GROUP_OPTIONS)) as pipe:
-        task = asyncio.create_task(pipe.run())
-        while not (len(pipe._progress) == 3 and all(
-                p.consumed == ends[p.partition] for p in pipe._progress.values())):
-            await asyncio.sleep(0.05)
-        pipe.stop()
-        await task
+        await consume_to_ends(pipe, ends)
     avro = pipe.decoder.avro
     assert avro.polls_at_once >= 10  # the fast path ran, and not for the two odd polls
     rows = read_rows(tmp_path / "data")

@@ -11,11 +11,12 @@ import datetime
 import io
 import random
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import fastavro
 import pyarrow as pa
 import pytest
+from helpers.kafka_broker import FakeRecord as Record
 
 from aorc.kafka.avro import AvroDecoder, arrow_schema
 from aorc.kafka.avro_columns import flat_plan
@@ -23,15 +24,6 @@ from aorc.kafka.records import RecordDecoder, row_schema
 
 UTC = datetime.UTC
 HEADER = b"\x00\x00\x00\x00\x07"  # magic byte, schema id 7
-
-
-class Record(NamedTuple):
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
 
 
 class Registry:

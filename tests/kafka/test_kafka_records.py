@@ -6,24 +6,14 @@ from __future__ import annotations
 
 import json
 import pathlib
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pytest
+from helpers.kafka_broker import FakeRecord as Record
 
 from aorc.errors import SchemaError
 from aorc.kafka.progress import PartitionProgress
 from aorc.kafka.records import RecordDecoder, dead_letter_batch, row_schema
-
-
-@dataclass(frozen=True)
-class Record:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
 
 
 def records(values: list[bytes | None]) -> list[Record]:
