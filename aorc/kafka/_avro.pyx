@@ -99,8 +99,7 @@ cdef int _value(Field* fields, int nfields, const uint8_t* p, Py_ssize_t n,
     cdef int64_t v, length, j
     cdef Field* f
     cdef uint8_t b
-    cdef double d
-    cdef float x
+    cdef Py_ssize_t width
     for i in range(nfields):
         f = &fields[i]
         if f.null_index >= 0:
@@ -138,18 +137,12 @@ cdef int _value(Field* fields, int nfields, const uint8_t* p, Py_ssize_t n,
             if f.kind == K_TIMESTAMP_MICROS and (v < _US_LO or v > _US_HI):
                 return 0
             (<int64_t*>f.values)[row] = v
-        elif f.kind == K_FLOAT:
-            if pos + 4 > n:
+        elif f.kind == K_FLOAT or f.kind == K_DOUBLE:  # IEEE bits, copied as Avro stores them
+            width = 4 if f.kind == K_FLOAT else 8
+            if pos + width > n:
                 return 0
-            memcpy(&x, p + pos, 4)
-            pos += 4
-            (<float*>f.values)[row] = x
-        elif f.kind == K_DOUBLE:
-            if pos + 8 > n:
-                return 0
-            memcpy(&d, p + pos, 8)
-            pos += 8
-            (<double*>f.values)[row] = d
+            memcpy(<char*>f.values + row * width, p + pos, width)
+            pos += width
         else:  # STRING, BYTES, FIXED
             if f.kind == K_FIXED:
                 length = f.size
