@@ -9,7 +9,7 @@ the pool's tasks taking group after group. Files of a few kilobytes are Python w
 holds the GIL: they go to one thread at a time (:func:`group_threads`). What depends only
 on a file's schema (its columns to read, the file's type tree, the selection) is worked
 out once per schema, and an unfiltered read decodes each file's bytes in one go
-(:meth:`aorc.read.plan.ReadPlan.decode_whole`), without a reader.
+(:func:`aorc.read.plan.decode_file`), without a reader.
 """
 
 from __future__ import annotations
@@ -356,10 +356,18 @@ class SmallFileReads:
 def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
                  max_decoded_bytes: int) -> pa.Table | None:
     """:meth:`OrcReader.read_buffered` of an unfiltered read of ``cols`` without a reader:
-    its plan decodes the file's bytes in one go (``None``: they are not the whole file)."""
+    the file's bytes decoded in one go (``None``: they are not the whole file)."""
     orc = tail.tail
-    opts = DecodeOptions.from_tail(orc, timestamp_unit=unit,
-                                   max_decoded_bytes=max_decoded_bytes)
+    if len(tail.data) != orc.file_length:
+        return None
+    opts_key = (orc.version, orc.writer, orc.writer_version, orc.software_version,
+                orc.calendar, unit, max_decoded_bytes)
+    opts = _OPTIONS.get(opts_key)
+    if opts is None:
+        if len(_OPTIONS) >= 64:
+            _OPTIONS.clear()
+        opts = _OPTIONS[opts_key] = DecodeOptions.from_tail(
+            orc, timestamp_unit=unit, max_decoded_bytes=max_decoded_bytes)
     key = (id(orc.schema), tuple(cols), unit)
     known = _SELECTIONS.get(key)
     if known is None or known[0] is not orc.schema:
@@ -368,21 +376,23 @@ def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
         if len(_SELECTIONS) >= 64:
             _SELECTIONS.clear()
         known = _SELECTIONS[key] = (orc.schema, selected, schema,
-                                    requested_order(orc.schema, cols))
-    _, selected, schema, order = known
-    plan = file_plan.ReadPlan(orc, selected, opts=opts, path=path)
-    batches = plan.decode_whole(tail.data, schema)
-    if batches is None:
-        return None
+                                    requested_order(orc.schema, cols),
+                                    file_plan.selected_pairs(orc.schema, selected))
+    _, selected, schema, order, pairs = known
+    batches = file_plan.decode_file(orc, tail.data, selected, opts, schema, path, pairs=pairs)
     table = pa.Table.from_batches(batches, schema=schema)
     return table if order is None else table.select(order)
 
 
 #: What an unfiltered read of some columns selects in a type tree, by the tree (kept with
 #: it: its id stays its own), the columns and the timestamp unit: the selected ids, the
-#: batches' schema and the columns' order.
+#: batches' schema, the columns' order and the selected top-level fields.
 _SELECTIONS: dict[tuple[int, tuple[str, ...], str],
-                  tuple[OrcType, set[int], pa.Schema, list[str] | None]] = {}
+                  tuple[OrcType, set[int], pa.Schema, list[str] | None,
+                        list[tuple[str, OrcType]]]] = {}
+#: The decoding options of the files read last, by what they are made of (the files of a
+#: dataset mostly share one writer): one is made per writer, not per file.
+_OPTIONS: dict[tuple[Any, ...], DecodeOptions] = {}
 
 
 _Raw = tuple[DatasetFile, pa.Schema, pa.Table]

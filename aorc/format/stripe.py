@@ -132,11 +132,13 @@ def stream_layout(stripe: StripeInfo, footer: pb.StripeFooter,
     offset = stripe.offset
     out = []
     for i, s in enumerate(footer.streams):
-        kind = s.kind if s.HasField("kind") else _stream_kind(s)
+        kind = s.kind
+        if not kind and not s.HasField("kind"):  # unset, or a kind unknown to our schema
+            kind = _stream_kind(s)
         length, column = s.length, s.column
         if offset + length > limit or (column >= n_columns and kind not in _PLACEHOLDERS):
             _check_stream(stripe, i, s, kind, offset, limit, n_columns, None)  # raises
-        if kind not in _PLACEHOLDERS and (columns is None or column in columns):
+        if (columns is None or column in columns) and kind not in _PLACEHOLDERS:
             out.append(StreamInfo(column, kind, offset, length))
         offset += length
     return out

@@ -558,29 +558,39 @@ def _check_magic(ps_bytes: memoryview, view: memoryview, file_length: int, where
 def _check_postscript(ps: pb.PostScript, where: str) -> tuple[tuple[int, int], CompressionKind,
                                                                   int]:
     """Validate version, magic, codec and block size; return them."""
-    if ps.HasField("magic") and _text(ps.magic) != MAGIC.decode():
-        raise CorruptFileError(f"{where}: bad PostScript magic {ps.magic!r}")
-    if not ps.version:
+    magic = ps.magic  # "" when unset
+    if magic != _MAGIC_TEXT and ps.HasField("magic") and _text(magic) != _MAGIC_TEXT:
+        raise CorruptFileError(f"{where}: bad PostScript magic {magic!r}")
+    numbers = ps.version
+    if not numbers:
         version = V0_11
-    elif len(ps.version) < 2:
-        raise CorruptFileError(f"{where}: PostScript version {list(ps.version)} lacks a minor")
+    elif len(numbers) < 2:
+        raise CorruptFileError(f"{where}: PostScript version {list(numbers)} lacks a minor")
     else:
-        version = (int(ps.version[0]), int(ps.version[1]))
+        version = (int(numbers[0]), int(numbers[1]))
     if version not in SUPPORTED_VERSIONS:
         raise UnsupportedVersionError(
-            f"{where}: written by a future ORC version {'.'.join(map(str, ps.version))}; "
+            f"{where}: written by a future ORC version {'.'.join(map(str, numbers))}; "
             "readable versions are 0.11, 0.12 and UNSTABLE-PRE-2.0 (1.9999)")
-    # An unknown codec leaves the field unset (proto2 keeps the value as an unknown field).
-    unknown = None if ps.HasField("compression") else unknown_enum_value(ps, 2)
-    if unknown is not None:
-        raise UnsupportedFeatureError(f"{where}: unknown compression kind {unknown}")
-    kind = CompressionKind(ps.compression)
-    block_size = DEFAULT_BLOCK_SIZE
-    if ps.HasField("compressionBlockSize"):
-        block_size = ps.compressionBlockSize
-        if not 0 < block_size < MAX_BLOCK_SIZE:
-            raise CorruptFileError(f"{where}: invalid compression block size {block_size}")
+    # An unknown codec leaves the field unset (proto2 keeps the value as an unknown field),
+    # reading as NONE (0).
+    code = ps.compression
+    if not code and not ps.HasField("compression"):
+        unknown = unknown_enum_value(ps, 2)
+        if unknown is not None:
+            raise UnsupportedFeatureError(f"{where}: unknown compression kind {unknown}")
+    kind = _KINDS[code]
+    block_size = ps.compressionBlockSize  # 0 when unset
+    if not block_size and not ps.HasField("compressionBlockSize"):
+        block_size = DEFAULT_BLOCK_SIZE
+    elif not 0 < block_size < MAX_BLOCK_SIZE:
+        raise CorruptFileError(f"{where}: invalid compression block size {block_size}")
     return version, kind, block_size
+
+
+_MAGIC_TEXT = MAGIC.decode()
+#: The codecs by their numbers in the PostScript.
+_KINDS = {int(k): k for k in CompressionKind}
 
 
 #: Type trees parsed, by their footer types' bytes: the files of a dataset mostly share
@@ -667,11 +677,10 @@ def _stripes(footer: pb.Footer, stripes_end: int, where: str) -> list[StripeInfo
                                f"than the {area} bytes of the stripe area can hold")
     out = []
     for i, s in enumerate(footer.stripes):
-        info = StripeInfo(i, s.offset, s.indexLength, s.dataLength, s.footerLength,
-                          s.numberOfRows)
-        if info.offset < len(MAGIC) or info.end > stripes_end:
+        offset, index, data, foot = s.offset, s.indexLength, s.dataLength, s.footerLength
+        if offset < len(MAGIC) or offset + index + data + foot > stripes_end:
             raise CorruptFileError(
-                f"{where}: stripe {i} (offset {info.offset}, length {info.length}) lies "
+                f"{where}: stripe {i} (offset {offset}, length {index + data + foot}) lies "
                 f"outside the stripe area {len(MAGIC)}..{stripes_end}")
-        out.append(info)
+        out.append(StripeInfo(i, offset, index, data, foot, s.numberOfRows))
     return out

@@ -39,6 +39,7 @@ __all__ = [
     "PARALLEL_DECOMPRESS_BYTES",
     "FetchedBytes",
     "LazyStreams",
+    "WholeFile",
     "add_context",
     "check_max_decoded_bytes",
     "decode_weights",
@@ -211,6 +212,19 @@ class FetchedBytes:
     def missing(self, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
         """The ranges not yet fetched."""
         return [(o, n) for o, n in ranges if not self.covers(o, n)]
+
+
+class WholeFile(FetchedBytes):
+    """The :class:`FetchedBytes` of a whole file at hand (a small file read in one go)."""
+
+    def __init__(self, data: bytes | memoryview) -> None:  # noqa: D107 - as the class says
+        self._view = memoryview(data)
+        super().__init__()
+
+    def _find(self, offset: int, length: int) -> memoryview | None:
+        if offset < 0 or offset + length > len(self._view):
+            return None
+        return self._view[offset:offset + length]
 
 
 def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -52,6 +52,7 @@ from aorc.read.common import (
     INLINE_BYTES,
     FetchedBytes,
     LazyStreams,
+    WholeFile,
     decode_weights,
     group_stripes,
     guarded,
@@ -70,7 +71,9 @@ __all__ = [
     "SliceSource",
     "StripeJob",
     "StripeSlices",
+    "decode_file",
     "parse_layout",
+    "selected_pairs",
 ]
 
 #: Stripes are read in groups of consecutive stripes of about this many bytes in total
@@ -325,31 +328,11 @@ class ReadPlan:
         this thread: no groups, no rounds (a dataset of many small files reads each so);
         ``None`` when ``data`` is not the whole file or the read is filtered. ``schema``:
         :meth:`schema`, when the caller knows it (the files of a dataset share theirs)."""
-        tail = self.tail
-        if self.scan is not None or len(data) != tail.file_length:
+        if self.scan is not None or len(data) != self.tail.file_length:
             return None
-        fetched = FetchedBytes([(0, data)])
-        selected, path, opts, root = self.selected, self.path, self.opts, tail.schema
-        pairs = ([(n, c) for n, c in zip(root.field_names, root.children, strict=True)
-                  if c.column_id in selected] if root.kind == TypeKind.STRUCT
-                 else [("_col0", root)])
-        schema = self.schema() if schema is None else schema
-        out: list[pa.RecordBatch] = []
-        for stripe in self.stripes:
-            raw = fetched.get(stripe.footer_offset, stripe.footer_length)
-            where = f"stripe {stripe.index}"
-            footer = guarded(path, where, parse_stripe_footer, raw, tail, stripe)
-            layout = guarded(path, where, stream_layout, stripe, footer, selected)
-            footer, layout = guarded(path, where, keyed_layout, tail, stripe, footer, layout,
-                                     selected)
-            streams = {(s.column, s.kind): s for s in layout if s.kind in DATA_KINDS}
-            lazy = LazyStreams(footer, streams, fetched, tail,
-                               max_decoded_bytes=opts.max_decoded_bytes)
-            batch = guarded(path, where, _decode_stripe, Context(lazy, opts, selected), root,
-                            pairs, stripe.num_rows, schema)
-            if batch.num_rows:
-                out.append(batch)
-        return out
+        return decode_file(self.tail, data, self.selected, self.opts,
+                           self.schema() if schema is None else schema, self.path,
+                           self.stripes)
 
     def groups(self) -> list[GroupPlan]:
         """The groups of stripes to read, in file order (for a filtered read, those whose
@@ -481,6 +464,54 @@ class ReadPlan:
 
         return StripeJob(stripe.index, self.path, prepare, assemble, (), stripe.num_rows,
                          slices)
+
+
+def decode_file(tail: FileTail, data: bytes | memoryview, selected: set[int],
+                opts: DecodeOptions, schema: pa.Schema, path: str,
+                stripes: Sequence[StripeInfo] | None = None,
+                pairs: list[tuple[str, OrcType]] | None = None) -> list[pa.RecordBatch]:
+    """The batches of the ``selected`` columns of ``stripes`` (default: all), decoded from
+    ``data``, the whole file's bytes, on this thread: :meth:`ReadPlan.decode_whole` without a
+    plan (a dataset of many small files decodes each file so, a few microseconds a file
+    cheaper). ``schema`` is :meth:`ReadPlan.schema`'s, ``pairs`` the selected top-level
+    fields (:func:`selected_pairs`), when the caller knows them.
+
+    Raises:
+        CorruptFileError: a damaged stripe (naming ``path`` and the stripe).
+        ResourceLimitError: a stripe decodes to more than ``opts.max_decoded_bytes``.
+    """
+    root = tail.schema
+    if pairs is None:
+        pairs = selected_pairs(root, selected)
+    fetched = WholeFile(data)
+    out: list[pa.RecordBatch] = []
+    for stripe in tail.stripes if stripes is None else stripes:
+        batch = guarded(path, f"stripe {stripe.index}", _whole_stripe, tail, stripe, fetched,
+                        selected, opts, root, pairs, schema)
+        if batch.num_rows:
+            out.append(batch)
+    return out
+
+
+def selected_pairs(root: OrcType, selected: set[int]) -> list[tuple[str, OrcType]]:
+    """The top-level fields (name, type) with a selected column, in the file's order."""
+    if root.kind != TypeKind.STRUCT:
+        return [("_col0", root)]
+    return [(n, c) for n, c in zip(root.field_names, root.children, strict=True)
+            if c.column_id in selected]
+
+
+def _whole_stripe(tail: FileTail, stripe: StripeInfo, fetched: FetchedBytes,
+                  selected: set[int], opts: DecodeOptions, root: OrcType,
+                  pairs: list[tuple[str, OrcType]], schema: pa.Schema) -> pa.RecordBatch:
+    footer = parse_stripe_footer(fetched.get(stripe.footer_offset, stripe.footer_length),
+                                 tail, stripe)
+    layout = stream_layout(stripe, footer, selected)
+    if tail.decryption is not None:
+        footer, layout = keyed_layout(tail, stripe, footer, layout, selected)
+    streams = {(s.column, s.kind): s for s in layout if s.kind in DATA_KINDS}
+    lazy = LazyStreams(footer, streams, fetched, tail, max_decoded_bytes=opts.max_decoded_bytes)
+    return _decode_stripe(Context(lazy, opts, selected), root, pairs, stripe.num_rows, schema)
 
 
 def _decode_stripe(ctx: Context, root: OrcType, pairs: list[tuple[str, OrcType]], rows: int,
