@@ -377,19 +377,21 @@ def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
             _SELECTIONS.clear()
         known = _SELECTIONS[key] = (orc.schema, selected, schema,
                                     requested_order(orc.schema, cols),
-                                    file_plan.selected_pairs(orc.schema, selected))
-    _, selected, schema, order, pairs = known
-    batches = file_plan.decode_file(orc, tail.data, selected, opts, schema, path, pairs=pairs)
+                                    file_plan.selected_pairs(orc.schema, selected), {})
+    _, selected, schema, order, pairs, types = known
+    batches = file_plan.decode_file(orc, tail.data, selected, opts, schema, path, pairs=pairs,
+                                    types=types)
     table = pa.Table.from_batches(batches, schema=schema)
     return table if order is None else table.select(order)
 
 
 #: What an unfiltered read of some columns selects in a type tree, by the tree (kept with
 #: it: its id stays its own), the columns and the timestamp unit: the selected ids, the
-#: batches' schema, the columns' order and the selected top-level fields.
+#: batches' schema, the columns' order, the selected top-level fields and the columns' Arrow
+#: types (filled as the files are decoded).
 _SELECTIONS: dict[tuple[int, tuple[str, ...], str],
                   tuple[OrcType, set[int], pa.Schema, list[str] | None,
-                        list[tuple[str, OrcType]]]] = {}
+                        list[tuple[str, OrcType]], dict[int, pa.DataType]]] = {}
 #: The decoding options of the files read last, by what they are made of (the files of a
 #: dataset mostly share one writer): one is made per writer, not per file.
 _OPTIONS: dict[tuple[Any, ...], DecodeOptions] = {}

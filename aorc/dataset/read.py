@@ -605,10 +605,15 @@ class Dataset(SmallFileReads):
 
     def _finish(self, table: pa.Table, f: DatasetFile, names: dict[str, str],
                 plan: _Plan) -> pa.Table:
-        table = table.rename_columns([names.get(n, n) for n in table.column_names])
-        data = conform(table, plan.data_schema, f.path)
+        if names:
+            table = table.rename_columns([names.get(n, n) for n in table.column_names])
+        data = (table if table.schema.equals(plan.data_schema, check_metadata=True)
+                else conform(table, plan.data_schema, f.path))
         if not len(plan.row_schema):
             return data
+        if data.schema.equals(plan.row_schema, check_metadata=True) \
+                and not set(plan.row_schema.names) & set(self.partition_schema.names):
+            return plan.finish(data)  # no partition column to add
         columns = []
         for field_ in plan.row_schema:
             if field_.name in self.partition_schema.names:

@@ -91,19 +91,23 @@ def parse_stripe_footer(data: bytes | memoryview, tail: FileTail,
         CorruptFileError: when the footer does not parse or has not one column encoding per
             column of the schema.
     """
-    where = f"{_where(tail, stripe)}: stripe footer"
-    footer = parse_compressed(pb.StripeFooter, data, tail.compression, tail.block_size, where,
-                              limit=section_limit(tail.file_length))
+    try:
+        footer = parse_compressed(pb.StripeFooter, data, tail.compression, tail.block_size,
+                                  "", limit=section_limit(tail.file_length))
+    except CorruptFileError as exc:  # the context is built only when needed
+        raise type(exc)(f"{_where(tail, stripe)}: stripe footer{exc}") from exc.__cause__
     zone = footer.writerTimezone
     if isinstance(zone, bytes):  # not UTF-8 (protobuf hands it out as bytes): repair as Java
         footer.writerTimezone = zone.decode("utf-8", errors="replace")
     if len(footer.columns) != tail.num_columns:
-        raise CorruptFileError(f"{where}: {len(footer.columns)} column encodings for a "
-                               f"schema of {tail.num_columns} columns")
-    for v, variant in enumerate(footer.encryption):
-        if len(variant.encoding) > tail.num_columns:
-            raise CorruptFileError(f"{where}: encryption variant {v} has "
-                                   f"{len(variant.encoding)} column encodings")
+        raise CorruptFileError(f"{_where(tail, stripe)}: stripe footer: {len(footer.columns)} "
+                               f"column encodings for a schema of {tail.num_columns} columns")
+    if footer.encryption:
+        for v, variant in enumerate(footer.encryption):
+            if len(variant.encoding) > tail.num_columns:
+                raise CorruptFileError(f"{_where(tail, stripe)}: stripe footer: encryption "
+                                       f"variant {v} has {len(variant.encoding)} column "
+                                       "encodings")
     return footer
 
 

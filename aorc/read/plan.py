@@ -469,12 +469,15 @@ class ReadPlan:
 def decode_file(tail: FileTail, data: bytes | memoryview, selected: set[int],
                 opts: DecodeOptions, schema: pa.Schema, path: str,
                 stripes: Sequence[StripeInfo] | None = None,
-                pairs: list[tuple[str, OrcType]] | None = None) -> list[pa.RecordBatch]:
+                pairs: list[tuple[str, OrcType]] | None = None,
+                types: dict[int, pa.DataType] | None = None) -> list[pa.RecordBatch]:
     """The batches of the ``selected`` columns of ``stripes`` (default: all), decoded from
     ``data``, the whole file's bytes, on this thread: :meth:`ReadPlan.decode_whole` without a
     plan (a dataset of many small files decodes each file so, a few microseconds a file
     cheaper). ``schema`` is :meth:`ReadPlan.schema`'s, ``pairs`` the selected top-level
-    fields (:func:`selected_pairs`), when the caller knows them.
+    fields (:func:`selected_pairs`), when the caller knows them; ``types``: the columns'
+    Arrow types worked out so far, by column id, shared by the files of one type tree and
+    selection read so (see :meth:`aorc.format.columns.base.Context.arrow_type`).
 
     Raises:
         CorruptFileError: a damaged stripe (naming ``path`` and the stripe).
@@ -487,7 +490,7 @@ def decode_file(tail: FileTail, data: bytes | memoryview, selected: set[int],
     out: list[pa.RecordBatch] = []
     for stripe in tail.stripes if stripes is None else stripes:
         batch = guarded(path, f"stripe {stripe.index}", _whole_stripe, tail, stripe, fetched,
-                        selected, opts, root, pairs, schema)
+                        selected, opts, root, pairs, schema, {} if types is None else types)
         if batch.num_rows:
             out.append(batch)
     return out
@@ -503,7 +506,8 @@ def selected_pairs(root: OrcType, selected: set[int]) -> list[tuple[str, OrcType
 
 def _whole_stripe(tail: FileTail, stripe: StripeInfo, fetched: FetchedBytes,
                   selected: set[int], opts: DecodeOptions, root: OrcType,
-                  pairs: list[tuple[str, OrcType]], schema: pa.Schema) -> pa.RecordBatch:
+                  pairs: list[tuple[str, OrcType]], schema: pa.Schema,
+                  types: dict[int, pa.DataType]) -> pa.RecordBatch:
     footer = parse_stripe_footer(fetched.get(stripe.footer_offset, stripe.footer_length),
                                  tail, stripe)
     layout = stream_layout(stripe, footer, selected)
@@ -511,14 +515,15 @@ def _whole_stripe(tail: FileTail, stripe: StripeInfo, fetched: FetchedBytes,
         footer, layout = keyed_layout(tail, stripe, footer, layout, selected)
     streams = {(s.column, s.kind): s for s in layout if s.kind in DATA_KINDS}
     lazy = LazyStreams(footer, streams, fetched, tail, max_decoded_bytes=opts.max_decoded_bytes)
-    return _decode_stripe(Context(lazy, opts, selected), root, pairs, stripe.num_rows, schema)
+    return _decode_stripe(Context(lazy, opts, selected, types), root, pairs, stripe.num_rows,
+                          schema)
 
 
 def _decode_stripe(ctx: Context, root: OrcType, pairs: list[tuple[str, OrcType]], rows: int,
                    schema: pa.Schema) -> pa.RecordBatch:
     """A whole stripe's selected top-level columns (``pairs``) decoded in turn on this
     thread: :meth:`ReadPlan.stripe_job`'s parts and assembly in one go."""
-    level = Placement(rows)
+    level = Placement(rows, None, rows)
     if root.kind == TypeKind.STRUCT:
         slots = ctx.slots(root, level)
         if slots.valid is not None:  # a null root row: its fields read as null
