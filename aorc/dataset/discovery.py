@@ -178,6 +178,9 @@ class DatasetOptions:
         keys: the key provider for encrypted columns (see :func:`aorc.open_reader`).
         use_writer_timezone: ``timestamp`` columns as instants in each file's writer zone
             (see :func:`aorc.open_reader`).
+        max_columns: the most columns a file's footer may declare (``None``:
+            :func:`aorc.format.tail.max_columns`, read from the environment for each file;
+            an open reads it once).
     """
 
     storage_options: Mapping[str, Any] | None
@@ -192,6 +195,7 @@ class DatasetOptions:
     schema_mapping: str = "name"
     keys: KeyProvider | None = None
     use_writer_timezone: bool = False
+    max_columns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -439,10 +443,11 @@ async def open_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
     first = size if TAIL_READ_SIZE < size <= SMALL_FILE_BYTES else TAIL_READ_SIZE
     try:
         data, size = await store.read_tail(first)
-        tail = await run_light(len(data) <= INLINE_BYTES, _parse, path, data, size)
+        tail = await run_light(len(data) <= INLINE_BYTES, _parse, path, data, size,
+                               options.max_columns)
         if isinstance(tail, NeedBytes):
             data, size = await store.read_tail(tail.n)
-            tail = await asyncio.to_thread(_parse, path, data, size)
+            tail = await asyncio.to_thread(_parse, path, data, size, options.max_columns)
             if isinstance(tail, NeedBytes):
                 raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
                                        f"{len(data)} were read")
@@ -463,7 +468,7 @@ def open_local_tail(path: str, options: DatasetOptions, io: IOStats, size: int =
     data = registry.read_local(path, size)
     io.requests += 1
     io.bytes += len(data)
-    tail = _parse(path, data, len(data))
+    tail = _parse(path, data, len(data), options.max_columns)
     if isinstance(tail, NeedBytes):
         raise CorruptFileError(f"{path}: the file tail asks for {tail.n} bytes after "
                                f"{len(data)} were read")
@@ -575,9 +580,10 @@ def _compacts(tail: OpenedTail) -> bool:
             and tail.tail.decryption is None)
 
 
-def _parse(path: str, data: bytes, size: int) -> FileTail | NeedBytes:
+def _parse(path: str, data: bytes, size: int, max_columns: int | None = None
+           ) -> FileTail | NeedBytes:
     try:
-        return parse_tail(data, size, source=path)
+        return parse_tail(data, size, source=path, max_columns=max_columns)
     except AorcError as exc:
         if path in str(exc):
             raise

@@ -24,6 +24,7 @@ from aorc.dataset.read import Dataset
 from aorc.errors import SchemaError
 from aorc.format.codec.budget import DEFAULT_MAX_DECODED_BYTES
 from aorc.format.nesting import check_depth
+from aorc.format.tail import max_columns
 from aorc.io import IOStats
 from aorc.keys import KeyProvider
 from aorc.progress import ProgressHook
@@ -61,7 +62,7 @@ async def _open(source: DatasetSource, *, partitioning: Any, schema: pa.Schema |
                              timestamp_unit, schema, path_glob_filter,
                              list(read_dictionary) if read_dictionary is not None else None,
                              tail_cache_bytes, max_decoded_bytes, schema_mapping, keys,
-                             bool(use_writer_timezone))
+                             bool(use_writer_timezone), max_columns())
     io = IOStats()
     clauses = dataset_filter(filters).clauses
     files, part_schema = await list_dataset(source, layout, options, io, clauses)

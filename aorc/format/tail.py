@@ -426,13 +426,17 @@ def unknown_enum_value(msg: Message, field_number: int) -> int | None:
 # --------------------------------------------------------------------------- parse_tail
 
 def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
-               source: str | None = None) -> FileTail | NeedBytes:
+               source: str | None = None, max_columns: int | None = None
+               ) -> FileTail | NeedBytes:
     """Parse the tail of an ORC file.
 
     Args:
         tail: the last ``len(tail)`` bytes of the file (read :data:`TAIL_READ_SIZE` first).
         file_length: the length of the whole file.
         source: the file's name, for error messages.
+        max_columns: the most columns the footer may declare (default
+            :func:`max_columns`, read from the environment on each call: a caller parsing
+            many tails reads it once).
 
     Returns:
         The :class:`FileTail`, or :class:`NeedBytes` with the exact number of bytes from the
@@ -490,7 +494,7 @@ def parse_tail(tail: bytes | bytearray | memoryview, file_length: int, *,
     footer_end = len(view) - 1 - ps_len
     footer = parse_compressed(pb.Footer, view[footer_end - footer_len:footer_end], kind,
                               block_size, f"{where}: footer", limit=section_limit(file_length))
-    _check_width(len(footer.types), where)
+    _check_width(len(footer.types), where, max_columns)
     meta_end = footer_end - footer_len
     metadata = bytes(view[meta_end - meta_len:meta_end])
     stripes_end = file_length - needed - ps.stripeStatisticsLength
@@ -527,8 +531,9 @@ def max_columns() -> int:
     return value
 
 
-def _check_width(columns: int, where: str) -> None:
-    limit = max_columns()
+def _check_width(columns: int, where: str, limit: int | None) -> None:
+    if limit is None:
+        limit = max_columns()
     if columns > limit:
         raise ResourceLimitError(
             f"{where}: the footer declares {columns} columns (type ids, nested ones included), "

@@ -248,3 +248,28 @@ async def test_open_then_read_many_small_files_keeps_the_first_tails(tmp_path: P
     want = pads.dataset(str(tmp_path), format="orc", partitioning="hive").to_table()
     assert got.sort_by("id").to_pydict() == want.select(got.column_names).sort_by("id") \
         .cast(got.schema).to_pydict()
+
+
+async def test_an_open_reads_the_column_limit_once_and_holds_every_file_to_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """AORC_MAX_COLUMNS, read once when the dataset opens (not for each of its files):
+    a file declaring more columns is refused (or left out with exclude_invalid_files),
+    and changing the variable after the open does not change what the open decided."""
+    from aorc.errors import ResourceLimitError
+    from aorc.format.tail import MAX_COLUMNS_ENV
+
+    for i in range(3):
+        pa_orc.write_table(table(i), str(tmp_path / f"part-{i}.orc"))  # 3 type ids each
+    monkeypatch.setenv(MAX_COLUMNS_ENV, "2")
+    with pytest.raises(ResourceLimitError, match="declares 3 columns"):
+        await aorc.open_dataset(tmp_path)
+    monkeypatch.setenv(MAX_COLUMNS_ENV, "3")
+    opened = await aorc.open_dataset(tmp_path)
+    assert (await opened.read()).equals(pads.dataset(tmp_path, format="orc").to_table())
+    monkeypatch.setenv(MAX_COLUMNS_ENV, "x")  # the open's limit stands; a new open fails
+    direct = open_local_tail(str(tmp_path / "part-0.orc"),
+                             DatasetOptions(None, 1, False, "ns", None, max_columns=3),
+                             IOStats())
+    assert direct.tail.num_columns == 3
+    with pytest.raises(ResourceLimitError, match="must be a positive integer"):
+        await aorc.open_dataset(tmp_path)
