@@ -525,15 +525,17 @@ class Dataset(SmallFileReads):
     def _file_request(self, file_schema: pa.Schema, clauses: Clauses | None, plan: _Plan
                       ) -> tuple[list[str], Clauses | None, bool, dict[str, str]]:
         """The file's columns to read, its filter (in its own names), whether any row can
-        match, and the renaming from the file's names to the dataset's."""
+        match, and the renaming from the file's names to the dataset's (only the names that
+        differ: most often none)."""
         given = self._options.given_schema
         renamed = (positional_names(file_schema, given,
                                     self._options.schema_mapping == "position")
                    if given is not None else file_schema)
         to_file = dict(zip(renamed.names, file_schema.names, strict=True))
         cols = [to_file[n] for n in plan.data_schema.names if n in to_file]
+        to_dataset = {v: k for k, v in to_file.items() if k != v}
         if clauses is None:
-            return cols, None, True, {v: k for k, v in to_file.items()}
+            return cols, None, True, to_dataset
         left: Clauses = []
         for conj in clauses:
             kept = []
@@ -549,9 +551,9 @@ class Dataset(SmallFileReads):
             if not possible:
                 continue
             if not kept:
-                return cols, None, True, {v: k for k, v in to_file.items()}
+                return cols, None, True, to_dataset
             left.append(kept)
-        return cols, left or None, bool(left), {v: k for k, v in to_file.items()}
+        return cols, left or None, bool(left), to_dataset
 
     async def _valid_reader(self, f: DatasetFile) -> tuple[OrcReader, pa.Schema] | None:
         """A reader of ``f``; ``None`` for an invalid file when invalid files are excluded."""

@@ -316,8 +316,11 @@ class FileTail:
         Reading rows needs neither; statistics and lengths parse them. For the many tails of
         a dataset kept between its open and its reads."""
         slim = object.__new__(_SlimTail)
-        state = {k: v for k, v in self.__dict__.items() if k not in _SLIM_DROPS}
-        slim.__dict__.update(state, _tail_bytes=tail_bytes)
+        state = slim.__dict__
+        state.update(self.__dict__)
+        for name in _SLIM_DROPS:
+            state.pop(name, None)
+        state["_tail_bytes"] = tail_bytes
         return slim
 
     def _stats_views(self, protos: Iterable[pb.ColumnStatistics],
