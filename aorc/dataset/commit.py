@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,9 +33,10 @@ from aorc.dataset.write import write_dataset
 from aorc.errors import ObjectExistsError, ObjectNotFoundError, SchemaError, StoreError
 from aorc.io import registry
 from aorc.options import WriteOptions
+from aorc.threads import WorkerPool
 
-__all__ = ["COMMIT_THREADS", "STAGE_MARKER", "commit_staged", "final_name", "local_commit",
-           "new_attempt", "remove_staged", "remove_staged_tree", "stage_part_async",
+__all__ = ["COMMIT_THREADS", "STAGE_MARKER", "commit_staged", "final_name", "flush_soon",
+           "local_commit", "new_attempt", "remove_staged", "remove_staged_tree", "stage_part_async",
            "stage_template"]
 
 #: What starts the name of a staged file (then the write id, the attempt, the final name).
@@ -109,7 +111,42 @@ async def stage_part_async(table: pa.Table, dest: str, write_id: str, task: int,
         table, dest, partition_cols=list(partition_cols or []),
         basename_template=stage_template(write_id, task, attempt), storage_options=staging,
         options=options, **dict(write_options or {}))
+    flush_soon([_local(path) for path in staged])
     return [(path, final_name(path, write_id)) for path in staged]
+
+
+_flusher: list[WorkerPool] = []
+_flusher_lock = threading.Lock()
+
+
+def _forget_flusher() -> None:  # a forked child has none of the parent's threads
+    global _flusher_lock
+    _flusher.clear()
+    _flusher_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_flusher)
+
+
+def _fsync_quiet(path: str) -> None:
+    try:
+        _fsync(path)
+    except OSError:
+        pass  # (committed, deleted or failed meanwhile: the driver's flush is the one relied on)
+
+
+def flush_soon(paths: Sequence[str]) -> None:
+    """Start flushing staged files to the disk in a background thread of this process,
+    without waiting: the task returns at once, the flush overlaps the process's next work,
+    and the driver's :func:`commit_staged` then finds them written (its own flush is the one
+    relied on: a process that dies before leaves them to it)."""
+    with _flusher_lock:
+        if not _flusher:
+            _flusher.append(WorkerPool(1, "aorc-stage-flush"))
+        pool = _flusher[0]
+    for path in paths:
+        pool.submit(_fsync_quiet, path)
 
 
 def _fsync(path: str) -> None:

@@ -31,16 +31,6 @@ def stage(root: Path, write_id: str, task: int, attempt: str) -> list[tuple[str,
 
 def test_staged_files_are_hidden_until_committed(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    write_id = new_write_id()
-    pairs = stage(tmp_path, write_id, 3, "a1") + stage(tmp_path, write_id, 4, "b2")
-    assert len(pairs) == 4
-    for staged, final in pairs:
-        assert Path(staged).name.startswith(f".aorc-stage-{write_id}-")
-        assert Path(final).name.startswith(f"part-{write_id}-0000")
-        assert os.path.dirname(staged) == os.path.dirname(final)
-    assert not os.path.exists(pairs[0][1])
-    # hidden from discovery: pyarrow.dataset sees no file yet
-    assert pads.dataset(str(tmp_path), format="orc").files == []
     flushed: list[str] = []
     real_fsync = os.fsync
 
@@ -49,6 +39,20 @@ def test_staged_files_are_hidden_until_committed(tmp_path: Path,
         real_fsync(fd)
 
     monkeypatch.setattr(commit.os, "fsync", fsync)
+    write_id = new_write_id()
+    pairs = stage(tmp_path, write_id, 3, "a1") + stage(tmp_path, write_id, 4, "b2")
+    assert len(pairs) == 4
+    commit._flusher[0].submit(lambda: None).result()  # (one thread, in order: drained)
+    # the staging process started flushing its files in the background
+    assert sorted(flushed) == sorted(s for s, _ in pairs)
+    flushed.clear()
+    for staged, final in pairs:
+        assert Path(staged).name.startswith(f".aorc-stage-{write_id}-")
+        assert Path(final).name.startswith(f"part-{write_id}-0000")
+        assert os.path.dirname(staged) == os.path.dirname(final)
+    assert not os.path.exists(pairs[0][1])
+    # hidden from discovery: pyarrow.dataset sees no file yet
+    assert pads.dataset(str(tmp_path), format="orc").files == []
     files = commit.commit_staged(pairs, str(tmp_path))
     assert files == sorted(f for _, f in pairs)
     # every staged file, then the two partition folders and the root (and its parent)
