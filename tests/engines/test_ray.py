@@ -232,6 +232,25 @@ def test_files_appear_when_the_driver_commits(ray_session: None, events: Events,
     check_written(sink, tmp_path / "out", events.table)
 
 
+class ElsewhereSink(WatchedSink):
+    """A sink whose driver is on another node than every task (as on a cluster)."""
+
+    def on_write_start(self, schema: Any = None) -> None:
+        super().on_write_start(schema)
+        assert self._driver_node is not None
+        self._driver_node = "a-node-of-another-machine"
+
+
+def test_tasks_on_other_nodes_complete_their_own_files(ray_session: None, events: Events,
+                                                       tmp_path: Path) -> None:
+    sink = ElsewhereSink(tmp_path / "out", partition_cols=["day"])
+    ray.data.from_arrow(events.table).repartition(4).write_datasink(sink)
+    assert sink.before_commit is not None
+    # nothing staged: each task flushed and renamed its files itself
+    assert sink.before_commit == (sink.files, [])
+    check_written(sink, tmp_path / "out", events.table)
+
+
 def fail_on(batch: pa.Table, failing_id: int, out: str) -> pa.Table:
     """A map raising on the batch holding ``failing_id``, once another task has staged its
     files (so that the failed write has staged files to delete)."""
