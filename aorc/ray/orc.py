@@ -443,7 +443,11 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
             error: the write's first error (left to Ray to raise).
         """
         if self._commit is not None and self._driver_node is not None:
-            remove_staged_tree(self._dest, self._write_id)
+            try:
+                remove_staged_tree(self._dest, self._write_id)
+            except OSError as exc:  # (Ray raises the write's own error)
+                error.add_note(f"aorc could not delete the write's staged files "
+                               f"(.aorc-stage-{self._write_id}-*) under {self._dest}: {exc}")
 
 
 def _arrow(block: Any) -> pa.Table:
