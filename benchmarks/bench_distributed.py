@@ -351,6 +351,11 @@ def s3_routes(engine: str, s3: S3, lo: int, hi: int, probe: str
     return routes
 
 
+def wanted(route: str, cases: str) -> bool:
+    """Whether ``--cases`` keeps the route named ``"<case> <side>"`` (empty: every one)."""
+    return not cases or route.split(" ", 1)[0] in cases.split(",")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -361,6 +366,8 @@ def main() -> None:
     parser.add_argument("--s3", action=argparse.BooleanOptionalAction, default=True,
                         help="(b) and (c) on moto's S3 too (default on)")
     parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--cases", default="",
+                        help="only these cases, comma-separated (a,b,c,w,wz; default all)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
@@ -381,10 +388,13 @@ def main() -> None:
                     routes = {"dask": dask_routes, "ray": ray_routes,
                               "daft": daft_routes}[engine](paths, root, lo, hi, probe,
                                                            Path(tmp))
-                    results = {name: timed(fn, args.repeat) for name, fn in routes.items()}
+                    results = {name: timed(fn, args.repeat) for name, fn in routes.items()
+                               if wanted(name, args.cases)}
                     on_s3 = {}
                     if s3 is not None:
                         for name, fn in s3_routes(engine, s3, lo, hi, probe).items():
+                            if not wanted(name, args.cases):
+                                continue
                             on_s3[name] = timed(fn, args.repeat)
                             on_s3[name]["gets"], on_s3[name]["bytes"] = s3.traffic(fn)
                 finally:

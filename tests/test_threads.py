@@ -13,11 +13,20 @@ import sys
 import textwrap
 import threading
 import weakref
+from typing import Any
 
 import pytest
 
 from aorc import _allocator
-from aorc.threads import ARENA_ATTEMPTS, WorkerPool, encode_pool, shared_pool
+from aorc.threads import (
+    ARENA_ATTEMPTS,
+    IDLE_POOLS,
+    WorkerPool,
+    encode_pool,
+    give_back_pool,
+    shared_pool,
+    take_pool,
+)
 
 SAFE = 30  # seconds: only a fail-safe, the tests wait for events
 
@@ -242,3 +251,42 @@ def test_a_share_stops_at_the_first_failure_and_reports_it_once() -> None:
         assert ran == [0, 1, 2]
     finally:
         pool.shutdown()
+
+
+def test_pools_handed_back_serve_the_next_jobs() -> None:
+    name = "t-lent"
+    first = take_pool(name)
+    thread = first.submit(threading.current_thread).result(timeout=SAFE)
+    give_back_pool(first, name)
+    again = take_pool(name)
+    assert again is first  # the same pool, and its same thread
+    assert again.submit(threading.current_thread).result(timeout=SAFE) is thread
+    other = take_pool(name)  # taken while the first is out: a pool of its own
+    assert other is not first
+    extra = [take_pool(name) for _ in range(IDLE_POOLS)]
+    for pool in [first, other, *extra]:
+        give_back_pool(pool, name)
+    # at most IDLE_POOLS kept: the last one handed back was shut down
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        extra[-1].submit(int)
+    kept = [take_pool(name) for _ in range(IDLE_POOLS)]
+    assert {id(p) for p in kept} == {id(p) for p in [first, other, *extra[:-2]]}
+    for pool in kept:
+        pool.shutdown()
+
+
+def test_dataset_writes_one_after_another_reuse_their_encoder(tmp_path: Any) -> None:
+    import pyarrow as pa
+
+    from aorc.dataset.write import ENCODER_POOL
+    from aorc.sync import write_dataset
+
+    def encoders() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith(ENCODER_POOL)]
+
+    write_dataset(pa.table({"a": [1, 2]}), tmp_path / "one")
+    before = encoders()
+    assert before
+    for i in range(3):
+        write_dataset(pa.table({"a": [i]}), tmp_path / f"more{i}")
+    assert encoders() == before

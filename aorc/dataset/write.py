@@ -46,7 +46,7 @@ from aorc.io import registry
 from aorc.io.base import gather_or_cancel
 from aorc.options import WriteOptions
 from aorc.progress import ProgressHook, ProgressTracker, tracker
-from aorc.threads import WorkerPool
+from aorc.threads import give_back_pool, take_pool
 from aorc.write.batches import BatchStream, batch_stream
 from aorc.write.writer import OrcWriter, open_writer
 
@@ -64,6 +64,8 @@ DATASET_PART_SIZE = 5 << 20
 #: Accepted values of ``existing_data_behavior``.
 EXISTING_DATA_BEHAVIORS = ("overwrite_or_ignore", "error", "delete_matching")
 _INDEX = "__aorc_row"
+#: The name of the encoder pools (one thread each, reused by the next call).
+ENCODER_POOL = "aorc-dataset-encoder"
 
 
 def _folder(values: Mapping[str, Any]) -> str:
@@ -257,8 +259,9 @@ class _DatasetWriter:
         self.written: list[str] = []
         self.stats = DatasetWriteStats()
         # One thread encodes every file's stripes (as the sink's files do): fewer threads
-        # allocating, fewer allocator heaps holding freed memory.
-        self.encoder = WorkerPool(1, "aorc-dataset-encoder")
+        # allocating, fewer allocator heaps holding freed memory; a later call of the
+        # process reuses it (an engine worker's next task).
+        self.encoder = take_pool(ENCODER_POOL)
         #: The key provider of ``encrypt=`` (``keys=`` of :func:`write_dataset`).
         self.keys: Any = None
 
@@ -503,10 +506,11 @@ async def _write_stream(stream: BatchStream, base: str, partition_cols: list[str
         await _run_to_end(engine.abort())
         await _run_to_end(_cleanup(engine.state, "{uuid}" in basename_template,
                                    storage_options, exc))
+        engine.encoder.shutdown(wait=False)  # (not reused: a stripe may still be encoding)
         raise
     finally:
         _LAST_STATS[0] = engine.stats
-        engine.encoder.shutdown(wait=False)
+    give_back_pool(engine.encoder, ENCODER_POOL)  # every file closed: the encoder is idle
     if existing_data_behavior == "delete_matching":
         await _delete_others(engine.folders, set(written), storage_options)
     return sorted(written)

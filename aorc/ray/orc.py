@@ -11,6 +11,14 @@ import pyarrow as pa
 from ray.data import Datasink, Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
+from aorc.dataset.commit import (
+    commit_staged,
+    local_commit,
+    new_attempt,
+    remove_staged,
+    remove_staged_tree,
+    stage_part_async,
+)
 from aorc.dataset.parts import new_write_id, write_part_async
 from aorc.dataset.splits import (
     DEFAULT_SPLIT_BYTES,
@@ -23,6 +31,7 @@ from aorc.dataset.splits import (
     read_splits,
 )
 from aorc.errors import SchemaError
+from aorc.io import registry
 from aorc.keys import KeyProvider
 from aorc.options import WriteOptions
 from aorc.read.keyed import check_keys
@@ -312,6 +321,14 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
     """Each write task's rows as ORC part files ``part-<write id>-<task>-<i>.orc`` under
     ``dest`` (Hive folders by ``partition_cols``); see :func:`write_orc`.
 
+    A local ``dest`` is committed by the driver: the tasks running on the driver's machine
+    stage their files under hidden names (``.aorc-stage-<write id>-<attempt>-<name>``, not
+    flushed to the disk), and :meth:`on_write_complete` flushes them all at once, renames
+    them and flushes their folders (:func:`aorc.dataset.commit.commit_staged`). A task on
+    another machine writes its files whole itself (flushed, renamed into place): the
+    driver never has to see a file another machine wrote. Object stores: each task's files
+    are written atomically by the task.
+
     Attributes:
         files: the files written, once the write is complete.
     """
@@ -328,6 +345,9 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
         self._write_options = ({**write_options, "keys": check_keys(keys)} if keys is not None
                                else write_options)
         self._write_id = new_write_id()
+        self._commit = local_commit(self._dest, storage_options)
+        # the driver's node (set by on_write_start: the tasks on it stage their files)
+        self._driver_node: str | None = None
         self.files: list[str] = []
 
     def get_name(self) -> str:
@@ -338,7 +358,27 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
         """
         return "AorcORC"
 
-    def write(self, blocks: Iterable[Any], ctx: Any) -> list[str]:
+    def on_write_start(self, schema: pa.Schema | None = None) -> None:
+        """Note the driver's node (on the driver, before the tasks are sent): a task on it
+        stages its files for the driver's commit.
+
+        Args:
+            schema: the first block's schema (unused).
+        """
+        import ray
+
+        if self._commit is not None and ray.is_initialized():
+            self._driver_node = ray.get_runtime_context().get_node_id()
+
+    def _stages(self) -> bool:
+        """Whether this task stages its files (it runs on the driver's node)."""
+        if self._driver_node is None:
+            return False
+        import ray
+
+        return bool(ray.get_runtime_context().get_node_id() == self._driver_node)
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> list[tuple[str | None, str]]:
         """Write one task's blocks as part files named by the task's index.
 
         Args:
@@ -347,7 +387,8 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
             ctx: Ray's task context (its ``task_idx`` names the files).
 
         Returns:
-            The files written by this task (none when there were no rows).
+            ``(staged, final)`` names of the files of this task (none when there were no
+            rows); ``staged`` is ``None`` for a file the task completed itself.
 
         Raises:
             SchemaError: bad options or a type ORC cannot hold.
@@ -357,20 +398,56 @@ class OrcDatasink(Datasink):  # type: ignore[misc]
         tables = [t for t in tables if t.num_rows]
         if not tables:
             return []
-        table = pa.concat_tables(tables, promote_options="default")
-        return run(write_part_async(
-            table, self._dest, self._write_id, int(ctx.task_idx),
+        table = (tables[0] if len(tables) == 1
+                 else pa.concat_tables(tables, promote_options="default"))
+        common: dict[str, Any] = dict(
             partition_cols=self._partition_cols, storage_options=self._storage_options,
-            options=self._options, write_options=self._write_options))
+            options=self._options, write_options=self._write_options)
+        if self._stages():
+            return [(staged, final) for staged, final in run(stage_part_async(
+                table, self._dest, self._write_id, int(ctx.task_idx), new_attempt(),
+                **common))]
+        return [(None, f) for f in run(write_part_async(
+            table, self._dest, self._write_id, int(ctx.task_idx), **common))]
 
     def on_write_complete(self, write_result: Any) -> None:
-        """Keep the files written (:attr:`files`).
+        """Commit the staged files (flushed together, renamed, their folders flushed),
+        delete those of attempts whose results Ray did not keep, and keep the files
+        written (:attr:`files`).
 
         Args:
-            write_result: Ray's write result, whose ``write_returns`` are the lists of files
-                :meth:`write` returned; they are stored sorted in :attr:`files`.
+            write_result: Ray's write result, whose ``write_returns`` are the lists
+                :meth:`write` returned.
+
+        Raises:
+            ObjectNotFoundError: a staged file is not visible to the driver.
+            ObjectExistsError: a final file exists and ``storage_options`` say
+                ``overwrite=False``.
+            StoreError: the commit failed.
         """
-        self.files = sorted(f for files in write_result.write_returns for f in files)
+        pairs = [tuple(p) for files in write_result.write_returns for p in files]
+        staged = [(s, f) for s, f in pairs if s is not None]
+        files = [f for s, f in pairs if s is None]
+        if self._commit is not None and self._driver_node is not None:
+            fsync, overwrite = self._commit
+            files += commit_staged(staged, self._dest, fsync=fsync, overwrite=overwrite)
+            # (a retried task's first attempt staged its files in the same folders)
+            remove_staged({os.path.dirname(str(registry.local_path(f))) for f in files}
+                          | {str(registry.local_path(self._dest))}, self._write_id)
+        self.files = sorted(files)
+
+    def on_write_failed(self, error: Exception) -> None:
+        """Delete the staged files of this write (its final files never appeared).
+
+        Args:
+            error: the write's first error (left to Ray to raise).
+        """
+        if self._commit is not None and self._driver_node is not None:
+            try:
+                remove_staged_tree(self._dest, self._write_id)
+            except OSError as exc:  # (Ray raises the write's own error)
+                error.add_note(f"aorc could not delete the write's staged files "
+                               f"(.aorc-stage-{self._write_id}-*) under {self._dest}: {exc}")
 
 
 def _arrow(block: Any) -> pa.Table:
@@ -388,7 +465,15 @@ def write_orc(ds: Any, dest: str | os.PathLike[str], *,
 
     Files are named ``part-<write id>-<task>-<i>.orc`` (Hive ``key=value`` folders by
     ``partition_cols``): a retried task writes the same names again, and a file appears only
-    once complete.
+    once complete. A local ``dest`` is committed by the driver once every task succeeded:
+    the tasks on the driver's machine stage their files under hidden names
+    (``.aorc-stage-...``), the driver flushes them to the disk together, renames them and
+    flushes their folders, so the files appear when the write returns and a crash after
+    that cannot leave a partial one; a failed write leaves none of its files (staged files
+    of retried or killed attempts are deleted too). A task on another machine of a cluster
+    writes its files whole itself (flushed and renamed): a local path on a cluster of
+    several machines must be a shared file system for the files to meet in one folder.
+    Object stores: each file is written atomically by its task.
 
     Args:
         ds: the Dataset.
@@ -404,7 +489,8 @@ def write_orc(ds: Any, dest: str | os.PathLike[str], *,
 
     Raises:
         SchemaError: bad options or a type ORC cannot hold.
-        StoreError: a write failed.
+        StoreError: a write failed (``ObjectExistsError``: a file exists and
+            ``storage_options`` say ``overwrite=False``).
     """
     sink = OrcDatasink(dest, partition_cols=partition_cols, storage_options=storage_options,
                        options=options, keys=keys, **write_options)

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,7 +168,8 @@ def test_write_hive_with_options_matches_pyarrow(ray_session: None, events: Even
         sorted_rows(events.table))
 
 
-def test_retried_task_writes_the_same_files_once(tmp_path: Path) -> None:
+def test_task_off_the_driver_writes_the_same_files_once(tmp_path: Path) -> None:
+    # (no on_write_start: the task commits its own files, as one on another node does)
     sink = aorc.ray.OrcDatasink(tmp_path, partition_cols=["p"])
     block = pa.table({"a": [1, 2, 3], "p": ["x", "y", "x"]})
 
@@ -177,18 +179,145 @@ def test_retried_task_writes_the_same_files_once(tmp_path: Path) -> None:
     first = sink.write([block], Ctx())
     again = sink.write([block], Ctx())
     assert first == again
-    assert visible_files(tmp_path) == sorted(first)
-    assert all("-00007-" in Path(p).name for p in first)
+    assert all(staged is None for staged, _ in first)
+    assert visible_files(tmp_path) == sorted(f for _, f in first) == hidden_files(
+        tmp_path, everything=True)
+    assert all("-00007-" in Path(f).name for _, f in first)
 
 
-class KillingSink(aorc.ray.OrcDatasink):
+def hidden_files(root: Path, everything: bool = False) -> list[str]:
+    """The files under ``root`` with a hidden name (``everything``: all files), sorted."""
+    return sorted(str(p) for p in root.rglob("*")
+                  if p.is_file() and (everything or p.name.startswith(".")))
+
+
+class WatchedSink(aorc.ray.OrcDatasink):
+    """A sink noting what its folder holds when the driver commits (or fails)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.before_commit: tuple[list[str], list[str]] | None = None
+        self.failed: list[str] | None = None
+
+    def on_write_complete(self, write_result: Any) -> None:
+        root = Path(self._dest)
+        self.before_commit = (visible_files(root), hidden_files(root))
+        super().on_write_complete(write_result)
+
+    def on_write_failed(self, error: Exception) -> None:
+        self.failed = hidden_files(Path(self._dest))
+        super().on_write_failed(error)
+
+
+def check_written(sink: aorc.ray.OrcDatasink, out: Path, table: pa.Table) -> None:
+    """Every file of the write visible once, readable by pyarrow with the right rows, and
+    nothing hidden left."""
+    assert sink.files and len(set(sink.files)) == len(sink.files)
+    assert visible_files(out) == sink.files
+    assert hidden_files(out) == []
+    assert sum(po.ORCFile(f).nrows for f in sink.files) == table.num_rows
+    back = pads.dataset(str(out), format="orc", partitioning="hive").to_table()
+    assert sorted_rows(back.select(table.column_names)).equals(sorted_rows(table))
+
+
+def test_files_appear_when_the_driver_commits(ray_session: None, events: Events,
+                                              tmp_path: Path) -> None:
+    sink = WatchedSink(tmp_path / "out", partition_cols=["day"])
+    ray.data.from_arrow(events.table).repartition(4).write_datasink(sink)
+    assert sink.before_commit is not None
+    visible, staged = sink.before_commit
+    assert visible == []  # nothing under a final name before the commit
+    assert len(staged) == len(sink.files) > 4  # every file staged, hidden
+    assert all(Path(s).name.startswith(".aorc-stage-") for s in staged)
+    check_written(sink, tmp_path / "out", events.table)
+
+
+class ElsewhereSink(WatchedSink):
+    """A sink whose driver is on another node than every task (as on a cluster)."""
+
+    def on_write_start(self, schema: Any = None) -> None:
+        super().on_write_start(schema)
+        assert self._driver_node is not None
+        self._driver_node = "a-node-of-another-machine"
+
+
+def test_tasks_on_other_nodes_complete_their_own_files(ray_session: None, events: Events,
+                                                       tmp_path: Path) -> None:
+    sink = ElsewhereSink(tmp_path / "out", partition_cols=["day"])
+    ray.data.from_arrow(events.table).repartition(4).write_datasink(sink)
+    assert sink.before_commit is not None
+    # nothing staged: each task flushed and renamed its files itself
+    assert sink.before_commit == (sink.files, [])
+    check_written(sink, tmp_path / "out", events.table)
+
+
+def fail_on(batch: pa.Table, failing_id: int, out: str) -> pa.Table:
+    """A map raising on the batch holding ``failing_id``, once another task has staged its
+    files (so that the failed write has staged files to delete)."""
+    if failing_id in batch.column("id").to_pylist():
+        for _ in range(6000):  # (bounded: the other tasks do stage theirs)
+            if any(".aorc-tmp-" not in p.name for p in Path(out).rglob(".aorc-stage-*")):
+                break
+            threading.Event().wait(0.01)
+        raise ValueError("planned failure")
+    return batch
+
+
+def test_failed_task_leaves_no_file(ray_session: None, events: Events,
+                                    tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    sink = WatchedSink(out, partition_cols=["day"])
+    failing = int(events.table.column("id")[events.table.num_rows - 1].as_py())
+    ds = ray.data.from_arrow(events.table).repartition(4).map_batches(
+        fail_on, batch_format="pyarrow", fn_kwargs={"failing_id": failing, "out": str(out)})
+    with pytest.raises(Exception, match="planned failure"):
+        ds.write_datasink(sink)
+    assert sink.failed  # staged files were there when the write failed
+    assert visible_files(out) == [] and hidden_files(out) == []
+    assert sink.files == []
+
+
+class DyingSink(WatchedSink):
+    """A sink whose first task to finish staging kills its worker (once, across workers):
+    Ray retries the task, whose first attempt's files stay staged."""
+
+    def __init__(self, marker: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.marker = marker
+
+    def write(self, blocks: Any, ctx: Any) -> Any:
+        written = super().write(blocks, ctx)
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return written
+        os.write(fd, json.dumps(written).encode())
+        os.close(fd)
+        os._exit(1)
+
+
+def test_retried_task_writes_each_final_file_once(ray_session: None, events: Events,
+                                                  tmp_path: Path) -> None:
+    marker = tmp_path / "died"
+    sink = DyingSink(str(marker), tmp_path / "out", partition_cols=["day"])
+    ray.data.from_arrow(events.table).repartition(4).write_datasink(sink)
+    lost = json.loads(marker.read_text())  # the attempt that died, its files staged
+    assert lost and all(staged is not None for staged, _ in lost)
+    assert sink.before_commit is not None
+    assert set(s for s, _ in lost) <= set(sink.before_commit[1])
+    assert {f for _, f in lost} <= set(sink.files)  # its retry wrote the same names
+    assert not any(os.path.exists(s) for s, _ in lost)
+    check_written(sink, tmp_path / "out", events.table)
+
+
+class KillingSink(WatchedSink):
     """A sink whose first completed file kills its worker (once, across workers)."""
 
     def __init__(self, marker: str, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.marker = marker
 
-    def write(self, blocks: Any, ctx: Any) -> list[str]:
+    def write(self, blocks: Any, ctx: Any) -> Any:
         kill_once_before_rename(self.marker)
         return super().write(blocks, ctx)
 
@@ -199,10 +328,9 @@ def test_worker_killed_mid_write_leaves_no_partial_file(ray_session: None, event
     sink = KillingSink(marker, tmp_path / "out", partition_cols=["day"])
     aorc.ray.read_orc(str(events.root), split_bytes=1).write_datasink(sink)
     assert os.path.exists(marker)  # the kill happened, its temporary file left behind
-    assert any(p.name.startswith(".") for p in (tmp_path / "out").rglob("*aorc-tmp*"))
-    assert visible_files(tmp_path / "out") == sink.files
-    back = pads.dataset(str(tmp_path / "out"), format="orc", partitioning="hive").to_table()
-    assert sorted_rows(back).column("id").equals(sorted_rows(events.table).column("id"))
+    assert sink.before_commit is not None
+    assert any("aorc-tmp" in Path(p).name for p in sink.before_commit[1])
+    check_written(sink, tmp_path / "out", events.table)
 
 
 def test_encrypted_columns_read_with_keys_in_workers(ray_session: None, encrypted: Encrypted,
