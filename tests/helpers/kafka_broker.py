@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -36,6 +37,7 @@ __all__ = [
     "produce",
     "read_rows",
     "start_broker",
+    "stored_once",
     "tansu_binary",
     "topic_name",
     "wait_consumed",
@@ -217,3 +219,21 @@ def read_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
     for path in sorted(folder.rglob("*.orc")):
         rows.extend(po.ORCFile(str(path)).read().to_pylist())
     return rows
+
+
+def stored_once(sent: Mapping[tuple[int, int], Any], data: pathlib.Path,
+                dead: pathlib.Path | None = None
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows below ``data`` and the dead letters below ``dead`` (:func:`read_rows`), once
+    every record of ``sent`` (by partition and offset) is checked to be in them exactly once:
+    a row by its ``kafka_partition`` and ``kafka_offset``, a dead letter by its ``partition``
+    and ``offset``."""
+    rows = read_rows(data)
+    letters = read_rows(dead) if dead is not None else []
+    seen = Counter([(r["kafka_partition"], r["kafka_offset"]) for r in rows]
+                   + [(r["partition"], r["offset"]) for r in letters])
+    twice = [k for k, c in seen.items() if c > 1]
+    assert not twice, f"stored twice: {twice[:10]}"
+    assert set(seen) == set(sent), (f"lost {sorted(set(sent) - set(seen))[:10]}, "
+                                    f"unknown {sorted(set(seen) - set(sent))[:10]}")
+    return rows, letters

@@ -21,7 +21,7 @@ from helpers.kafka_broker import (
     Broker,
     consume_to_ends,
     create_topic,
-    read_rows,
+    stored_once,
     topic_name,
     wait_consumed,
 )
@@ -122,11 +122,7 @@ async def test_avro_with_registry_and_schema_evolution(
     by_id = [r for r in schema_registry.requests if r.startswith("GET /schemas/ids/")]
     assert sorted(by_id) == ["GET /schemas/ids/1", "GET /schemas/ids/2",
                              "GET /schemas/ids/99"]  # each fetched once (cached)
-    rows = read_rows(tmp_path / "data")
-    dead = read_rows(tmp_path / "dead")
-    seen = Counter([(r["kafka_partition"], r["kafka_offset"]) for r in rows]
-                   + [(r["partition"], r["offset"]) for r in dead])
-    assert set(seen) == set(sent) and max(seen.values()) == 1
+    rows, dead = stored_once(sent, tmp_path / "data", tmp_path / "dead")
     assert {(r["partition"], r["offset"]) for r in dead} == {
         k for k, v in sent.items() if v is None}
     for r in rows:
@@ -275,11 +271,7 @@ async def test_flat_schema_at_once_with_dead_letters(
         await consume_to_ends(pipe, ends)
     avro = pipe.decoder.avro
     assert avro.polls_at_once >= 10  # the fast path ran, and not for the two odd polls
-    rows = read_rows(tmp_path / "data")
-    dead = read_rows(tmp_path / "dead")
-    seen = Counter([(r["kafka_partition"], r["kafka_offset"]) for r in rows]
-                   + [(r["partition"], r["offset"]) for r in dead])
-    assert set(seen) == set(sent) and max(seen.values()) == 1
+    rows, dead = stored_once(sent, tmp_path / "data", tmp_path / "dead")
     assert {(r["partition"], r["offset"]) for r in dead} == {
         k for k, v in sent.items() if v is None}
     for r in dead:  # the reasons of the per-record path

@@ -14,7 +14,6 @@ import pathlib
 import signal
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from helpers.kafka_broker import (
     create_topic,
     produce,
     read_rows,
+    stored_once,
     topic_name,
 )
 
@@ -50,14 +50,7 @@ def assert_exactly_once(sent: dict[tuple[int, int], bytes | None], data: pathlib
                         dead: pathlib.Path | None = None) -> tuple[int, int]:
     """Every sent record is once in the files: a row with its fields, or a dead letter with
     its bytes. Returns (rows, dead letters)."""
-    rows = read_rows(data)
-    letters = read_rows(dead) if dead is not None else []
-    seen = Counter([(r["kafka_partition"], r["kafka_offset"]) for r in rows]
-                   + [(r["partition"], r["offset"]) for r in letters])
-    twice = [k for k, c in seen.items() if c > 1]
-    assert not twice, f"stored twice: {twice[:10]}"
-    assert set(seen) == set(sent), (f"lost {sorted(set(sent) - set(seen))[:10]}, "
-                                    f"unknown {sorted(set(seen) - set(sent))[:10]}")
+    rows, letters = stored_once(sent, data, dead)
     for r in rows:
         assert json.loads(sent[(r["kafka_partition"], r["kafka_offset"])]) == {
             "n": r["n"], "s": r["s"]}
