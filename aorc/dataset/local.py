@@ -360,14 +360,8 @@ def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
     orc = tail.tail
     if len(tail.data) != orc.file_length:
         return None
-    opts_key = (orc.version, orc.writer, orc.writer_version, orc.software_version,
-                orc.calendar, unit, max_decoded_bytes)
-    opts = _OPTIONS.get(opts_key)
-    if opts is None:
-        if len(_OPTIONS) >= 64:
-            _OPTIONS.clear()
-        opts = _OPTIONS[opts_key] = DecodeOptions.from_tail(
-            orc, timestamp_unit=unit, max_decoded_bytes=max_decoded_bytes)
+    opts = DecodeOptions.shared_from_tail(orc, timestamp_unit=unit,
+                                          max_decoded_bytes=max_decoded_bytes)
     key = (id(orc.schema), tuple(cols), unit)
     known = _SELECTIONS.get(key)
     if known is None or known[0] is not orc.schema:
@@ -392,9 +386,6 @@ def _whole_table(path: str, tail: OpenedTail, cols: list[str], unit: str,
 _SELECTIONS: dict[tuple[int, tuple[str, ...], str],
                   tuple[OrcType, set[int], pa.Schema, list[str] | None,
                         list[tuple[str, OrcType]], dict[int, pa.DataType]]] = {}
-#: The decoding options of the files read last, by what they are made of (the files of a
-#: dataset mostly share one writer): one is made per writer, not per file.
-_OPTIONS: dict[tuple[Any, ...], DecodeOptions] = {}
 
 
 _Raw = tuple[DatasetFile, pa.Schema, pa.Table]

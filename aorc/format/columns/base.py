@@ -172,17 +172,41 @@ class DecodeOptions:
     @classmethod
     def from_tail(cls, tail: Any, **overrides: Any) -> DecodeOptions:
         """Options filled from an :class:`aorc.format.tail.FileTail`; keyword arguments override."""
-        version = tuple(getattr(tail, "version", (0, 12)))
-        values: dict[str, Any] = {
-            "file_version": version,
-            "writer": getattr(tail, "writer", None),
-            "writer_version": getattr(tail, "writer_version", 0) or 0,
-            "software_version": getattr(tail, "software_version", None),
-            "calendar": int(getattr(tail, "calendar", 0) or 0),
-            "unstable_pre_2": version == (1, 9999),
-        }
+        values = _tail_values(tail)
         values.update(overrides)
         return cls(**values)
+
+    @classmethod
+    def shared_from_tail(cls, tail: Any, **overrides: Any) -> DecodeOptions:
+        """:meth:`from_tail`, one instance kept per distinct set of values (the options are
+        frozen): for callers that make options for each of many files, which mostly share
+        one writer (a dataset of small files)."""
+        values = _tail_values(tail)
+        values.update(overrides)
+        key = (cls, tuple(values.items()))
+        found = _SHARED_OPTIONS.get(key)
+        if found is None:
+            if len(_SHARED_OPTIONS) >= 64:
+                _SHARED_OPTIONS.clear()
+            found = _SHARED_OPTIONS[key] = cls(**values)
+        return found
+
+
+def _tail_values(tail: Any) -> dict[str, Any]:
+    """What :class:`DecodeOptions` takes from a file's tail."""
+    version = tuple(getattr(tail, "version", (0, 12)))
+    return {
+        "file_version": version,
+        "writer": getattr(tail, "writer", None),
+        "writer_version": getattr(tail, "writer_version", 0) or 0,
+        "software_version": getattr(tail, "software_version", None),
+        "calendar": int(getattr(tail, "calendar", 0) or 0),
+        "unstable_pre_2": version == (1, 9999),
+    }
+
+
+#: The options :meth:`DecodeOptions.shared_from_tail` made last, by their values.
+_SHARED_OPTIONS: dict[tuple[Any, ...], DecodeOptions] = {}
 
 
 @dataclass(frozen=True)
