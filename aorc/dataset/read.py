@@ -613,9 +613,10 @@ class Dataset(SmallFileReads):
                 else conform(table, plan.data_schema, f.path))
         if not len(plan.row_schema):
             return data
-        if data.schema.equals(plan.row_schema, check_metadata=True) \
-                and not set(plan.row_schema.names) & set(self.partition_schema.names):
-            return plan.finish(data)  # no partition column to add
+        if len(plan.row_schema) == len(plan.data_schema):
+            # the row schema less its partition columns is the data schema (plan_columns):
+            # no partition column to add, the rows are the data
+            return plan.finish(data)
         columns = []
         for field_ in plan.row_schema:
             if field_.name in self.partition_schema.names:
