@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
+from aorc.format.codec._encode_values import decimal64_group_stats, trim_decimal64
 from aorc.format.codec.bloom import hash_arrow_array
 from aorc.format.columns.encode.base import (
     EncodedStream,
@@ -75,45 +76,13 @@ def trim_decimals(words: npt.NDArray[np.uint64], scale: int
     Returns:
         The trimmed unscaled values (n, 2) and each one's scale (zero has scale 0).
     """
-    n = len(words)
-    out = np.array(words, np.uint64, copy=True, order="C")
-    scales = np.full(n, scale, np.int64)
-    if scale == 0 or n == 0:
-        return out, scales
-    low = out[:, 0].view(np.int64)
-    small = out[:, 1].view(np.int64) == (low >> 63)  # fits int64
-    rows = np.flatnonzero(small)
-    if len(rows):
-        values = low[rows]
-        _trim_int64(values, scales, rows, scale)
-        out[rows, 0] = values.view(np.uint64)
-        out[rows, 1] = (values >> 63).view(np.uint64)
-    big = np.flatnonzero(~small)
+    if scale == 0 or len(words) == 0:
+        return (np.array(words, np.uint64, copy=True, order="C"),
+                np.full(len(words), scale, np.int64))
+    out, scales, big = trim_decimal64(words, scale)  # the values that fit 64 bits, in C
     if len(big):
         out[big], scales[big] = _trim_wide(out[big], scale)
     return out, scales
-
-
-def _trim_int64(values: npt.NDArray[np.int64], scales: npt.NDArray[np.int64],
-                rows: npt.NDArray[np.int64], scale: int) -> None:
-    """Trim int64 values in place; ``scales[rows]`` are their scales (all ``scale``)."""
-    idx = np.flatnonzero(values % 10 == 0)  # the values with at least one zero to remove
-    if not len(idx):
-        return
-    v = values[idx]
-    removed = np.zeros(len(idx), np.int64)
-    step = 1 << (scale.bit_length() - 1)
-    while step:  # remove 2**k zeros at a time where possible: log2(scale) passes
-        if step > 18:  # only 0 is a multiple of 10**19 within int64
-            can = (removed + step <= scale) & (v == 0)
-        else:
-            power = 10**step
-            can = (removed + step <= scale) & (v % power == 0)
-            v = np.where(can, v // power, v)
-        removed += step * can
-        step >>= 1
-    values[idx] = v
-    scales[rows[idx]] -= removed
 
 
 def _trim_wide(words: npt.NDArray[np.uint64], scale: int
@@ -179,21 +148,13 @@ def _decimal64_stats(groups: list[Decimal64Stats], v: npt.NDArray[np.int64],
     """Extremes and the running sum, dropped once it leaves 18 digits (values at most 18
     digits each, so the int64 running sums are exact until that first happens)."""
     starts, ends = group_bounds(vstarts, len(v))
-    low, nonempty = group_reduce(np.minimum, v, starts, ends)
-    high, _ = group_reduce(np.maximum, v, starts, ends)
-    with np.errstate(over="ignore"):
-        running = np.cumsum(v)
-        base = np.concatenate(([0], running))[starts]
-        group_of = np.repeat(np.arange(len(starts)), ends - starts)
-        prefix = running - base[group_of]
-    out = np.abs(prefix) > MAX_DECIMAL64
-    outs = np.concatenate(([0], np.cumsum(out)))
+    low, high, sums, has_sum, nonempty = decimal64_group_stats(v, starts, ends, MAX_DECIMAL64)
     for i, g in enumerate(groups):
         if not nonempty[i]:
             continue
         g.minimum, g.maximum = int(low[i]), int(high[i])
-        g.has_sum = bool(outs[ends[i]] == outs[starts[i]])
-        g.sum = int(prefix[ends[i] - 1]) if g.has_sum else 0
+        g.has_sum = bool(has_sum[i])
+        g.sum = int(sums[i])
 
 
 def _to_decimal(lo: int, hi: int, scale: int) -> decimal.Decimal:
