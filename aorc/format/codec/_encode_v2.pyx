@@ -638,3 +638,84 @@ def write_int_rle_v2_with_positions(values, bint signed, boundaries, *, bint ali
         buffered (which precede it), as ORC Java's ``getPosition`` records them.
     """
     return _rle_v2(values, signed, boundaries, aligned)
+
+
+cdef class RleV2Stream:
+    """One RLE v2 stream written in pieces: :meth:`write` takes the values in order, in as
+    many arrays as suit the caller (so that no column-sized array of them need exist), and
+    :meth:`finish` returns what :func:`write_int_rle_v2_with_positions` returns for all of
+    them at once, byte for byte.
+
+    Args:
+        signed: zigzag-encode the values or not.
+        boundaries: sorted value indexes in ``[0, total]`` where row groups start.
+        total: how many values will be written.
+        aligned: aligned bit packing (Java's SPEED strategy).
+    """
+
+    cdef V2* st
+    cdef Buf buf
+    cdef object bounds
+    cdef object positions
+    cdef Py_ssize_t k, written, total
+    cdef bint finished
+
+    def __cinit__(self, bint signed, boundaries, Py_ssize_t total, *, bint aligned=True):
+        self.st = NULL
+        self.buf.data = NULL
+        if total < 0:
+            raise ValueError(f"a stream of {total} values")
+        self.bounds = check_boundaries(boundaries, total)
+        self.positions = np.zeros((self.bounds.shape[0], 2), dtype=np.int64)
+        self.total = total
+        self.st = <V2*>malloc(sizeof(V2))
+        if self.st == NULL or not buf_init(&self.buf, total + total // 2):
+            raise MemoryError("out of memory while encoding an ORC stream")
+        v2_init(self.st, signed, aligned)
+
+    def __dealloc__(self):
+        free(self.st)
+        free(self.buf.data)
+
+    def write(self, values):
+        """Encode the next values (a 1-D integer array).
+
+        Raises:
+            ValueError: more values than ``total``, or the stream is finished.
+        """
+        cdef const int64_t[::1] vals = as_int64(values)
+        cdef Py_ssize_t n = vals.shape[0], i, k = self.k, start = self.written
+        if self.finished or n > self.total - start:
+            raise ValueError("more values than the stream was opened for")
+        cdef const int64_t[::1] bounds = self.bounds
+        cdef int64_t[:, ::1] pos = self.positions
+        cdef Py_ssize_t nb = bounds.shape[0]
+        with nogil:
+            for i in range(n):
+                while k < nb and bounds[k] == start + i:
+                    pos[k, 0] = self.buf.size
+                    pos[k, 1] = self.st.num
+                    k += 1
+                v2_write(self.st, &self.buf, vals[i])
+        self.k = k
+        self.written = start + n
+
+    def finish(self):
+        """The stream and its positions (see :func:`write_int_rle_v2_with_positions`).
+
+        Raises:
+            ValueError: fewer values were written than ``total``, or it was finished.
+        """
+        if self.finished or self.written != self.total:
+            raise ValueError(f"{self.written} of the {self.total} values were written")
+        cdef const int64_t[::1] bounds = self.bounds
+        cdef int64_t[:, ::1] pos = self.positions
+        cdef Py_ssize_t k = self.k, nb = bounds.shape[0]
+        while k < nb:
+            pos[k, 0] = self.buf.size
+            pos[k, 1] = self.st.num
+            k += 1
+        self.k = k
+        v2_flush(self.st, &self.buf)
+        self.finished = True
+        return buf_to_bytes(&self.buf), self.positions

@@ -10,11 +10,13 @@ _Bools = npt.NDArray[np.bool_]
 def timestamp_parts(
     raw: _Ints, per_second: int, max_seconds: int, base_epoch: int, wall_bounds: _Ints,
     wall_offsets: _Ints, to_instant: bool, transitions: _Ints, offsets: _Ints, to_wall: bool,
-    starts: _Ints, ends: _Ints, want_millis: bool
-) -> tuple[_I64, _I64, _I64 | None, _I64, _I64, _I64, _I64, _Bools, int]: ...
+    starts: _Ints, ends: _Ints, want_millis: bool, low: _I64, high: _I64, low_sub: _I64,
+    high_sub: _I64, nonempty: _Bools
+) -> tuple[_I64, _I64, _I64 | None, int]: ...
 def trim_decimal64(
     words: npt.NDArray[np.uint64], scale: int
 ) -> tuple[npt.NDArray[np.uint64], _I64, _I64]: ...
 def decimal64_group_stats(
-    values: _Ints, starts: _Ints, ends: _Ints, largest: int
+    words: npt.NDArray[np.uint64], starts: _Ints, ends: _Ints, largest: int
 ) -> tuple[_I64, _I64, _I64, _Bools, _Bools]: ...
+def group_true_counts(values: npt.ArrayLike, starts: _Ints, ends: _Ints) -> _I64: ...

@@ -133,7 +133,8 @@ cdef inline Py_ssize_t _split_range(_Split* z, Py_ssize_t start, Py_ssize_t stop
 
 def timestamp_parts(raw, int64_t per_second, int64_t max_seconds, int64_t base_epoch,
                     wall_bounds, wall_offsets, bint to_instant, transitions, offsets,
-                    bint to_wall, starts, ends, bint want_millis):
+                    bint to_wall, starts, ends, bint want_millis, low, high, low_sub,
+                    high_sub, nonempty):
     """Split timestamps into what a timestamp column stores.
 
     For each value ``x`` (``per_second`` units a second): ``seconds, fraction = divmod(x,
@@ -146,19 +147,22 @@ def timestamp_parts(raw, int64_t per_second, int64_t max_seconds, int64_t base_e
     with more than 999,999 nanos), moved to the wall clock when ``to_wall`` (plus 1000 times
     ``offsets[k]``, ``k`` the count of ``transitions`` at most their floor seconds).
 
-    Each group ``starts[g]..ends[g]`` (ascending, not overlapping) gets the smallest and the
+    Each group ``starts[g]..ends[g]`` (ascending, not overlapping) has the smallest and the
     largest milliseconds and, among the values that have them, the smallest and the largest
-    sub-millisecond nanoseconds.
+    sub-millisecond nanoseconds: the int64 arrays ``low``, ``high``, ``low_sub`` and
+    ``high_sub`` (one entry per group) are updated with this call's values, merged with what
+    they hold where the bool array ``nonempty`` is set already (it is set for every group
+    with values), so that a column may be passed in pieces (each group's bounds within the
+    piece).
 
     Returns:
-        ``(data, secondary, millis or None, low, high, low_sub, high_sub, nonempty, bad)``:
-        int64 arrays of the values and of the groups (bool ``nonempty``); ``bad`` is the
-        index of the first value whose seconds lie beyond ``max_seconds`` either way (-1:
+        ``(data, secondary, millis or None, bad)``: int64 arrays of the values; ``bad`` is
+        the index of the first value whose seconds lie beyond ``max_seconds`` either way (-1:
         none; the other outputs are then incomplete).
 
     Raises:
-        ValueError: a group outside the values, overlapping or out of order, or a unit
-            that does not divide a second.
+        ValueError: a group outside the values, overlapping or out of order, statistics
+            arrays not of one entry per group, or a unit that does not divide a second.
     """
     cdef const int64_t[::1] src = as_int64(raw, "raw")
     cdef const int64_t[::1] wb = as_int64(wall_bounds, "wall_bounds")
@@ -178,14 +182,15 @@ def timestamp_parts(raw, int64_t per_second, int64_t max_seconds, int64_t base_e
         if a[g] < 0 or a[g] > b[g] or b[g] > n or (g and a[g] < b[g - 1]):
             raise ValueError(f"group {g} ({a[g]}..{b[g]}) is outside the {n} values or "
                              "out of order")
+    for arr in (low, high, low_sub, high_sub):
+        if not (isinstance(arr, np.ndarray) and arr.dtype == np.int64 and arr.shape == (k,)):
+            raise ValueError("the statistics need one int64 entry per group")
+    if not (isinstance(nonempty, np.ndarray) and nonempty.dtype == np.bool_
+            and nonempty.shape == (k,)):
+        raise ValueError("nonempty needs one bool entry per group")
     data = np.empty(n, np.int64)
     secondary = np.empty(n, np.int64)
     millis = np.empty(n if want_millis else 0, np.int64)
-    low = np.zeros(k, np.int64)
-    high = np.zeros(k, np.int64)
-    low_sub = np.zeros(k, np.int64)
-    high_sub = np.zeros(k, np.int64)
-    nonempty = np.zeros(k, np.bool_)
     cdef int64_t[::1] lo = low, hi = high, ls = low_sub, hs = high_sub
     cdef uint8_t[::1] ne = nonempty.view(np.uint8)
     cdef _Split z
@@ -235,16 +240,17 @@ def timestamp_parts(raw, int64_t per_second, int64_t max_seconds, int64_t base_e
             if bad >= 0:
                 break
             if b[g] > a[g]:
-                lo[g] = mn
-                hi[g] = mx
-                ls[g] = mn_sub
-                hs[g] = mx_sub
+                if not ne[g] or mn < lo[g] or (mn == lo[g] and mn_sub < ls[g]):
+                    lo[g] = mn
+                    ls[g] = mn_sub
+                if not ne[g] or mx > hi[g] or (mx == hi[g] and mx_sub > hs[g]):
+                    hi[g] = mx
+                    hs[g] = mx_sub
                 ne[g] = 1
             i = b[g]
         if bad < 0:
             bad = _split_range(&z, i, n)
-    return (data, secondary, millis if want_millis else None, low, high, low_sub, high_sub,
-            nonempty, bad)
+    return data, secondary, millis if want_millis else None, bad
 
 
 def trim_decimal64(words, int scale):
@@ -297,14 +303,15 @@ def trim_decimal64(words, int scale):
     return out, scales, wide[:wide_count].copy()
 
 
-def decimal64_group_stats(values, starts, ends, int64_t largest):
-    """Decimal64 statistics of each group of int64 unscaled values, as ORC Java keeps them:
+def decimal64_group_stats(words, starts, ends, int64_t largest):
+    """Decimal64 statistics of each group of unscaled values, as ORC Java keeps them:
     the extremes, and the sum while every running sum stays within ``largest`` either way
     (once one leaves it the group has no sum). The running sums wrap as int64 arithmetic
     does; values of at most 18 digits keep them exact until one leaves 18 digits.
 
     Args:
-        values: int64 unscaled values.
+        words: ``(n, 2)`` uint64 little-endian unscaled values (an Arrow decimal128 buffer);
+            the low words are read, as int64 (the values of a precision up to 18 fit them).
         starts: first value index of each group.
         ends: one past the last value index of each group.
         largest: the largest magnitude a sum may have (``10**18 - 1``).
@@ -314,12 +321,15 @@ def decimal64_group_stats(values, starts, ends, int64_t largest):
         ``has_sum`` is false).
 
     Raises:
-        ValueError: a group outside the values.
+        ValueError: a group outside the values, or words not of shape ``(n, 2)``.
     """
-    cdef const int64_t[::1] v = as_int64(values, "values")
+    src = np.asarray(words)
+    if src.dtype != np.uint64 or src.ndim != 2 or src.shape[1] != 2:
+        raise ValueError("words must be an (n, 2) uint64 array")
+    cdef const uint64_t[:, :] wv = src  # read in place, strides and all
     cdef const int64_t[::1] a = as_int64(starts, "starts")
     cdef const int64_t[::1] b = as_int64(ends, "ends")
-    cdef Py_ssize_t n = v.shape[0], k = a.shape[0], g, i
+    cdef Py_ssize_t n = wv.shape[0], k = a.shape[0], g, i
     if b.shape[0] != k:
         raise ValueError("starts and ends differ in length")
     for g in range(k):
@@ -340,9 +350,9 @@ def decimal64_group_stats(values, starts, ends, int64_t largest):
                 continue
             total = 0
             inside = True
-            mn = mx = v[a[g]]
+            mn = mx = <int64_t>wv[a[g], 0]
             for i in range(a[g], b[g]):
-                x = v[i]
+                x = <int64_t>wv[i, 0]
                 if x < mn:
                     mn = x
                 elif x > mx:
@@ -359,3 +369,41 @@ def decimal64_group_stats(values, starts, ends, int64_t largest):
                 sv[g] = total
                 hv[g] = 1
     return low, high, sums, has_sum, nonempty
+
+
+def group_true_counts(values, starts, ends):
+    """How many of each group's bytes are non-zero (true), without a column-sized count.
+
+    Args:
+        values: 1-D bool (or uint8) array.
+        starts: first index of each group.
+        ends: one past the last index of each group.
+
+    Returns:
+        int64 count per group.
+
+    Raises:
+        ValueError: a group outside the values.
+    """
+    src = np.asarray(values)
+    if src.ndim != 1 or src.dtype.itemsize != 1:
+        raise ValueError("values must be a 1-D array of bytes")
+    cdef const uint8_t[::1] v = np.ascontiguousarray(src).view(np.uint8)
+    cdef const int64_t[::1] a = as_int64(starts, "starts")
+    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef Py_ssize_t n = v.shape[0], k = a.shape[0], g, i
+    if b.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if a[g] < 0 or a[g] > b[g] or b[g] > n:
+            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
+    counts = np.zeros(k, np.int64)
+    cdef int64_t[::1] c = counts
+    cdef int64_t total
+    with nogil:
+        for g in range(k):
+            total = 0
+            for i in range(a[g], b[g]):
+                total += v[i] != 0
+            c[g] = total
+    return counts

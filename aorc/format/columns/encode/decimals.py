@@ -20,9 +20,11 @@ import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
+from aorc.format.codec._encode_v2 import RleV2Stream
 from aorc.format.codec._encode_values import decimal64_group_stats, trim_decimal64
 from aorc.format.codec.bloom import hash_arrow_array
 from aorc.format.columns.encode.base import (
+    PIECE_VALUES,
     EncodedStream,
     EncodeLevel,
     ValueParts,
@@ -127,14 +129,12 @@ def encode_decimal(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np
     """Encode a decimal column's values."""
     scale = values.type.scale
     words = _words(values)
-    trimmed, scales = trim_decimals(words, scale)
     bounds = boundaries(level, vstarts)
-    data, dpos = rle.write_varint128_with_positions(trimmed, bounds)
-    secondary, spos = rle.write_int_rle_v2_with_positions(scales, True, bounds)
+    data, dpos, secondary, spos = _encode_pieces(words, scale, bounds)
     streams = [EncodedStream(pb.Stream.DATA, data, positions_list(dpos)),
                EncodedStream(pb.Stream.SECONDARY, secondary, positions_list(spos))]
     if groups and isinstance(groups[0], Decimal64Stats):
-        _decimal64_stats(groups, words[:, 0].view(np.int64), vstarts)  # type: ignore[arg-type]
+        _decimal64_stats(groups, words, vstarts)  # type: ignore[arg-type]
     else:
         _decimal_stats(groups, words, scale, vstarts)  # type: ignore[arg-type]
     hashes = None
@@ -143,12 +143,36 @@ def encode_decimal(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, streams, groups, hashes)
 
 
-def _decimal64_stats(groups: list[Decimal64Stats], v: npt.NDArray[np.int64],
+def _encode_pieces(words: npt.NDArray[np.uint64], scale: int, bounds: npt.NDArray[np.int64]
+                   ) -> tuple[bytes, npt.NDArray[np.int64], bytes, npt.NDArray[np.int64]]:
+    """DATA and SECONDARY with their positions, trimmed and encoded in pieces that stay in
+    cache (no column-sized array of trimmed values or scales): varints need no state across
+    pieces, so DATA is the pieces' bytes joined, its positions offset by what came before."""
+    n = len(words)
+    scales_rle = RleV2Stream(True, bounds, n)
+    data_parts: list[bytes] = []
+    data_positions = np.zeros((len(bounds), 1), np.int64)
+    written = 0
+    for a, b in ((a, min(a + PIECE_VALUES, n)) for a in range(0, n, PIECE_VALUES)):
+        trimmed, scales = trim_decimals(words[a:b], scale)
+        inside = np.flatnonzero((bounds >= a) & (bounds < b))
+        part, pos = rle.write_varint128_with_positions(trimmed, bounds[inside] - a)
+        data_positions[inside] = pos + written
+        data_parts.append(part)
+        written += len(part)
+        scales_rle.write(scales)
+    data_positions[bounds == n] = written
+    secondary, secondary_positions = scales_rle.finish()
+    return b"".join(data_parts), data_positions, secondary, secondary_positions
+
+
+def _decimal64_stats(groups: list[Decimal64Stats], words: npt.NDArray[np.uint64],
                      vstarts: npt.NDArray[np.int64]) -> None:
     """Extremes and the running sum, dropped once it leaves 18 digits (values at most 18
     digits each, so the int64 running sums are exact until that first happens)."""
-    starts, ends = group_bounds(vstarts, len(v))
-    low, high, sums, has_sum, nonempty = decimal64_group_stats(v, starts, ends, MAX_DECIMAL64)
+    starts, ends = group_bounds(vstarts, len(words))
+    low, high, sums, has_sum, nonempty = decimal64_group_stats(words, starts, ends,
+                                                               MAX_DECIMAL64)
     for i, g in enumerate(groups):
         if not nonempty[i]:
             continue

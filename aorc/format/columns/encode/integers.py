@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
+from aorc.format.codec._encode_values import group_true_counts
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns.encode.base import (
     EncodedStream,
@@ -65,8 +66,7 @@ def encode_boolean(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np
     bits = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.bool_)
     data, pos = rle.write_bool_rle_with_positions(bits, boundaries(level, vstarts))
     starts, ends = group_bounds(vstarts, len(bits))
-    trues = np.concatenate(([0], np.cumsum(bits, dtype=np.int64)))
-    for g, count in zip(groups, (trues[ends] - trues[starts]).tolist(), strict=True):
+    for g, count in zip(groups, group_true_counts(bits, starts, ends).tolist(), strict=True):
         g.true_count = count
     return ValueParts(pb.ColumnEncoding.DIRECT, [EncodedStream(pb.Stream.DATA, data,
                                                                positions_list(pos))], groups)

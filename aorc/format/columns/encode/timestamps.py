@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
-from aorc.format.codec import rle
+from aorc.format.codec._encode_v2 import RleV2Stream
 from aorc.format.codec._encode_values import timestamp_parts
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns._tz import ZoneOffsets, zone_offsets
@@ -41,6 +41,7 @@ from aorc.format.columns.encode.base import (
     positions_list,
     register,
     split_hashes,
+    value_pieces,
 )
 from aorc.format.columns.encode.integers import boundaries
 from aorc.format.columns.encode.statistics import TimestampStats
@@ -65,31 +66,49 @@ def encode_timestamp(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[
         raise SchemaError(f"unknown writer time zone {level.opts.timezone!r}") from exc
     raw = np.asarray(values.view(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
     starts, ends = group_bounds(vstarts, len(raw))
-    # One pass over the values (see aorc.format.codec._encode_values.timestamp_parts).
-    data_values, secondary_values, millis, low, high, low_sub, high_sub, nonempty, bad = \
-        timestamp_parts(raw, _UNITS_PER_SECOND[values.type.unit], _MAX_SECONDS,
-                        zone.base_epoch, *_wall_zone(zone),
-                        not (instant_kind or values.type.tz is not None),
-                        zone.transitions, zone.offsets, not instant_kind,
-                        starts, ends, level.bloom)
-    if bad >= 0:
-        raise SchemaError(f"column {t.column_id} ({type_string(t)}): timestamp beyond the "
-                          "range ORC writers can store")
+    k = len(starts)
+    low, high, low_sub, high_sub = (np.zeros(k, np.int64) for _ in range(4))
+    nonempty = np.zeros(k, np.bool_)
     bounds = boundaries(level, vstarts)
-    data, dpos = rle.write_int_rle_v2_with_positions(data_values, True, bounds)
-    secondary, spos = rle.write_int_rle_v2_with_positions(secondary_values, False, bounds)
+    data_rle = RleV2Stream(True, bounds, len(raw))
+    secondary_rle = RleV2Stream(False, bounds, len(raw))
+    zone_args = (zone.base_epoch, *_wall_zone(zone),
+                 not (instant_kind or values.type.tz is not None),
+                 zone.transitions, zone.offsets, not instant_kind)
+    millis_pieces = []
+    # In pieces that stay in cache: one pass over each value, no column-sized arrays but
+    # the encoded streams (see aorc.format.codec._encode_values.timestamp_parts).
+    for a, b, piece_starts, piece_ends in value_pieces(len(raw), starts, ends):
+        data_values, secondary_values, millis, bad = timestamp_parts(
+            raw[a:b], _UNITS_PER_SECOND[values.type.unit], _MAX_SECONDS, *zone_args,
+            piece_starts, piece_ends, level.bloom, low, high, low_sub, high_sub, nonempty)
+        if bad >= 0:
+            raise SchemaError(f"column {t.column_id} ({type_string(t)}): timestamp beyond "
+                              "the range ORC writers can store")
+        data_rle.write(data_values)
+        secondary_rle.write(secondary_values)
+        if millis is not None:
+            millis_pieces.append(millis)
+    data, dpos = data_rle.finish()
+    secondary, spos = secondary_rle.finish()
     streams = [EncodedStream(pb.Stream.DATA, data, positions_list(dpos)),
                EncodedStream(pb.Stream.SECONDARY, secondary, positions_list(spos))]
     for i, g in enumerate(groups):
         if nonempty[i]:
             g.minimum, g.maximum = int(low[i]), int(high[i])
             g.min_nanos, g.max_nanos = int(low_sub[i]), int(high_sub[i])
+    millis = None
+    if level.bloom:
+        millis = np.concatenate(millis_pieces) if millis_pieces else np.zeros(0, np.int64)
     hashes = split_hashes(thomas_wang_hash64(millis), vstarts) if millis is not None else None
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, streams, groups, hashes)
 
 
 def _wall_zone(zone: ZoneOffsets) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The bounds and offsets that :func:`wall_to_instant` looks wall-clock times up in."""
+    """The bounds and offsets that wall-clock times are looked up in to find their instants:
+    a wall time belongs after transition i once it reaches the transition's local time under
+    the larger of the two offsets, so that gaps use the earlier offset (moving the time
+    forward) and overlaps take the earlier instant."""
     if len(zone.transitions) == 0:
         return zone.transitions, zone.offsets
     return zone.transitions + np.maximum(zone.offsets[:-1], zone.offsets[1:]), zone.offsets
