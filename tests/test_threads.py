@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -45,6 +46,35 @@ def test_tasks_run_on_the_workers_and_return_their_results() -> None:
         assert len({ident for _, ident in results}) == 2
         assert threading.get_ident() not in {ident for _, ident in results}
         assert pool.submit(lambda a, *, b: a - b, 7, b=2).result(SAFE) == 5
+    finally:
+        pool.shutdown()
+
+
+def _wait_until_idle(pool: WorkerPool, workers: int) -> None:
+    """Wait for the pool's workers to be back waiting (a fail-safe bounds it)."""
+    deadline = time.monotonic() + SAFE
+    while pool.idle < workers:
+        assert time.monotonic() < deadline, "the workers did not go idle"
+        time.sleep(0.001)
+
+
+def test_a_task_goes_to_the_worker_that_went_idle_last() -> None:
+    """The workers that just ran stay the ones that run (warm), instead of taking turns."""
+    pool = WorkerPool(3, "t-lifo")
+    try:
+        barrier = threading.Barrier(3, timeout=SAFE)  # all three workers started and ran
+        for f in [pool.submit(barrier.wait) for _ in range(3)]:
+            f.result(SAFE)
+        _wait_until_idle(pool, 3)
+        ran = []
+        for _ in range(6):
+            ran.append(pool.submit(threading.get_ident).result(SAFE))
+            _wait_until_idle(pool, 3)
+        assert len(set(ran)) == 1
+        # Two tasks at once still get two workers.
+        meet = threading.Barrier(2, timeout=SAFE)
+        both = [pool.submit(lambda: (meet.wait(), threading.get_ident())[1]) for _ in range(2)]
+        assert len({f.result(SAFE) for f in both}) == 2
     finally:
         pool.shutdown()
 
