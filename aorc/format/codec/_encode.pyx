@@ -36,6 +36,7 @@ from aorc.format.codec._encode_buffer cimport (
     reserve,
     wrap_sub,
 )
+from aorc.format.codec._time cimport format_nanos
 
 import numpy as np
 
@@ -504,22 +505,13 @@ def encode_nanos(nanos):
     out = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] dst = out
     cdef int64_t x
-    cdef int zeros
     with nogil:
         for i in range(n):
             x = src[i]
             if x < 0 or x > 999999999:
                 bad = i
                 break
-            if x == 0 or x % 100 != 0:
-                dst[i] = x << 3
-                continue
-            x //= 100
-            zeros = 1
-            while x % 10 == 0 and zeros < 7:
-                x //= 10
-                zeros += 1
-            dst[i] = (x << 3) | zeros
+            dst[i] = format_nanos(x)
     if bad >= 0:
         raise ValueError(f"nanos[{bad}] = {src[bad]} is outside 0..999999999")
     return out

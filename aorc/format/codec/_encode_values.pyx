@@ -23,6 +23,8 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 import numpy as np
 
+from aorc.format.codec._time cimport count_le, format_nanos
+
 from aorc.format.codec._encode_v2 import as_int64
 
 
@@ -40,19 +42,6 @@ cdef inline int64_t _wrap_add(int64_t a, int64_t b) noexcept nogil:
 
 cdef inline int64_t _wrap_mul(int64_t a, int64_t b) noexcept nogil:
     return <int64_t>(<uint64_t>a * <uint64_t>b)
-
-
-cdef inline int64_t _format_nanos(int64_t x) noexcept nogil:
-    """ORC Java's formatNanos of nanoseconds within the second (0..999,999,999)."""
-    cdef int zeros
-    if x == 0 or x % 100 != 0:
-        return x << 3
-    x //= 100
-    zeros = 1
-    while x % 10 == 0 and zeros < 7:
-        x //= 10
-        zeros += 1
-    return (x << 3) | zeros
 
 
 cdef struct _Split:
@@ -74,20 +63,6 @@ cdef struct _Split:
     bint to_wall
 
 
-cdef inline Py_ssize_t _count_le(const int64_t* bounds, Py_ssize_t count,
-                                 int64_t x) noexcept nogil:
-    """How many of the ascending ``bounds`` are at most ``x`` (numpy's searchsorted with
-    ``side="right"``)."""
-    cdef Py_ssize_t lo = 0, hi = count, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if bounds[mid] <= x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 cdef inline bint _split_one(_Split* z, Py_ssize_t i, int64_t* ms_out,
                             int64_t* sub_out) noexcept nogil:
     """Value ``i``'s DATA, SECONDARY and milliseconds (see :func:`timestamp_parts`); true
@@ -104,16 +79,16 @@ cdef inline bint _split_one(_Split* z, Py_ssize_t i, int64_t* ms_out,
     nanos = frac * z.scale
     inst = sec
     if z.to_instant:
-        inst = sec - z.wo[_count_le(z.wb, z.nwb, sec)]
+        inst = sec - z.wo[count_le(z.wb, z.nwb, sec)]
     if inst < 0 and nanos >= 1000000:
         inst += 1
     z.data[i] = inst - z.base_epoch
-    z.secondary[i] = _format_nanos(nanos)
+    z.secondary[i] = format_nanos(nanos)
     ms = _wrap_add(_wrap_mul(inst, 1000), nanos // 1000000)
     if ms < 0 and nanos > 999999:
         ms = _wrap_add(ms, -1000)
     if z.to_wall:
-        ms = _wrap_add(ms, _wrap_mul(1000, z.to[_count_le(z.tr, z.ntr, _floor_div(ms, 1000))]))
+        ms = _wrap_add(ms, _wrap_mul(1000, z.to[count_le(z.tr, z.ntr, _floor_div(ms, 1000))]))
     if z.millis != NULL:
         z.millis[i] = ms
     ms_out[0] = ms

@@ -12,6 +12,8 @@ column (and raises the right error).
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
+from aorc.format.codec._time cimport count_le
+
 import numpy as np
 
 cdef uint64_t[9] _POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000]
@@ -43,7 +45,7 @@ def timestamps_ns(seconds, raw_nanos, valid, Py_ssize_t length, int64_t base,
     if length == 0:
         return out
     cdef int64_t[::1] ov = out
-    cdef Py_ssize_t i, j = 0, lo, hi, mid
+    cdef Py_ssize_t i, j = 0
     cdef int64_t s, x, nanos, inst, wall
     cdef bint bad = False
     with nogil:
@@ -70,15 +72,7 @@ def timestamps_ns(seconds, raw_nanos, valid, Py_ssize_t length, int64_t base,
             if nt == 0:
                 wall = inst + fv[0]
             else:  # the offset after the last transition at or before the instant
-                lo = 0
-                hi = nt
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if tv[mid] <= inst:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                wall = inst + fv[lo]
+                wall = inst + fv[count_le(&tv[0], nt, inst)]
             if wall < -_MAX_SECONDS or wall > _MAX_SECONDS or (has_floor and wall < low):
                 bad = True
                 break
