@@ -40,7 +40,7 @@ from aorc.format.codec._time cimport format_nanos
 
 import numpy as np
 
-from aorc.format.codec._encode_v2 import as_int64, check_boundaries
+from aorc.format.codec._encode_v2 import as_int64, check_boundaries, check_groups
 from aorc.format.codec._encode_v2 import write_int_rle_v2 as write_int_rle_v2
 from aorc.format.codec._encode_v2 import (
     write_int_rle_v2_with_positions as write_int_rle_v2_with_positions,
@@ -530,20 +530,6 @@ cdef extern from *:
     bint aorc_add_overflows(int64_t a, int64_t b, int64_t *out) nogil
 
 
-cdef tuple _groups(starts, ends, Py_ssize_t n):
-    """Group bounds as int64 arrays of equal length, each group ``starts[g]..ends[g]`` within
-    the ``n`` values (ValueError otherwise): the check every grouped kernel makes first."""
-    a, b = as_int64(starts, "starts"), as_int64(ends, "ends")
-    cdef const int64_t[::1] av = a, bv = b
-    cdef Py_ssize_t g, k = av.shape[0]
-    if bv.shape[0] != k:
-        raise ValueError("starts and ends differ in length")
-    for g in range(k):
-        if av[g] < 0 or av[g] > bv[g] or bv[g] > n:
-            raise ValueError(f"group {g} ({av[g]}..{bv[g]}) lies outside the {n} values")
-    return a, b
-
-
 def group_sums(values, starts, ends):
     """Sums of int64 groups as ORC Java's IntegerStatistics keeps them: a group whose running
     sum leaves the int64 range (``Math.addExact`` throws) is flagged as overflowed.
@@ -561,7 +547,7 @@ def group_sums(values, starts, ends):
     """
     cdef const int64_t[::1] v = as_int64(values)
     cdef const int64_t[::1] a, b
-    a, b = _groups(starts, ends, v.shape[0])
+    a, b = check_groups(starts, ends, v.shape[0])
     cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
     sums = np.zeros(k, dtype=np.int64)
     flags = np.zeros(k, dtype=np.bool_)
@@ -610,7 +596,7 @@ def group_extremes(offsets, data, starts, ends):
     if off.shape[0] < 1:
         raise ValueError("bad offsets or group bounds")
     cdef const int64_t[::1] a, b
-    a, b = _groups(starts, ends, off.shape[0] - 1)
+    a, b = check_groups(starts, ends, off.shape[0] - 1)
     cdef Py_ssize_t k = a.shape[0], n = off.shape[0] - 1, g, i
     if n and (off[0] < 0 or off[n] > len(data)):
         raise ValueError("offsets outside the data")
@@ -659,7 +645,7 @@ def double_group_stats(values, starts, ends):
     """
     cdef const double[::1] v = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
     cdef const int64_t[::1] a, b
-    a, b = _groups(starts, ends, v.shape[0])
+    a, b = check_groups(starts, ends, v.shape[0])
     cdef Py_ssize_t k = a.shape[0], n = v.shape[0], g, i
     sums = np.zeros(k, dtype=np.float64)
     lows = np.zeros(k, dtype=np.float64)

@@ -588,6 +588,23 @@ def check_boundaries(boundaries, Py_ssize_t n):
     return b
 
 
+def check_groups(starts, ends, Py_ssize_t n, bint ordered=False):
+    """Group bounds as int64 arrays of equal length, each group ``starts[g]..ends[g]`` within
+    the ``n`` values and, when ``ordered``, none starting before the one before it ends
+    (ValueError otherwise): the check every grouped kernel makes first."""
+    a, b = as_int64(starts, "starts"), as_int64(ends, "ends")
+    cdef const int64_t[::1] av = a, bv = b
+    cdef Py_ssize_t g, k = av.shape[0]
+    if bv.shape[0] != k:
+        raise ValueError("starts and ends differ in length")
+    for g in range(k):
+        if av[g] < 0 or av[g] > bv[g] or bv[g] > n:
+            raise ValueError(f"group {g} ({av[g]}..{bv[g]}) lies outside the {n} values")
+        if ordered and g and av[g] < bv[g - 1]:
+            raise ValueError(f"group {g} ({av[g]}..{bv[g]}) starts before group {g - 1} ends")
+    return a, b
+
+
 def _rle_v2(values, bint is_signed, boundaries, bint aligned):
     cdef const int64_t[::1] vals = as_int64(values)
     cdef Py_ssize_t n = vals.shape[0]

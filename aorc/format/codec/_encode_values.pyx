@@ -25,7 +25,7 @@ import numpy as np
 
 from aorc.format.codec._time cimport count_le, format_nanos
 
-from aorc.format.codec._encode_v2 import as_int64
+from aorc.format.codec._encode_v2 import as_int64, check_groups
 
 
 cdef inline int64_t _floor_div(int64_t a, int64_t b) noexcept nogil:
@@ -144,19 +144,13 @@ def timestamp_parts(raw, int64_t per_second, int64_t max_seconds, int64_t base_e
     cdef const int64_t[::1] wo = as_int64(wall_offsets, "wall_offsets")
     cdef const int64_t[::1] tr = as_int64(transitions, "transitions")
     cdef const int64_t[::1] to = as_int64(offsets, "offsets")
-    cdef const int64_t[::1] a = as_int64(starts, "starts")
-    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef const int64_t[::1] a, b
+    a, b = check_groups(starts, ends, src.shape[0], True)
     cdef Py_ssize_t n = src.shape[0], k = a.shape[0], g, i
     if per_second < 1 or 1000000000 % per_second != 0:
         raise ValueError(f"{per_second} units a second do not divide a second")
     if wo.shape[0] != wb.shape[0] + 1 or to.shape[0] != tr.shape[0] + 1:
         raise ValueError("a zone needs one offset more than its bounds")
-    if b.shape[0] != k:
-        raise ValueError("starts and ends differ in length")
-    for g in range(k):
-        if a[g] < 0 or a[g] > b[g] or b[g] > n or (g and a[g] < b[g - 1]):
-            raise ValueError(f"group {g} ({a[g]}..{b[g]}) is outside the {n} values or "
-                             "out of order")
     for arr in (low, high, low_sub, high_sub):
         if not (isinstance(arr, np.ndarray) and arr.dtype == np.int64 and arr.shape == (k,)):
             raise ValueError("the statistics need one int64 entry per group")
@@ -302,14 +296,9 @@ def decimal64_group_stats(words, starts, ends, int64_t largest):
     if src.dtype != np.uint64 or src.ndim != 2 or src.shape[1] != 2:
         raise ValueError("words must be an (n, 2) uint64 array")
     cdef const uint64_t[:, :] wv = src  # read in place, strides and all
-    cdef const int64_t[::1] a = as_int64(starts, "starts")
-    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef const int64_t[::1] a, b
+    a, b = check_groups(starts, ends, wv.shape[0])
     cdef Py_ssize_t n = wv.shape[0], k = a.shape[0], g, i
-    if b.shape[0] != k:
-        raise ValueError("starts and ends differ in length")
-    for g in range(k):
-        if a[g] < 0 or a[g] > b[g] or b[g] > n:
-            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
     low = np.zeros(k, np.int64)
     high = np.zeros(k, np.int64)
     sums = np.zeros(k, np.int64)
@@ -364,14 +353,9 @@ def group_true_counts(values, starts, ends):
     if src.ndim != 1 or src.dtype.itemsize != 1:
         raise ValueError("values must be a 1-D array of bytes")
     cdef const uint8_t[::1] v = np.ascontiguousarray(src).view(np.uint8)
-    cdef const int64_t[::1] a = as_int64(starts, "starts")
-    cdef const int64_t[::1] b = as_int64(ends, "ends")
+    cdef const int64_t[::1] a, b
+    a, b = check_groups(starts, ends, v.shape[0])
     cdef Py_ssize_t n = v.shape[0], k = a.shape[0], g, i
-    if b.shape[0] != k:
-        raise ValueError("starts and ends differ in length")
-    for g in range(k):
-        if a[g] < 0 or a[g] > b[g] or b[g] > n:
-            raise ValueError(f"group {g} ({a[g]}..{b[g]}) lies outside the {n} values")
     counts = np.zeros(k, np.int64)
     cdef int64_t[::1] c = counts
     cdef int64_t total
