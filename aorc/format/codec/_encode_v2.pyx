@@ -17,8 +17,6 @@ from aorc.format.codec._encode_buffer cimport (
     Buf,
     buf_init,
     buf_to_bytes,
-    i64_out,
-    i64_ptr,
     put,
     put_be,
     put_vslong,
@@ -550,22 +548,6 @@ cdef void v2_flush(V2* st, Buf* b) noexcept nogil:
     v2_write_values(st, b)
 
 
-cdef void v2_encode(V2* st, Buf* b, const int64_t* vals, Py_ssize_t n,
-                    const int64_t* bounds, Py_ssize_t nb, int64_t* pos) noexcept nogil:
-    cdef Py_ssize_t i, k = 0
-    for i in range(n):
-        while k < nb and bounds[k] == i:
-            pos[2 * k] = b.size
-            pos[2 * k + 1] = st.num
-            k += 1
-        v2_write(st, b, vals[i])
-    while k < nb:
-        pos[2 * k] = b.size
-        pos[2 * k + 1] = st.num
-        k += 1
-    v2_flush(st, b)
-
-
 # ----------------------------------------------------------------------------------------
 # Python entry points
 
@@ -606,23 +588,10 @@ def check_groups(starts, ends, Py_ssize_t n, bint ordered=False):
 
 
 def _rle_v2(values, bint is_signed, boundaries, bint aligned):
-    cdef const int64_t[::1] vals = as_int64(values)
-    cdef Py_ssize_t n = vals.shape[0]
-    cdef const int64_t[::1] bounds = check_boundaries(boundaries, n)
-    positions = np.zeros((bounds.shape[0], 2), dtype=np.int64)
-    cdef int64_t[:, ::1] pos = positions
-    cdef Buf buf
-    cdef V2* st = <V2*>malloc(sizeof(V2))
-    buf.data = NULL
-    if st == NULL or not buf_init(&buf, n + n // 2):
-        free(st)
-        free(buf.data)
-        raise MemoryError("out of memory while encoding an ORC stream")
-    with nogil:
-        v2_init(st, is_signed, aligned)
-        v2_encode(st, &buf, i64_ptr(vals), n, i64_ptr(bounds), bounds.shape[0], i64_out(pos))
-    free(st)
-    return buf_to_bytes(&buf), positions
+    vals = as_int64(values)
+    stream = RleV2Stream(is_signed, boundaries, vals.shape[0], aligned=aligned)
+    stream.write(vals)
+    return stream.finish()
 
 
 def write_int_rle_v2(values, bint signed, *, bint aligned=True):
