@@ -19,6 +19,7 @@ from encode_reference import (
     decode_from,
     decode_varint128,
     decode_varints,
+    format_nanos,
     int128_words,
     rle_v1_run,
     rle_v2_run,
@@ -330,14 +331,6 @@ def test_positions_count_buffered_values() -> None:
 # timestamp nanos
 
 
-def _format_nanos(n: int) -> int:
-    """SECONDARY encoding per the spec: strip 2..8 trailing zeros, store count - 1."""
-    digits = str(n)
-    zeros = len(digits) - len(digits.rstrip("0")) if n else 0
-    zeros = min(zeros, 8)
-    return (n << 3) if zeros < 2 else ((n // 10**zeros) << 3) | (zeros - 1)
-
-
 @given(
     st.lists(
         st.one_of(
@@ -349,7 +342,7 @@ def _format_nanos(n: int) -> int:
     )
 )
 def test_encode_nanos(values: list[int]) -> None:
-    assert enc.encode_nanos(a64(values)).tolist() == [_format_nanos(v) for v in values]
+    assert enc.encode_nanos(a64(values)).tolist() == [format_nanos(v) for v in values]
 
 
 def test_encode_nanos_examples_and_range() -> None:

@@ -8,6 +8,7 @@ import bisect
 
 import numpy as np
 import pytest
+from encode_reference import format_nanos
 
 from aorc.format.codec._encode_v2 import RleV2Stream
 from aorc.format.codec._encode_values import (
@@ -22,17 +23,6 @@ from aorc.format.columns.encode.base import value_pieces
 
 MAX_SECONDS = (2**63 - 1) // 1000 - 1
 MAX_DECIMAL64 = 10**18 - 1
-
-
-def _format_nanos(x: int) -> int:
-    if x == 0 or x % 100:
-        return x << 3
-    x //= 100
-    zeros = 1
-    while x % 10 == 0 and zeros < 7:
-        x //= 10
-        zeros += 1
-    return (x << 3) | zeros
 
 
 def _groups(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +46,7 @@ def _expected_timestamps(raw, per_second, zone, to_instant, to_wall):
         if inst < 0 and nanos >= 10**6:
             inst += 1
         data.append(inst - zone.base_epoch)
-        secondary.append(_format_nanos(nanos))
+        secondary.append(format_nanos(nanos))
         ms = inst * 1000 + nanos // 10**6
         if ms < 0 and nanos > 999_999:
             ms -= 1000
