@@ -97,10 +97,10 @@ def encode_timestamp(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[
         if nonempty[i]:
             g.minimum, g.maximum = int(low[i]), int(high[i])
             g.min_nanos, g.max_nanos = int(low_sub[i]), int(high_sub[i])
-    millis = None
+    hashes = None
     if level.bloom:
         millis = np.concatenate(millis_pieces) if millis_pieces else np.zeros(0, np.int64)
-    hashes = split_hashes(thomas_wang_hash64(millis), vstarts) if millis is not None else None
+        hashes = split_hashes(thomas_wang_hash64(millis), vstarts)
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, streams, groups, hashes)
 
 
