@@ -1,5 +1,6 @@
 """The benchmarks' own helpers: the summary statistics and the fresh-process runner
-(``benchmarks/fresh.py``), and how ``benchmarks/chart.py`` reads old and new results.
+(``benchmarks/fresh.py``), how ``benchmarks/chart.py`` reads old and new results, and how
+``benchmarks/cpu_regimes.py`` tells a CPU's slow stretches.
 
 The percentiles are checked against numpy's; the runner's children against the tree they must
 import aorc from. No timing is asserted, only that the planned runs happened.
@@ -21,6 +22,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import chart  # noqa: E402
+import cpu_regimes  # noqa: E402
 import fresh  # noqa: E402
 
 
@@ -98,3 +100,29 @@ def test_the_statistic_says_median_and_how_it_was_taken() -> None:
         "median of 5 fresh processes x 3 reads, 1 warm-up read each")
     assert fresh.statistic(1, 1, False, "write").startswith(
         "median of 1 write in one process after 1 warm-up write")
+
+
+def test_regimes_find_the_slow_stretches() -> None:
+    # 10 samples 0.1 s apart: fast 1.0, a stretch of three at 1.6 (0.3-0.5 s), one at 1.2
+    times = [1.0, 1.1, 1.0, 1.6, 1.5, 1.7, 1.0, 1.2, 1.0, 1.05]
+    stamps = [i / 10 for i in range(10)]
+    got = cpu_regimes.regimes(times, stamps, threshold=1.3)
+    assert got.samples == 10 and got.best == pytest.approx(1000.0)
+    assert got.median == pytest.approx(statistics.median(times) * 1e3)
+    assert got.slow_share == pytest.approx(0.3)
+    assert got.slow_factor == pytest.approx(1.6)
+    assert got.longest_slow == pytest.approx(0.3)  # from 0.3 s to the fast sample at 0.6 s
+    # a stretch that lasts to the end counts up to the last stamp; a steady CPU has none
+    assert cpu_regimes.regimes([1.0, 2.0, 2.0], [0.0, 1.0, 3.0], 1.3).longest_slow == 2.0
+    steady = cpu_regimes.regimes([1.0, 1.1, 1.2], [0.0, 0.1, 0.2], 1.3)
+    assert (steady.slow_share, steady.slow_factor, steady.longest_slow) == (0.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="as many stamps"):
+        cpu_regimes.regimes([1.0], [], 1.3)
+
+
+def test_joint_slow_counts_rounds_with_one_and_with_every_cpu_slow() -> None:
+    cpu0 = [1.0, 2.0, 2.0, 1.0, 1.0]
+    cpu1 = [1.0, 1.0, 2.0, 2.0, 1.0, 9.0]  # one round more than cpu0: not a whole round
+    assert cpu_regimes.joint_slow([cpu0, cpu1], 1.3) == (pytest.approx(0.6), pytest.approx(0.2))
+    with pytest.raises(ValueError, match="no rounds"):
+        cpu_regimes.joint_slow([[], [1.0]], 1.3)
