@@ -1,6 +1,7 @@
 """How steady is this machine's CPU? Each CPU of the process's affinity timed in turn, for
-``--seconds``, on two fixed jobs: aorc's write kernels (RLE v2 of 250,000 int64 values and
-zstd level 1 of 2 MB of doubles, twice) and a pyarrow.orc write of 150,000 rows to memory.
+``--seconds``, on three fixed jobs: aorc's write kernels (RLE v2 of 250,000 int64 values and
+zstd level 1 of 2 MB of doubles, twice), a pyarrow.orc write of 150,000 rows to memory, and
+a copy of 32 MiB (bound by memory, not by the core).
 
 On a shared virtual machine a CPU can run slower for seconds at a time (another guest on
 the same physical core, for example); the guest sees no steal time, only its code taking
@@ -113,7 +114,13 @@ def _jobs() -> dict[str, Callable[[], object]]:
     def pyarrow_orc() -> None:
         pa_orc.write_table(table, io.BytesIO(), compression="zstd")
 
-    return {"aorc kernels": kernels, "pyarrow.orc write": pyarrow_orc}
+    source = np.ones(4 << 20)  # 32 MiB, far beyond the caches
+    target = np.empty_like(source)
+
+    def memory() -> None:
+        np.copyto(target, source)
+
+    return {"aorc kernels": kernels, "pyarrow.orc write": pyarrow_orc, "32 MiB copy": memory}
 
 
 def sample(seconds: float, pause: float = 0.1) -> dict[int, dict[str, list[float]]]:
@@ -133,7 +140,8 @@ def sample(seconds: float, pause: float = 0.1) -> dict[int, dict[str, list[float
                     t0 = time.thread_time()
                     job()
                     out[cpu][name].append(time.thread_time() - t0)
-            time.sleep(pause)
+            if pause:
+                time.sleep(pause)
     finally:
         os.sched_setaffinity(0, set(cpus))
     return out
@@ -143,9 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--threshold", type=float, default=1.3)
+    parser.add_argument("--pause", type=float, default=0.1,
+                        help="seconds asleep between rounds (0: the CPUs never idle)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    data = sample(args.seconds)
+    data = sample(args.seconds, args.pause)
     jobs = [k for k in next(iter(data.values())) if k != "stamp"]
     print(f"{'cpu':>3} {'job':<18} {'n':>4} {'best ms':>8} {'median':>7} {'slow':>6} "
           f"{'slow x':>7} {'longest s':>9}")
