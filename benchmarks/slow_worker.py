@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--which", choices=("helpers", "stripe"), default="helpers")
     args = parser.parse_args(argv)
     table = build(args.table)
-    extra = [0.0, 0.0]  # added sleep; CPU of the tasks on the stripe's thread
+    # added sleep; CPU of the tasks on the stripe's thread; its CPU outside them (serial)
+    extra = [0.0, 0.0, 0.0]
     encoding = [0.0]
     slow_now = [0.0]
     stripe_side = args.which == "stripe"
@@ -92,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return encode_stripe(*a, **k)
         finally:
+            serial = max(0.0, (time.thread_time() - cpu) - (extra[1] - tasks))
+            extra[2] += serial
             if stripe_side and slow_now[0]:
-                serial = max(0.0, (time.thread_time() - cpu) - (extra[1] - tasks))
                 extra[0] += serial * slow_now[0]
                 time.sleep(serial * slow_now[0])
             encoding[0] += time.perf_counter() - start
@@ -114,12 +116,14 @@ def main(argv: list[str] | None = None) -> int:
             stripe._place_column = _slowed(place, slow, stripe_side, extra)  # type: ignore[assignment]
             write()  # warm-up
             for _ in range(args.writes):
-                extra[0] = extra[1] = encoding[0] = 0.0
+                extra[0] = extra[1] = extra[2] = encoding[0] = 0.0
                 start = time.perf_counter()
                 write()
                 wall = time.perf_counter() - start
                 print(f"slow {slow:.2f}: write {wall:.3f} s, stripe encoding "
-                      f"{encoding[0]:.3f} s, added sleep ({args.which}) {extra[0]:.3f} s")
+                      f"{encoding[0]:.3f} s, added sleep ({args.which}) {extra[0]:.3f} s; "
+                      f"stripe thread's CPU in tasks {extra[1]:.3f} s, outside them "
+                      f"{extra[2]:.3f} s")
     return 0
 
 
