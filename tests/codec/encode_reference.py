@@ -141,14 +141,6 @@ def _patched_base(data: bytes, pos: int, length: int, width: int) -> tuple[list[
     return [to_int64(base + v) for v in values], pos
 
 
-def format_nanos(n: int) -> int:
-    """SECONDARY encoding per the spec: strip 2..8 trailing zeros, store count - 1."""
-    digits = str(n)
-    zeros = len(digits) - len(digits.rstrip("0")) if n else 0
-    zeros = min(zeros, 8)
-    return (n << 3) if zeros < 2 else ((n // 10**zeros) << 3) | (zeros - 1)
-
-
 def decode_all(data: bytes, run, *args) -> list[int]:
     """Decode every run of ``data`` with ``run`` (one of the *_run functions)."""
     values: list[int] = []

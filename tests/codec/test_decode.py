@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from google.protobuf.internal.encoder import _VarintBytes
+from helpers.varints import format_nanos
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rle_builders import (
@@ -243,20 +244,9 @@ def test_decode_nanos_matches_definition() -> None:
     assert rle.decode_nanos(np.empty(0, np.int64)).tolist() == []
 
 
-def encode_nanos(nanos: int) -> int:
-    """ORC's SECONDARY form: trailing decimal zeros stripped, their count - 1 in 3 bits."""
-    if nanos == 0:
-        return 0
-    zeros = 0
-    while nanos % 10 == 0 and zeros < 8:
-        nanos //= 10
-        zeros += 1
-    return nanos << 3 | (zeros - 1) if zeros > 1 else (nanos * 10**zeros) << 3
-
-
 @given(st.lists(st.integers(0, 999_999_999) | st.sampled_from([0, 10**8, 5 * 10**6, 1000])))
 def test_decode_nanos_roundtrip(nanos: list[int]) -> None:
-    encoded = np.array([encode_nanos(v) for v in nanos], dtype=np.int64)
+    encoded = np.array([format_nanos(v) for v in nanos], dtype=np.int64)
     assert rle.decode_nanos(encoded).tolist() == nanos
 
 

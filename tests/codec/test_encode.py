@@ -19,11 +19,11 @@ from encode_reference import (
     decode_from,
     decode_varint128,
     decode_varints,
-    format_nanos,
     int128_words,
     rle_v1_run,
     rle_v2_run,
 )
+from helpers.varints import format_nanos
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ import bisect
 
 import numpy as np
 import pytest
-from encode_reference import format_nanos
+from helpers.varints import format_nanos
 
 from aorc.format.codec._encode_v2 import RleV2Stream
 from aorc.format.codec._encode_values import (

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyorc
 import pytest
+from helpers.varints import format_nanos
 from stream_builders import bool_rle, literal_rle_v1, make_streams
 from stripe_source import decode_file, pyarrow_orc_bytes, pyarrow_read, pyorc_bytes, stripes
 
@@ -163,20 +164,6 @@ def _java_write(instant_ns: int) -> tuple[int, int]:
     return seconds - BASE_UTC, instant_ns % 10**9
 
 
-def _format_nanos(nanos: int) -> int:
-    """SECONDARY encoding of non-negative nanoseconds (trailing zeros stripped)."""
-    if nanos == 0:
-        return 0
-    if nanos % 100:
-        return nanos << 3
-    nanos //= 100
-    zeros = 1
-    while nanos % 10 == 0 and zeros < 7:
-        nanos //= 10
-        zeros += 1
-    return nanos << 3 | zeros
-
-
 def _decode_raw(seconds: list[int], raw_nanos: list[int], zone: str | None = "UTC",
                 kind: str = "timestamp") -> pa.Array:
     streams = make_streams({(0, pb.Stream.DATA): literal_rle_v1(seconds, signed=True),
@@ -191,7 +178,7 @@ def test_java_written_pre_1970_values() -> None:
     instants = [-4_500_000_000, -4_000_500_000, -4_000_000_500, -5_000_000_000, -1_000_000_001,
                 -2_208_988_799_999_999_999 // 1000 * 1000, 123_456_789_123, -86_400 * 10**9 + 1]
     written = [_java_write(i) for i in instants]
-    got = _decode_raw([s for s, _ in written], [_format_nanos(n) for _, n in written])
+    got = _decode_raw([s for s, _ in written], [format_nanos(n) for _, n in written])
     assert got.cast(pa.int64()).to_pylist() == instants
 
 
@@ -200,13 +187,13 @@ def test_java_sub_millisecond_values_just_before_the_epoch() -> None:
     positive time, and so does aorc, to read those files as their writer reads them."""
     seconds, nanos = _java_write(-500)
     assert seconds == -BASE_UTC
-    got = _decode_raw([seconds], [_format_nanos(nanos)])
+    got = _decode_raw([seconds], [format_nanos(nanos)])
     assert got.cast(pa.int64()).to_pylist() == [999_999_500]
 
 
 def test_decode_nanos() -> None:
     values = [0, 1, 999_999_999, 1000, 100_000, 500_000_000, 120, 10**8, 7 * 10**8, 123_000]
-    raw = np.array([_format_nanos(v) for v in values], np.int64)
+    raw = np.array([format_nanos(v) for v in values], np.int64)
     assert raw[3] == 0x0A and raw[4] == 0x0C  # the examples of ORC's writer
     assert decode_nanos(raw).tolist() == values
     negative = np.array([(-5 << 3) | 7, -123 << 3], np.int64)  # ORC C++ negative nanos
@@ -221,7 +208,7 @@ def test_nanos_out_of_range_is_corrupt() -> None:
 @pytest.mark.parametrize(("seconds", "raw_nanos"), [
     (-11_676_096_000, 0),  # 1600
     (2**63 // 10**9 + 1, 0),
-    (2**63 // 10**9, _format_nanos(854_775_808)),  # one past the int64 maximum
+    (2**63 // 10**9, format_nanos(854_775_808)),  # one past the int64 maximum
     (-(2**63) // 10**9, 0),  # 145224192 ns before the int64 minimum
 ])
 def test_out_of_arrow_range_is_refused(seconds: int, raw_nanos: int) -> None:
@@ -235,7 +222,7 @@ def test_int64_extremes_read_back() -> None:
     low, high = -(2**63), 2**63 - 1
     seconds = [high // 10**9, -(-low // 10**9), -(-low // 10**9)]
     nanos = [high % 10**9, -(-low % 10**9), low % 10**9]
-    raw = [_format_nanos(n) if n >= 0 else (n << 3) for n in nanos]
+    raw = [format_nanos(n) if n >= 0 else (n << 3) for n in nanos]
     got = _decode_raw([s - BASE_UTC for s in seconds], raw)
     assert got.cast(pa.int64()).to_pylist() == [high, low, low]
 
@@ -289,7 +276,7 @@ def test_one_pass_equals_the_general_way(seed: int, zone: str, kind: str,
     def decode() -> pa.Array:
         streams = make_streams(
             {(0, pb.Stream.DATA): literal_rle_v1([s for s, _ in present], signed=True),
-             (0, pb.Stream.SECONDARY): literal_rle_v1([_format_nanos(v) for _, v in present],
+             (0, pb.Stream.SECONDARY): literal_rle_v1([format_nanos(v) for _, v in present],
                                                       signed=False),
              (0, pb.Stream.PRESENT): bool_rle([not x for x in nulls])},
             [pb.ColumnEncoding.DIRECT], zone)

@@ -1,9 +1,10 @@
-"""The two integer encodings every hand-built ORC stream uses: base-128 varints and zigzag
-(shared by the stream, RLE, fuzz and long-stripe builders)."""
+"""The integer encodings hand-built ORC streams use: base-128 varints and zigzag (shared by
+the stream, RLE, fuzz and long-stripe builders), and the SECONDARY form of a timestamp's
+nanoseconds (the reference the timestamp kernels are tested against)."""
 
 from __future__ import annotations
 
-__all__ = ["varint", "zigzag"]
+__all__ = ["format_nanos", "varint", "zigzag"]
 
 
 def varint(value: int) -> bytes:
@@ -22,3 +23,11 @@ def varint(value: int) -> bytes:
 def zigzag(value: int) -> int:
     """Zigzag encoding of a signed integer of any size."""
     return 2 * value if value >= 0 else -2 * value - 1
+
+
+def format_nanos(n: int) -> int:
+    """SECONDARY encoding per the spec: strip 2..8 trailing zeros, store count - 1."""
+    digits = str(n)
+    zeros = len(digits) - len(digits.rstrip("0")) if n else 0
+    zeros = min(zeros, 8)
+    return (n << 3) if zeros < 2 else ((n // 10**zeros) << 3) | (zeros - 1)
