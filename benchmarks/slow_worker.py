@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,34 @@ from aorc.format.columns.encode import compound  # noqa: E402
 _DEPTH = threading.local()
 
 
+@dataclass
+class _Tally:
+    """The slowing in force and what one write measured (seconds)."""
+
+    stripe_side: bool
+    slow: float = 0.0
+    sleep: float = 0.0  # sleep added on the slowed side
+    task_cpu: float = 0.0  # CPU of the column tasks the stripe's thread ran
+    serial_cpu: float = 0.0  # the stripe's thread's CPU outside them
+    encoding: float = 0.0  # wall time in encode_stripe
+
+    def reset(self) -> None:
+        self.sleep = self.task_cpu = self.serial_cpu = self.encoding = 0.0
+
+    def pause(self, cpu: float) -> None:
+        """Sleep as long as ``cpu`` would have taken more on a CPU slowed by ``slow``."""
+        if self.slow:
+            self.sleep += cpu * self.slow
+            time.sleep(cpu * self.slow)
+
+
 def _on_stripe_thread() -> bool:
     return threading.current_thread().name.startswith("aorc-encode")
 
 
-def _slowed(fn: Callable[..., Any], slow: float, stripe_side: bool,
-            extra: list[float]) -> Callable[..., Any]:
-    """``fn`` followed by a sleep of ``slow`` x its CPU time on the chosen threads; the CPU
-    time of tasks on the stripe's thread is also added to ``extra[1]``."""
+def _slowed_task(fn: Callable[..., Any], tally: _Tally) -> Callable[..., Any]:
+    """``fn`` (a column task), followed on the slowed side by a sleep of ``tally.slow`` x its
+    CPU time; a task inside a task (a nested column's children) counts in its outer one."""
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         depth = getattr(_DEPTH, "n", 0)
@@ -61,15 +82,31 @@ def _slowed(fn: Callable[..., Any], slow: float, stripe_side: bool,
             result = fn(*args, **kwargs)
         finally:
             _DEPTH.n = depth
-        if depth:  # a task inside a task (a nested column's children): its outer one counts
+        if depth:
             return result
         spent = time.thread_time() - start
         if _on_stripe_thread():
-            extra[1] += spent
-        if slow and _on_stripe_thread() == stripe_side:
-            extra[0] += spent * slow
-            time.sleep(spent * slow)
+            tally.task_cpu += spent
+        if _on_stripe_thread() == tally.stripe_side:
+            tally.pause(spent)
         return result
+    return run
+
+
+def _slowed_stripe(fn: Callable[..., Any], tally: _Tally) -> Callable[..., Any]:
+    """``encode_stripe`` timed, its thread's CPU outside the column tasks counted (and, on
+    the stripe side, slowed)."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        start, cpu, tasks = time.perf_counter(), time.thread_time(), tally.task_cpu
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            serial = max(0.0, (time.thread_time() - cpu) - (tally.task_cpu - tasks))
+            tally.serial_cpu += serial
+            if tally.stripe_side:
+                tally.pause(serial)
+            tally.encoding += time.perf_counter() - start
     return run
 
 
@@ -81,27 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--which", choices=("helpers", "stripe"), default="helpers")
     args = parser.parse_args(argv)
     table = build(args.table)
-    # added sleep; CPU of the tasks on the stripe's thread; its CPU outside them (serial)
-    extra = [0.0, 0.0, 0.0]
-    encoding = [0.0]
-    slow_now = [0.0]
-    stripe_side = args.which == "stripe"
-    encode_stripe = writer.encode_stripe
-
-    def timed_stripe(*a: Any, **k: Any) -> Any:
-        start, cpu, tasks = time.perf_counter(), time.thread_time(), extra[1]
-        try:
-            return encode_stripe(*a, **k)
-        finally:
-            serial = max(0.0, (time.thread_time() - cpu) - (extra[1] - tasks))
-            extra[2] += serial
-            if stripe_side and slow_now[0]:
-                extra[0] += serial * slow_now[0]
-                time.sleep(serial * slow_now[0])
-            encoding[0] += time.perf_counter() - start
-
-    writer.encode_stripe = timed_stripe  # type: ignore[assignment]
-    job, place = compound._encode_job, stripe._place_column
+    tally = _Tally(stripe_side=args.which == "stripe")
+    writer.encode_stripe = _slowed_stripe(writer.encode_stripe, tally)  # type: ignore[assignment]
+    compound._encode_job = _slowed_task(compound._encode_job, tally)  # type: ignore[assignment]
+    stripe._place_column = _slowed_task(stripe._place_column, tally)  # type: ignore[assignment]
     with tempfile.TemporaryDirectory() as folder:
         out = str(Path(folder) / "slow.orc")
 
@@ -111,19 +131,17 @@ def main(argv: list[str] | None = None) -> int:
                                          compression_level=1))
 
         for slow in (0.0, args.slow):
-            slow_now[0] = slow
-            compound._encode_job = _slowed(job, slow, stripe_side, extra)  # type: ignore[assignment]
-            stripe._place_column = _slowed(place, slow, stripe_side, extra)  # type: ignore[assignment]
+            tally.slow = slow
             write()  # warm-up
             for _ in range(args.writes):
-                extra[0] = extra[1] = extra[2] = encoding[0] = 0.0
+                tally.reset()
                 start = time.perf_counter()
                 write()
                 wall = time.perf_counter() - start
                 print(f"slow {slow:.2f}: write {wall:.3f} s, stripe encoding "
-                      f"{encoding[0]:.3f} s, added sleep ({args.which}) {extra[0]:.3f} s; "
-                      f"stripe thread's CPU in tasks {extra[1]:.3f} s, outside them "
-                      f"{extra[2]:.3f} s")
+                      f"{tally.encoding:.3f} s, added sleep ({args.which}) {tally.sleep:.3f} s; "
+                      f"stripe thread's CPU in tasks {tally.task_cpu:.3f} s, outside them "
+                      f"{tally.serial_cpu:.3f} s")
     return 0
 
 
