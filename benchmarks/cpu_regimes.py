@@ -159,18 +159,18 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [k for k in next(iter(data.values())) if k != "stamp"]
     print(f"{'cpu':>3} {'job':<18} {'n':>4} {'best ms':>8} {'median':>7} {'slow':>6} "
           f"{'slow x':>7} {'longest s':>9}")
-    report: dict[str, object] = {"seconds": args.seconds, "threshold": args.threshold,
-                                 "cpus": {}}
+    cpus: dict[str, dict[str, dict[str, float]]] = {}
     for cpu, series in data.items():
         for job in jobs:
             r = regimes(series[job], series["stamp"], args.threshold)
-            report["cpus"].setdefault(str(cpu), {})[job] = asdict(r)  # type: ignore[union-attr]
+            cpus.setdefault(str(cpu), {})[job] = asdict(r)
             print(f"{cpu:>3} {job:<18} {r.samples:>4} {r.best:>8.1f} {r.median:>7.1f} "
                   f"{r.slow_share:>6.0%} {r.slow_factor:>7.2f} {r.longest_slow:>9.1f}")
     any_slow, all_slow = joint_slow([s[jobs[0]] for s in data.values()], args.threshold)
-    report["any_cpu_slow"], report["every_cpu_slow"] = any_slow, all_slow
     print(f"rounds with a slow CPU ({jobs[0]}): {any_slow:.0%}, with every CPU slow: "
           f"{all_slow:.0%}")
+    report = {"seconds": args.seconds, "threshold": args.threshold, "cpus": cpus,
+              "any_cpu_slow": any_slow, "every_cpu_slow": all_slow}
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
     return 0
