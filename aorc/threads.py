@@ -270,6 +270,19 @@ class WorkShare(Generic[R]):
         self._results: list[Any] = [None] * count
         self._left = count
         self._error: BaseException | None = None
+        self._running = 0  # items taken and not finished
+        self._idle = threading.Condition(self._lock)  # notified when _running drops to 0
+
+    @property
+    def open(self) -> bool:
+        """Whether items are left to take."""
+        return bool(self._todo)
+
+    def wait_running(self) -> None:
+        """Wait until no item is running (the ones other threads took are finished)."""
+        with self._idle:
+            while self._running:
+                self._idle.wait()
 
     def stop(self) -> None:
         """Start no further item (the ones running finish)."""
@@ -284,6 +297,7 @@ class WorkShare(Generic[R]):
                 if not self._todo:
                     return
                 i = self._todo.popleft()
+                self._running += 1
             try:
                 value = self._run(i)
             except BaseException as exc:  # handed to end, or raised by result()
@@ -292,6 +306,7 @@ class WorkShare(Generic[R]):
                     if first:
                         self._error = exc
                     self._todo.clear()
+                    self._done_one()
                 if first and self._end is not None:
                     self._end(None, exc)
                 return
@@ -299,12 +314,18 @@ class WorkShare(Generic[R]):
                 self._results[i] = value
                 self._left -= 1
                 last = self._left == 0 and self._error is None
+                self._done_one()
             if self._each is not None:
                 self._each(i)
             if last:
                 if self._end is not None:
                     self._end(self._results, None)
                 return
+
+    def _done_one(self) -> None:  # with the lock held
+        self._running -= 1
+        if not self._running:
+            self._idle.notify_all()
 
     def result(self) -> list[R]:
         """The results in item order, once every item ran (after :meth:`work` returned and
@@ -400,13 +421,18 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def pool_map(fn: Callable[[T], R], items: Sequence[T], threads: int) -> list[R]:
+def pool_map(fn: Callable[[T], R], items: Sequence[T], threads: int, *,
+             keep_threads: bool = False) -> list[R]:
     """``[fn(x) for x in items]``, on up to ``threads`` threads (the caller's included).
 
     Args:
         fn: the work for one item; it should release the GIL for most of its time.
         items: the items.
         threads: the most threads to use at once; 1 runs everything in the calling thread.
+        keep_threads: the :func:`pool_map` calls made inside the items run on this call's
+            threads (those with no item left take their items: see :class:`_Family`)
+            instead of asking the pool for helpers of their own. A call made inside such an
+            item always does.
 
     Returns:
         The results, in the order of ``items``.
@@ -418,6 +444,12 @@ def pool_map(fn: Callable[[T], R], items: Sequence[T], threads: int) -> list[R]:
     helpers = min(threads, len(items), pool_size() + 1) - 1
     if helpers <= 0:
         return [fn(x) for x in items]
+    family: _Family | None = getattr(_local, "family", None)
+    if family is not None:
+        return family.nested(fn, items)
+    if keep_threads:
+        family = _Family()
+        return family.map(fn, items, helpers)
     share = shared_pool().share(lambda i: fn(items[i]), len(items), helpers=helpers)
     try:
         share.work()
@@ -426,3 +458,86 @@ def pool_map(fn: Callable[[T], R], items: Sequence[T], threads: int) -> list[R]:
         # the running ones (a cancelled future is done only once a worker dequeues it).
         share.wait_helpers()
     return share.result()
+
+
+_local = threading.local()  # .family: the _Family whose item this thread runs
+
+
+class _Family:
+    """The threads of one top-level :func:`pool_map` call with ``keep_threads`` (a stripe's
+    fields, when written) and the shares their items open.
+
+    A :func:`pool_map` called inside an item (a nested struct's fields, a long stream's
+    compressed pieces) submits no helper of its own: with one, a pool worker left idle by
+    the top-level call would start on it while the family's threads are all busy, one
+    thread more than the call may use, and the longest item (the one the whole call waits
+    for) would share a CPU. Instead the nested share joins the family's open shares, its
+    caller takes its items, and every thread of the family that runs out of items of its
+    own takes the items left in the open shares (oldest share first), and waits for shares
+    opened later, until no item of the family runs. So the call never runs more than its
+    ``threads`` threads, and a thread that is done early helps with the long item at the
+    end instead of waiting. (An item must therefore not wait for a task it submits to the
+    shared pool itself: the family's helpers may be all of the pool's workers.)
+
+    No wait can close a circle: a thread waits only in :meth:`nested`, for the items of its
+    own share that others took, and those items are below its own in the call tree."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a share opened, or no item runs
+        self._open: list[WorkShare[Any]] = []
+        self._running = 0  # items of the family running, nested ones included
+
+    def run(self, fn: Callable[[T], R], item: T) -> R:
+        """``fn(item)`` as an item of this family (its nested calls join the family)."""
+        outer = getattr(_local, "family", None)
+        _local.family = self
+        with self._lock:
+            self._running += 1
+        try:
+            return fn(item)
+        finally:
+            _local.family = outer
+            with self._lock:
+                self._running -= 1
+                if not self._running:
+                    self._changed.notify_all()
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], helpers: int) -> list[R]:
+        """The top-level call: ``[fn(x) for x in items]`` on the caller and ``helpers``
+        threads of the shared pool."""
+        share: WorkShare[R] = WorkShare(lambda i: self.run(fn, items[i]), len(items))
+        share.helpers = [shared_pool().submit(self.help, share) for _ in range(helpers)]
+        try:
+            self.help(share)
+        finally:
+            # as in pool_map: the helpers not started are cancelled, the others waited for
+            share.wait_helpers()
+        return share.result()
+
+    def help(self, share: WorkShare[Any]) -> None:
+        """Take items of ``share``, then of the family's open shares, and of the shares
+        opened later, until no item of the family runs."""
+        share.work()
+        while True:
+            with self._lock:
+                while (todo := next((s for s in self._open if s.open), None)) is None:
+                    if not self._running:
+                        return
+                    self._changed.wait()
+            todo.work()
+
+    def nested(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """``[fn(x) for x in items]`` from inside an item: the caller and the family's idle
+        threads take the items."""
+        share: WorkShare[R] = WorkShare(lambda i: self.run(fn, items[i]), len(items))
+        with self._lock:
+            self._open.append(share)
+            self._changed.notify_all()
+        try:
+            share.work()
+        finally:
+            with self._lock:
+                self._open.remove(share)
+            share.wait_running()  # the items other threads took
+        return share.result()

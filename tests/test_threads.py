@@ -25,6 +25,7 @@ from aorc.threads import (
     WorkerPool,
     encode_pool,
     give_back_pool,
+    pool_map,
     shared_pool,
     take_pool,
 )
@@ -320,3 +321,82 @@ def test_dataset_writes_one_after_another_reuse_their_encoder(tmp_path: Any) -> 
     for i in range(3):
         write_dataset(pa.table({"a": [i]}), tmp_path / f"more{i}")
     assert encoders() == before
+
+
+# --------------------------------------------------------------------------- nested pool_map
+
+def test_a_nested_pool_map_runs_on_the_calls_own_threads(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """With keep_threads, items that map again ask the pool for no helper: the top-level
+    call's one helper is the only task submitted, and every item, nested ones included,
+    runs on the caller or that helper."""
+    submitted: list[object] = []
+    real_submit = WorkerPool.submit
+
+    def submit(self: WorkerPool, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        submitted.append(fn)
+        return real_submit(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(WorkerPool, "submit", submit)
+    outer_threads: set[int] = set()
+    inner_threads: set[int] = set()
+    barrier = threading.Barrier(2, timeout=SAFE)  # both outer items run at once
+
+    def inner(y: int) -> int:
+        inner_threads.add(threading.get_ident())
+        return y * y
+
+    def outer(x: int) -> list[int]:
+        barrier.wait()
+        outer_threads.add(threading.get_ident())
+        return pool_map(inner, list(range(x, x + 8)), 2)
+
+    assert pool_map(outer, [0, 10], 2, keep_threads=True) == [
+        [y * y for y in range(x, x + 8)] for x in (0, 10)]
+    assert len(submitted) == 1
+    assert len(outer_threads) == 2 and inner_threads <= outer_threads
+    submitted.clear()
+    pool_map(outer, [0, 10], 2)  # without: each nested call asks for a helper of its own
+    assert len(submitted) == 3
+
+
+def test_a_thread_done_early_takes_the_items_of_a_nested_pool_map() -> None:
+    """The nested items meet at a barrier only two threads at once can pass: the thread that
+    finished the short outer item takes one of them."""
+    barrier = threading.Barrier(2, timeout=SAFE)
+    idents: list[int] = []
+
+    def inner(y: int) -> int:
+        barrier.wait()
+        idents.append(threading.get_ident())
+        return y
+
+    def outer(x: int) -> list[int]:
+        return pool_map(inner, [1, 2], 2) if x else []
+
+    assert pool_map(outer, [1, 0], 2, keep_threads=True) == [[1, 2], []]
+    assert len(set(idents)) == 2
+
+
+def test_a_nested_failure_reaches_its_caller_once_the_other_items_are_done() -> None:
+    barrier = threading.Barrier(2, timeout=SAFE)
+    finished: list[int] = []
+
+    def inner(y: int) -> int:
+        barrier.wait()  # both nested items are running
+        if y == 2:
+            raise ValueError("nested two")
+        finished.append(y)
+        return y
+
+    def outer(x: int) -> list[int]:
+        if not x:
+            return []
+        try:
+            return pool_map(inner, [1, 2], 2)
+        finally:
+            finished.append(-1)  # pool_map has returned (or raised) here
+
+    with pytest.raises(ValueError, match="nested two"):
+        pool_map(outer, [1, 0], 2, keep_threads=True)
+    assert finished == [1, -1]

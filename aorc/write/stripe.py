@@ -382,10 +382,17 @@ class ColumnCompressor:
 
     def __call__(self, col: EncodedColumn) -> EncodedColumn:
         """Compress ``col`` and its descendants; returns the tree without its uncompressed
-        streams (freed now rather than when the whole stripe is done)."""
-        for c in _walk(col):
-            self.placed[c.column_id] = _place_column(c, self._opts, self._num_groups)
+        streams (freed now rather than when the whole stripe is done). A subtree compressed
+        already (a nested column encoded in a task of its own) is left as it is."""
+        self._place(col)
         return _without_streams(col)
+
+    def _place(self, col: _Column) -> None:
+        if col.column_id in self.placed:
+            return
+        self.placed[col.column_id] = _place_column(col, self._opts, self._num_groups)
+        for child in col.children:
+            self._place(child)
 
 
 def _walk(col: _Column) -> Iterator[_Column]:

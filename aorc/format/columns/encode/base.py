@@ -46,6 +46,7 @@ from aorc.format.types import (
 )
 
 __all__ = [
+    "NESTED_TASK_BYTES",
     "EncodeLevel",
     "EncodeOptions",
     "EncodedColumn",
@@ -132,6 +133,10 @@ DEFAULT_STRIPE_SIZE = 64 * 1024 * 1024
 DEFAULT_ROW_INDEX_STRIDE = 10_000
 DEFAULT_DICTIONARY_KEY_SIZE_THRESHOLD = 0.8
 DEFAULT_TIMEZONE = "UTC"
+#: A nested struct, map or union of a parallel write encodes its children in tasks of their
+#: own when they hold at least this many bytes (below it, one task's overhead is not worth
+#: it; the root's fields are always one task each).
+NESTED_TASK_BYTES = 1 << 20
 
 
 @dataclass
@@ -182,11 +187,16 @@ class EncodeLevel:
         starts: slot index of the first slot of each row group (may be empty: no row index).
         decisions: dictionary decisions of earlier stripes (column id -> use dictionary),
             updated with new ones; ``None`` decides afresh in every stripe.
-        parallel: encode this struct's fields on ``opts.threads`` threads (set for the
-            root only: its children are encoded one per thread).
-        finish: applied to each encoded field of a ``parallel`` struct in the thread that
-            encoded it (the stripe writer compresses the field's streams there); its result
-            takes the field's place in the tree.
+        parallel: encode the children of this column on ``opts.threads`` threads (set at
+            the root and handed down: the root's fields are one task each, and a nested
+            struct, map or union whose children hold at least :data:`NESTED_TASK_BYTES`
+            encodes them in tasks of their own, so that one big nested column is not one
+            thread's work while the others wait).
+        finish: applied to each encoded field of the root, and to each child encoded in a
+            task of its own, in the thread that encoded it, as soon as it is encoded (the
+            stripe writer compresses the column's streams there); its result takes the
+            column's place in the tree.
+        nested: below the root.
     """
 
     t: OrcType
@@ -195,6 +205,7 @@ class EncodeLevel:
     decisions: MutableMapping[int, bool] | None = None
     parallel: bool = False
     finish: Callable[[EncodedColumn], EncodedColumn] | None = None
+    nested: bool = False
 
     @property
     def indexed(self) -> bool:
@@ -208,7 +219,8 @@ class EncodeLevel:
 
     def child(self, t: OrcType, starts: npt.NDArray[np.int64]) -> EncodeLevel:
         """The level of a child column whose row groups start at ``starts``."""
-        return EncodeLevel(t, self.opts, starts, self.decisions)
+        return EncodeLevel(t, self.opts, starts, self.decisions, self.parallel, self.finish,
+                           nested=True)
 
 
 @dataclass

@@ -14,8 +14,6 @@ Statistics: struct and union only count values; lists and maps also count their 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -25,6 +23,7 @@ from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import rle
 from aorc.format.codec.bloom import thomas_wang_hash64
 from aorc.format.columns.encode.base import (
+    NESTED_TASK_BYTES,
     EncodedColumn,
     EncodedStream,
     EncodeLevel,
@@ -61,25 +60,33 @@ def encode_struct(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.
     t = level.t
     _check_children(t, values, "struct", "fields")
     starts = boundaries(level, vstarts)
-    jobs = [(level.child(c, starts), values.field(i), level.finish)
-            for i, c in enumerate(t.children)]
-    if not level.parallel:
-        return ValueParts(pb.ColumnEncoding.DIRECT, [], groups,
-                          children=[_encode_job(job) for job in jobs])
-    # The biggest fields first, so that no thread is left with a big one at the end.
+    jobs = [(level.child(c, starts), values.field(i)) for i, c in enumerate(t.children)]
+    return ValueParts(pb.ColumnEncoding.DIRECT, [], groups,
+                      children=_encode_children(level, jobs))
+
+
+def _encode_children(level: EncodeLevel, jobs: list[tuple[EncodeLevel, pa.Array]]
+                     ) -> list[EncodedColumn]:
+    """Encode the children of ``level``'s column (each with its values), in order; on the
+    shared pool when ``level`` is parallel and the root, or a nested column whose children
+    hold at least ``NESTED_TASK_BYTES`` (the bytes do not depend on it)."""
+    if not level.parallel or len(jobs) < 2 or (
+            level.nested and sum(values.nbytes for _, values in jobs) < NESTED_TASK_BYTES):
+        return [_encode_job(job) for job in jobs]
+    # The biggest first, so that no thread is left with a big one at the end.
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][1].nbytes)
-    done = pool_map(_encode_job, [jobs[i] for i in order], level.opts.threads)
+    done = pool_map(_encode_job, [jobs[i] for i in order], level.opts.threads,
+                    keep_threads=True)
     children: list[EncodedColumn] = [done[0]] * len(jobs)
     for i, col in zip(order, done, strict=True):
         children[i] = col
-    return ValueParts(pb.ColumnEncoding.DIRECT, [], groups, children=children)
+    return children
 
 
-def _encode_job(job: tuple[EncodeLevel, pa.Array,
-                           Callable[[EncodedColumn], EncodedColumn] | None]) -> EncodedColumn:
-    level, values, finish = job
+def _encode_job(job: tuple[EncodeLevel, pa.Array]) -> EncodedColumn:
+    level, values = job
     col = encode_level(level, values)
-    return col if finish is None else finish(col)
+    return col if level.finish is None else level.finish(col)
 
 
 def _lengths(level: EncodeLevel, lengths: npt.NDArray[np.int64], vstarts: npt.NDArray[np.int64],
@@ -128,9 +135,9 @@ def encode_map(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int
     """Encode a map column's lengths, keys and values."""
     stream, child_starts, hashes, first, count = _entries(level, values, vstarts, groups)
     key_t, value_t = level.t.children
-    children = [encode_level(level.child(key_t, child_starts), values.keys.slice(first, count)),
-                encode_level(level.child(value_t, child_starts),
-                             values.items.slice(first, count))]
+    children = _encode_children(level, [
+        (level.child(key_t, child_starts), values.keys.slice(first, count)),
+        (level.child(value_t, child_starts), values.items.slice(first, count))])
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, [stream], groups, hashes, children=children)
 
 
@@ -174,12 +181,13 @@ def encode_union(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.i
     branches, offsets = _union_layout(values)
     bounds = boundaries(level, vstarts)
     data, pos = rle.write_byte_rle_with_positions(branches.astype(np.int8), bounds)
-    children: list[EncodedColumn] = []
+    jobs: list[tuple[EncodeLevel, pa.Array]] = []
     for k, child_t in enumerate(t.children):
         rows = branches == k
         before = np.concatenate(([0], np.cumsum(rows)))
-        children.append(encode_level(level.child(child_t, before[bounds]),
-                                     _branch_values(values, k, rows, offsets)))
+        jobs.append((level.child(child_t, before[bounds]),
+                     _branch_values(values, k, rows, offsets)))
+    children = _encode_children(level, jobs)
     hashes = split_hashes(thomas_wang_hash64(branches), vstarts) if level.bloom else None
     return ValueParts(pb.ColumnEncoding.DIRECT, [EncodedStream(pb.Stream.DATA, data,
                                                                positions_list(pos))],
