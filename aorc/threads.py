@@ -10,7 +10,11 @@ the number of threads. With ``threads=1`` it is a plain loop in the calling thre
 The pool is shared by every reader and writer in the process: a call
 never holds more than ``threads - 1`` workers, and a task that itself calls :func:`pool_map`
 cannot deadlock: the calling thread works through the items itself and, when they are done,
-cancels the helpers that have not started.
+cancels the helpers that have not started. With ``keep_threads`` (a stripe's fields, when
+written), the calls made inside the items ask for no helper at all: the top-level call's
+own threads take their items once they have none of their own (a family, see
+:class:`_Family`), so a write never runs more threads than it was given, and a thread done
+early helps with the last big column instead of waiting for it.
 
 Work sharing: :meth:`WorkerPool.share` hands a list of items to up to ``helpers`` pool
 threads at once (:class:`WorkShare`): each thread takes the next item (in a given order),
