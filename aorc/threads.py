@@ -35,6 +35,7 @@ events benchmark took 40-60% longer than the median, against none with aorc impo
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import threading
 import weakref
@@ -451,12 +452,18 @@ def pool_map(fn: Callable[[T], R], items: Sequence[T], threads: int, *,
     family: _Family | None = getattr(_local, "family", None)
     if family is not None:
         return family.nested(fn, items)
+    share: WorkShare[R]
+    work: Callable[[], None]
     if keep_threads:
         family = _Family()
-        return family.map(fn, items, helpers)
-    share = shared_pool().share(lambda i: fn(items[i]), len(items), helpers=helpers)
+        share = WorkShare(lambda i: family.run(fn, items[i]), len(items))
+        share.helpers = [shared_pool().submit(family.help, share) for _ in range(helpers)]
+        work = functools.partial(family.help, share)
+    else:
+        share = shared_pool().share(lambda i: fn(items[i]), len(items), helpers=helpers)
+        work = share.work
     try:
-        share.work()
+        work()
     finally:
         # Helpers not started yet have nothing left to do: cancel them, and wait only for
         # the running ones (a cancelled future is done only once a worker dequeues it).
@@ -506,18 +513,6 @@ class _Family:
                 self._running -= 1
                 if not self._running:
                     self._changed.notify_all()
-
-    def map(self, fn: Callable[[T], R], items: Sequence[T], helpers: int) -> list[R]:
-        """The top-level call: ``[fn(x) for x in items]`` on the caller and ``helpers``
-        threads of the shared pool."""
-        share: WorkShare[R] = WorkShare(lambda i: self.run(fn, items[i]), len(items))
-        share.helpers = [shared_pool().submit(self.help, share) for _ in range(helpers)]
-        try:
-            self.help(share)
-        finally:
-            # as in pool_map: the helpers not started are cancelled, the others waited for
-            share.wait_helpers()
-        return share.result()
 
     def help(self, share: WorkShare[Any]) -> None:
         """Take items of ``share``, then of the family's open shares, and of the shares
