@@ -19,13 +19,14 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import aiohttp
 
 from aorc.errors import AccessDeniedError, StoreError
 from aorc.keys.base import ALGORITHMS, KeyVersion, LocalKey
+
+if TYPE_CHECKING:  # aiohttp is imported on the first call: `import aorc` stays light
+    import aiohttp
 
 __all__ = ["HadoopKMS"]
 
@@ -80,6 +81,8 @@ class HadoopKMS:
 
     async def _call(self, method: str, path: str, params: dict[str, str] | None = None,
                     body: Any = None) -> Any:
+        import aiohttp
+
         query = {"user.name": self.user, **(params or {})}
         url = f"{self.url}/v1/{path}"
         own = self._session is None
