@@ -60,7 +60,7 @@ from aorc.cli.values import csv_column, json_default
 from aorc.dataset.read import Dataset
 from aorc.errors import AorcError, SchemaError
 from aorc.filters.text import filters_from_text
-from aorc.keys import InMemoryKeys, KeyProvider, parse_key_spec
+from aorc.keys import InMemoryKeys, KeyProvider, read_key_specs
 from aorc.options import WriteOptions
 from aorc.read.reader import OrcReader, StripeFooterInfo
 
@@ -361,20 +361,12 @@ def _key_provider(args: argparse.Namespace) -> InMemoryKeys | None:
     """The master keys of ``--key NAME[@VERSION]=HEX`` and ``--keys FILE`` (one such line
     each; ``#`` comments); ``None`` when none are given."""
     specs = list(getattr(args, "key", None) or [])
-    if getattr(args, "keys", None):
-        with open(args.keys, encoding="utf-8") as f:
-            specs += [line.strip() for line in f
-                      if line.strip() and not line.lstrip().startswith("#")]
-    if not specs:
-        return None
-    found: dict[str, dict[int, bytes]] = {}
-    for spec in specs:
-        try:
-            name, version, key = parse_key_spec(spec)
-        except ValueError as exc:
-            raise SchemaError(f"--key: {exc}") from None
-        found.setdefault(name, {})[version] = key
-    return InMemoryKeys(found)
+    try:
+        if getattr(args, "keys", None):
+            specs += read_key_specs(args.keys)
+        return InMemoryKeys.from_specs(specs) if specs else None
+    except ValueError as exc:
+        raise SchemaError(f"--key: {exc}") from None
 
 
 # =========================================================================== main

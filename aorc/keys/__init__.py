@@ -7,7 +7,7 @@ the cipher layout is :mod:`aorc.format.encryption`.
 
 from aorc.keys.base import ALGORITHMS, KeyProvider, KeyVersion, LocalKey
 from aorc.keys.kms import HadoopKMS
-from aorc.keys.memory import InMemoryKeys, parse_key_spec
+from aorc.keys.memory import InMemoryKeys, parse_key_spec, read_key_specs
 
 __all__ = [
     "ALGORITHMS",
@@ -17,4 +17,5 @@ __all__ = [
     "KeyVersion",
     "LocalKey",
     "parse_key_spec",
+    "read_key_specs",
 ]

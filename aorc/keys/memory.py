@@ -10,13 +10,14 @@ master keys, and the other way round.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from aorc.keys.base import ALGORITHMS, KeyVersion, LocalKey
 
-__all__ = ["InMemoryKeys", "parse_key_spec"]
+__all__ = ["InMemoryKeys", "parse_key_spec", "read_key_specs"]
 
 _IV_LENGTH = 16
 
@@ -63,6 +64,48 @@ class InMemoryKeys:
             if versions:
                 self._current[name] = max(versions)
         self._random = random_bytes
+
+    @classmethod
+    def from_specs(cls, specs: Iterable[str], *,
+                   random_bytes: Callable[[int], bytes] = os.urandom) -> InMemoryKeys:
+        """Master keys given as ``NAME=HEX`` or ``NAME@VERSION=HEX`` texts (the CLI's
+        ``--key``; see :func:`parse_key_spec`).
+
+        Args:
+            specs: the texts.
+            random_bytes: as for the constructor.
+
+        Returns:
+            The provider.
+
+        Raises:
+            ValueError: a malformed text (the message does not repeat the key).
+        """
+        found: dict[str, dict[int, bytes]] = {}
+        for spec in specs:
+            name, version, key = parse_key_spec(spec)
+            found.setdefault(name, {})[version] = key
+        return cls(found, random_bytes=random_bytes)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *,
+                  random_bytes: Callable[[int], bytes] = os.urandom) -> InMemoryKeys:
+        """Master keys from a local text file of ``NAME[@VERSION]=HEX`` lines (the CLI's
+        ``--keys FILE``); blank lines and lines starting with ``#`` are skipped.
+
+        Args:
+            path: the file.
+            random_bytes: as for the constructor.
+
+        Returns:
+            The provider (holding no key when the file has none).
+
+        Raises:
+            ValueError: a malformed line; the message names the file and the line number,
+                never the line's text.
+            OSError: the file cannot be read.
+        """
+        return cls.from_specs(read_key_specs(path), random_bytes=random_bytes)
 
     def __repr__(self) -> str:
         names = sorted(f"{n}@{v}" for n, v in self._keys)
@@ -157,3 +200,32 @@ def parse_key_spec(spec: str) -> tuple[str, int, bytes]:
         raise ValueError(f"key {name!r}: the key is not hexadecimal") from None
     _algorithm(key, name)
     return name, version, key
+
+
+def read_key_specs(path: str | os.PathLike[str]) -> list[str]:
+    """The ``NAME[@VERSION]=HEX`` lines of a local key file (the CLI's ``--keys FILE``),
+    each checked with :func:`parse_key_spec`; blank lines and ``#`` comments are skipped.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The lines, stripped, in the file's order.
+
+    Raises:
+        ValueError: a malformed line; the message names the file and the line number, never
+            the line's text.
+        OSError: the file cannot be read.
+    """
+    specs = []
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            parse_key_spec(text)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}, line {number}: {exc}") from None
+        specs.append(text)
+    return specs

@@ -2,8 +2,10 @@
 
 :func:`register` registers it; the source plans with :mod:`aorc.spark.plan` and its tasks
 read as :func:`aorc.spark.read`'s do (:mod:`aorc.spark.reader`). Its options are ``path`` (or
-``paths``, JSON), ``columns`` (comma-separated), ``filters`` (JSON), ``splitBytes`` and
-``storage.<name>`` (storage options, values parsed as JSON when they parse);
+``paths``, JSON), ``columns`` (comma-separated), ``filters`` (JSON), ``splitBytes``,
+``storage.<name>`` (storage options, values parsed as JSON when they parse) and, for
+encrypted columns, ``keysFile`` (a local file of ``NAME[@VERSION]=HEX`` lines, read where
+Spark plans the read) or ``keyProvider`` (a Hadoop KMS URL);
 :func:`spark_filter` translates the filters Spark pushes (4.1 and later). The source classes
 exist only when this PySpark has Python data sources (:data:`HAVE_DATA_SOURCES`).
 """
@@ -21,6 +23,7 @@ import pyarrow as pa
 from aorc.dataset.partitioning import normalize_filters
 from aorc.errors import SchemaError
 from aorc.filters.ops import Op, spark_op
+from aorc.keys import HadoopKMS, InMemoryKeys, KeyProvider
 from aorc.spark.compat import (
     default_parallelism,
     executor_path,
@@ -76,6 +79,33 @@ def spark_filter(f: Any, schema: pa.Schema) -> tuple[Any, ...] | None:
     return (name, op.value, value) if value is not None else None
 
 
+_INLINE_KEYS = ("key", "keys", "masterkey", "masterkeys")
+
+
+def _source_keys(items: Mapping[str, str]) -> KeyProvider | None:
+    """The key provider of the options ``keysfile`` or ``keyprovider`` (lower-cased), or
+    ``None``; keys themselves are refused as options, since Spark shows options in its
+    plans and logs (the error does not repeat them)."""
+    inline = [k for k in items if k in _INLINE_KEYS]
+    if inline:
+        raise SchemaError(f"spark.read.format('aorc'): the option {inline[0]!r} is not "
+                          f"taken, since Spark shows options in its plans and logs: give "
+                          f"keysFile (a local file of NAME[@VERSION]=HEX lines) or "
+                          f"keyProvider (a Hadoop KMS URL)")
+    path, url = items.get("keysfile"), items.get("keyprovider")
+    if path and url:
+        raise SchemaError("spark.read.format('aorc'): give keysFile or keyProvider, not both")
+    try:
+        if path:
+            return InMemoryKeys.from_file(path)
+        return HadoopKMS(url) if url else None
+    except ValueError as exc:
+        raise SchemaError(f"spark.read.format('aorc'): {exc}") from None
+    except OSError as exc:
+        raise SchemaError(f"spark.read.format('aorc'): keysFile {path}: cannot read it "
+                          f"({type(exc).__name__})") from None
+
+
 @dataclass
 class _SourceSettings:
     paths: list[str]
@@ -84,6 +114,7 @@ class _SourceSettings:
     storage_options: dict[str, Any]
     split_bytes: int
     time_zone: str = "UTC"
+    keys: KeyProvider | None = None
 
     @classmethod
     def from_options(cls, options: Mapping[str, str], time_zone: str = "UTC"
@@ -104,13 +135,14 @@ class _SourceSettings:
         filters = normalize_filters(json.loads(items["filters"]) or None) \
             if "filters" in items else None
         return cls(paths, columns, filters, storage,
-                   int(items.get("splitbytes", DEFAULT_SPLIT_BYTES)), time_zone)
+                   int(items.get("splitbytes", DEFAULT_SPLIT_BYTES)), time_zone,
+                   _source_keys(items))
 
     def plan(self, extra: list[tuple[Any, ...]] | None = None) -> tuple[pa.Schema, list[Split]]:
         return asyncio.run(plan_read(self.paths, self.columns, _and(self.filters, extra or []),
                                      storage_options=self.storage_options or None,
                                      split_bytes=self.split_bytes,
-                                     time_zone=self.time_zone))
+                                     time_zone=self.time_zone, keys=self.keys))
 
     def schema(self) -> pa.Schema:
         return asyncio.run(read_schema(self.paths, self.columns,
@@ -176,7 +208,7 @@ if HAVE_DATA_SOURCES:
             threads = getattr(partition, "threads", True)
             yield from run_async_iter(read_splits(
                 list(splits), self.settings.columns, self.arrow,
-                self.settings.storage_options or None, threads))
+                self.settings.storage_options or None, threads, self.settings.keys))
 
     class AorcPushdownReader(AorcSourceReader):
         """The reader when Spark pushes filters: those aorc evaluates exactly are applied
