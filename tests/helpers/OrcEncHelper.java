@@ -7,6 +7,8 @@
 //   writekms FILE ROWS ENCRYPT MASKS COMPRESS URL   write with the KMS's keys
 //   writenested FILE ROWS ENCRYPT MASKS [NAME:VERSION:HEX ...]   struct<id:bigint,
 //                                          address:struct<street:string,zip:string>>
+//   writeunion FILE ROWS ENCRYPT MASKS [NAME:VERSION:HEX ...]   struct<id:bigint,
+//                                          u:uniontype<bigint,string>>
 //   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
 //   redact TYPE N P1..PN V...              ORC Java's RedactMaskFactory(P1..PN) on values of
 //                                          TYPE (\N null; strings as UTF-8 hex; doubles as
@@ -153,6 +155,37 @@ public class OrcEncHelper {
     }
   }
 
+  static void writeUnion(String[] args) throws Exception {
+    int n = Integer.parseInt(args[2]);
+    TypeDescription schema = TypeDescription.fromString(
+        "struct<id:bigint,u:uniontype<bigint,string>>");
+    OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
+        .setKeyProvider(keys(args, 5)).encrypt(args[3]).compress(CompressionKind.ZLIB)
+        .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096);
+    if (!args[4].isEmpty()) opts.masks(args[4]);
+    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
+      VectorizedRowBatch b = schema.createRowBatch();
+      org.apache.hadoop.hive.ql.exec.vector.UnionColumnVector u =
+          (org.apache.hadoop.hive.ql.exec.vector.UnionColumnVector) b.cols[1];
+      for (int i = 0; i < n; ++i) {
+        int r = b.size++;
+        ((LongColumnVector) b.cols[0]).vector[r] = i;
+        int tag = i % 3 == 1 ? 1 : 0;
+        u.tags[r] = tag;
+        if (i % 13 == 6) { u.fields[tag].noNulls = false; u.fields[tag].isNull[r] = true; }
+        else if (tag == 0) ((LongColumnVector) u.fields[0]).vector[r] = i * 1234567L - 99999;
+        else ((BytesColumnVector) u.fields[1]).setVal(r, ("Ab " + i + "-x!").getBytes(StandardCharsets.UTF_8));
+        if (b.size == b.getMaxSize()) {
+          w.addRowBatch(b);
+          b.reset();
+          u.fields[0].noNulls = true;
+          u.fields[1].noNulls = true;
+        }
+      }
+      if (b.size > 0) w.addRowBatch(b);
+    }
+  }
+
   static void keystore(String[] args) throws Exception {
     KeyStore ks = KeyStore.getInstance("JCEKS");
     char[] pw = args[2].toCharArray();
@@ -242,6 +275,7 @@ public class OrcEncHelper {
     switch (args[0]) {
       case "redact": redact(args); break;
       case "writenested": writeNested(args); break;
+      case "writeunion": writeUnion(args); break;
       case "read": case "readkms": read(args); break;
       case "write": case "writekms": write(args); break;
       case "keystore": keystore(args); break;

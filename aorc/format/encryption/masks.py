@@ -6,8 +6,8 @@ As ORC Java's ``impl/mask`` computes them:
 * ``sha256``: strings become the upper-case hex SHA-256 of their UTF-8 bytes (varchar(n)
   truncated to n characters; char(n) truncated, or padded with spaces and, as ORC Java pads,
   a final NUL byte); binary values their 32-byte SHA-256 digest; other primitive types are
-  nullified; lists, maps and structs keep their shape with each child masked so. Nulls stay
-  null.
+  nullified; lists, maps, structs and unions keep their shape (a union its tags) with each
+  child masked so. Nulls stay null.
 * ``redact``: :mod:`aorc.format.encryption.redact` (character classes, digits, dates).
 """
 
@@ -41,7 +41,10 @@ def _sha256_text(value: bytes, t: OrcType) -> bytes:
 
 def _compound(arr: pa.Array, t: OrcType, mask: str, parameters: tuple[str, ...] = ()
               ) -> pa.Array:
-    """A list, map or struct with its children masked (its own nulls kept)."""
+    """A list, map, struct or union with its children masked (its own nulls, and a union's
+    tags, kept), as ORC Java's ``MaskFactory`` builds its identity masks."""
+    if t.kind == TypeKind.UNION:
+        return _union(arr, t, mask, parameters)
     validity = None if arr.null_count == 0 else arr.is_null()
     if t.kind == TypeKind.STRUCT:
         children = [mask_array(arr.field(i), c, mask, parameters)
@@ -54,6 +57,22 @@ def _compound(arr: pa.Array, t: OrcType, mask: str, parameters: tuple[str, ...] 
     keys = mask_array(arr.keys, t.children[0], mask, parameters)
     items = mask_array(arr.items, t.children[1], mask, parameters)
     return pa.MapArray.from_arrays(offsets, keys, items, type=arr.type, mask=validity)
+
+
+def _union(arr: pa.UnionArray, t: OrcType, mask: str, parameters: tuple[str, ...]
+           ) -> pa.Array:
+    """A union with each branch's values masked by the branch's type and the same tags."""
+    names = [f.name for f in arr.type]
+    codes = list(arr.type.type_codes)
+    children = [mask_array(arr.field(i), c, mask, parameters)
+                for i, c in enumerate(t.children)]
+    # from the buffers: pyarrow's type_codes and offsets ignore a slice's offset
+    buffers, window = arr.buffers(), slice(arr.offset, arr.offset + len(arr))
+    tags = pa.array(np.frombuffer(buffers[1], np.int8)[window], pa.int8())
+    if arr.type.mode == "dense":
+        offsets = pa.array(np.frombuffer(buffers[2], np.int32)[window], pa.int32())
+        return pa.UnionArray.from_dense(tags, offsets, children, names, codes)
+    return pa.UnionArray.from_sparse(tags, children, names, codes)
 
 
 def _values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -113,7 +132,7 @@ def mask_array(arr: pa.Array, t: OrcType, mask: str,
         return redact.mask(arr, t, lambda a, c: _compound(a, c, mask, parameters))
     if mask not in ("nullify", "sha256"):
         raise SchemaError(f"mask {mask!r} is not one aorc writes (nullify, redact, sha256)")
-    if mask == "sha256" and t.kind.is_compound and t.kind != TypeKind.UNION:
+    if mask == "sha256" and t.kind.is_compound:
         return _compound(arr, t, mask)
     if mask == "nullify" or t.kind not in (*_STRINGS, TypeKind.BINARY):
         return pa.nulls(len(arr), arr.type)

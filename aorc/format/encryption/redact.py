@@ -231,11 +231,11 @@ class RedactMask:
     def mask(self, arr: pa.Array, t: OrcType,
              compound: Callable[[pa.Array, OrcType], pa.Array]) -> pa.Array:
         """The redacted copy of ``arr`` (a column of type ``t``); ``compound`` masks a
-        list, map or struct child by child."""
+        list, map, struct or union child by child (a union keeping its tags)."""
         kind = t.kind
-        if kind in (TypeKind.STRUCT, TypeKind.LIST, TypeKind.MAP):
+        if kind in (TypeKind.STRUCT, TypeKind.LIST, TypeKind.MAP, TypeKind.UNION):
             return compound(arr, t)
-        if kind in (TypeKind.BINARY, TypeKind.UNION):
+        if kind == TypeKind.BINARY:
             return pa.nulls(len(arr), arr.type)
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
