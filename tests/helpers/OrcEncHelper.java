@@ -9,6 +9,9 @@
 //                                          address:struct<street:string,zip:string>>
 //   writeunion FILE ROWS ENCRYPT MASKS [NAME:VERSION:HEX ...]   struct<id:bigint,
 //                                          u:uniontype<bigint,string>>
+//   writechar FILE ROWS MASKS [NAME:VERSION:HEX ...]   struct<id:bigint,c:char(70),
+//                                          v:varchar(10),s:char(8)>, c, v and s encrypted
+//                                          with pii
 //   keystore FILE PASSWORD                 the secret keys of a JCEKS store, as NAME HEX
 //   redact TYPE N P1..PN V...              ORC Java's RedactMaskFactory(P1..PN) on values of
 //                                          TYPE (\N null; strings as UTF-8 hex; doubles as
@@ -186,6 +189,29 @@ public class OrcEncHelper {
     }
   }
 
+  static void writeChar(String[] args) throws Exception {
+    int n = Integer.parseInt(args[2]);
+    TypeDescription schema = TypeDescription.fromString(
+        "struct<id:bigint,c:char(70),v:varchar(10),s:char(8)>");
+    OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
+        .setKeyProvider(keys(args, 4)).encrypt("pii:c,v,s").compress(CompressionKind.ZLIB);
+    if (!args[3].isEmpty()) opts.masks(args[3]);
+    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
+      VectorizedRowBatch b = schema.createRowBatch();
+      for (int i = 0; i < n; ++i) {
+        int r = b.size++;
+        ((LongColumnVector) b.cols[0]).vector[r] = i;
+        for (int c = 1; c < 4; ++c) {
+          if (i % 9 == c) { b.cols[c].noNulls = false; b.cols[c].isNull[r] = true; continue; }
+          byte[] v = ("v" + (i * c) + (i % 4 == 0 ? " Ünï" : "")).getBytes(StandardCharsets.UTF_8);
+          ((BytesColumnVector) b.cols[c]).setVal(r, v);
+        }
+        if (b.size == b.getMaxSize()) { w.addRowBatch(b); b.reset(); }
+      }
+      if (b.size > 0) w.addRowBatch(b);
+    }
+  }
+
   static void keystore(String[] args) throws Exception {
     KeyStore ks = KeyStore.getInstance("JCEKS");
     char[] pw = args[2].toCharArray();
@@ -276,6 +302,7 @@ public class OrcEncHelper {
       case "redact": redact(args); break;
       case "writenested": writeNested(args); break;
       case "writeunion": writeUnion(args); break;
+      case "writechar": writeChar(args); break;
       case "read": case "readkms": read(args); break;
       case "write": case "writekms": write(args); break;
       case "keystore": keystore(args); break;

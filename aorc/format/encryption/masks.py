@@ -13,8 +13,6 @@ As ORC Java's ``impl/mask`` computes them:
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pyarrow as pa
 
@@ -26,17 +24,6 @@ from aorc.format.types import OrcType, TypeKind
 __all__ = ["mask_array"]
 
 _STRINGS = (TypeKind.STRING, TypeKind.VARCHAR, TypeKind.CHAR)
-
-
-def _sha256_text(value: bytes, t: OrcType) -> bytes:
-    digest = hashlib.sha256(value).hexdigest().upper().encode()
-    if t.kind == TypeKind.VARCHAR and t.max_length is not None:
-        return digest[:t.max_length]
-    if t.kind == TypeKind.CHAR and t.max_length is not None:
-        if t.max_length <= len(digest):
-            return digest[:t.max_length]
-        return digest + b" " * (t.max_length - len(digest) - 1) + b"\0"
-    return digest
 
 
 def _compound(arr: pa.Array, t: OrcType, mask: str, parameters: tuple[str, ...] = ()
@@ -92,15 +79,35 @@ def _validity(arr: pa.Array) -> pa.Buffer | None:
                                     bitorder="little"))
 
 
-def _sha256_strings(arr: pa.Array) -> pa.Array:
-    """sha256 of a string column: 64 upper-case hex characters per value, built in one
-    buffer by a C kernel that releases the GIL (``_sha256.pyx``; a ``hashlib`` call per
-    value made masked writes several times slower than plain ones)."""
+def _sha256_width(text: np.ndarray, n: int, t: OrcType) -> tuple[np.ndarray, int]:
+    """The 64 hex characters of each of ``n`` values cut or padded to the column's width as
+    ORC Java's ``SHA256MaskFactory`` does: varchar(n) keeps at most n characters; char(n)
+    always has n, the hex truncated or padded with spaces and a final NUL byte (Java fills
+    the padding up to the last byte and leaves that one zero)."""
+    width = t.max_length
+    if t.kind not in (TypeKind.VARCHAR, TypeKind.CHAR) or width is None or width == 64 \
+            or (t.kind == TypeKind.VARCHAR and width > 64):
+        return text, 64
+    rows = text.reshape(n, 64)
+    if width < 64:
+        return np.ascontiguousarray(rows[:, :width]).reshape(-1), width
+    padded = np.full((n, width), ord(" "), np.uint8)
+    padded[:, :64] = rows
+    padded[:, -1] = 0
+    return padded.reshape(-1), width
+
+
+def _sha256_strings(arr: pa.Array, t: OrcType) -> pa.Array:
+    """sha256 of a string, varchar or char column: 64 upper-case hex characters per value
+    (see :func:`_sha256_width` for varchar and char), built in one buffer by a C kernel that
+    releases the GIL (``_sha256.pyx``; a ``hashlib`` call per value made masked writes
+    several times slower than plain ones)."""
     n = len(arr)
     data, offsets = _values(arr)
     text = np.empty(64 * n, np.uint8)
     sha256_hex(data, offsets, text)
-    out_offsets = np.arange(0, 64 * n + 1, 64, dtype=np.int64)
+    text, width = _sha256_width(text, n, t)
+    out_offsets = np.arange(0, width * n + 1, width, dtype=np.int64)
     result = pa.Array.from_buffers(pa.large_string(), n,
                                    [_validity(arr), pa.py_buffer(out_offsets),
                                     pa.py_buffer(text)], null_count=arr.null_count)
@@ -138,11 +145,6 @@ def mask_array(arr: pa.Array, t: OrcType, mask: str,
         return pa.nulls(len(arr), arr.type)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
-    if t.kind == TypeKind.STRING:
-        return _sha256_strings(arr)
     if t.kind == TypeKind.BINARY:
         return _sha256_binary(arr)
-    # char(n) and varchar(n): the hex truncated or padded per value
-    out = [None if value is None else _sha256_text(value, t)
-           for value in arr.cast(pa.large_binary()).to_pylist()]
-    return pa.array(out, pa.large_binary()).cast(arr.type)
+    return _sha256_strings(arr, t)
