@@ -48,6 +48,7 @@ from aorc.errors import CorruptFileError, SchemaError
 from aorc.format._proto import orc_proto_pb2 as pb
 from aorc.format.codec import _bloom
 from aorc.format.types import TypeKind
+from aorc.format.unions import union_branches
 
 __all__ = [
     "DEFAULT_FPP",
@@ -646,10 +647,7 @@ def _decimal_hashes(arr: pa.Array) -> Int64Array:
 def _union_hashes(arr: pa.Array) -> Int64Array:
     if not pa.types.is_union(arr.type):
         raise SchemaError(f"cannot hash {arr.type} values as ORC UNION")
-    codes = np.asarray(arr.type_codes.to_numpy(zero_copy_only=False), dtype=np.int64)
-    lookup = np.zeros(128, dtype=np.int64)
-    lookup[np.asarray(arr.type.type_codes, dtype=np.int64)] = np.arange(arr.type.num_fields)
-    return thomas_wang_hash64(lookup[codes])
+    return thomas_wang_hash64(union_branches(arr)[0])
 
 
 def hash_value(value: Any, orc_kind: int, *, max_length: int | None = None) -> int:

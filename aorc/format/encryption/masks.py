@@ -20,6 +20,7 @@ from aorc.errors import SchemaError
 from aorc.format.encryption._sha256 import sha256_digests, sha256_hex
 from aorc.format.encryption.redact import RedactMask
 from aorc.format.types import OrcType, TypeKind
+from aorc.format.unions import union_codes
 
 __all__ = ["mask_array"]
 
@@ -53,13 +54,11 @@ def _union(arr: pa.UnionArray, t: OrcType, mask: str, parameters: tuple[str, ...
     codes = list(arr.type.type_codes)
     children = [mask_array(arr.field(i), c, mask, parameters)
                 for i, c in enumerate(t.children)]
-    # from the buffers: pyarrow's type_codes and offsets ignore a slice's offset
-    buffers, window = arr.buffers(), slice(arr.offset, arr.offset + len(arr))
-    tags = pa.array(np.frombuffer(buffers[1], np.int8)[window], pa.int8())
-    if arr.type.mode == "dense":
-        offsets = pa.array(np.frombuffer(buffers[2], np.int32)[window], pa.int32())
-        return pa.UnionArray.from_dense(tags, offsets, children, names, codes)
-    return pa.UnionArray.from_sparse(tags, children, names, codes)
+    tags, offsets = union_codes(arr)
+    if offsets is not None:
+        return pa.UnionArray.from_dense(pa.array(tags), pa.array(offsets), children, names,
+                                        codes)
+    return pa.UnionArray.from_sparse(pa.array(tags), children, names, codes)
 
 
 def _values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -41,6 +41,7 @@ from aorc.format.columns.encode.statistics import (
     Stats,
 )
 from aorc.format.types import OrcType, TypeKind, type_string
+from aorc.format.unions import union_branches
 from aorc.threads import pool_map
 
 __all__: list[str] = []
@@ -141,23 +142,6 @@ def encode_map(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.int
     return ValueParts(pb.ColumnEncoding.DIRECT_V2, [stream], groups, hashes, children=children)
 
 
-def _union_layout(values: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
-    """Branch index of every slot, and for dense unions the offset into the branch."""
-    dt = values.type
-    n, start = len(values), values.offset
-    bufs = values.buffers()
-    codes = np.frombuffer(bufs[1], np.int8, count=n, offset=start).astype(np.int64)
-    lookup = np.full(128, -1, np.int64)
-    lookup[np.asarray(dt.type_codes, np.int64)] = np.arange(dt.num_fields)
-    branches = lookup[codes & 0x7F] if n else np.zeros(0, np.int64)
-    if n and int(branches.min()) < 0:
-        raise SchemaError(f"union array holds a type code outside {dt.type_codes}")
-    if dt.mode == "dense":
-        offsets = np.frombuffer(bufs[2], np.int32, count=n, offset=start * 4).astype(np.int64)
-        return branches, offsets
-    return branches, None
-
-
 def _branch_values(values: pa.Array, k: int, rows: npt.NDArray[np.bool_],
                    offsets: npt.NDArray[np.int64] | None) -> pa.Array:
     child = values.field(k)
@@ -178,7 +162,7 @@ def encode_union(level: EncodeLevel, values: pa.Array, vstarts: npt.NDArray[np.i
     """Encode a union column's tags and branches."""
     t = level.t
     _check_children(t, values, "union", "branches")
-    branches, offsets = _union_layout(values)
+    branches, offsets = union_branches(values)
     bounds = boundaries(level, vstarts)
     data, pos = rle.write_byte_rle_with_positions(branches.astype(np.int8), bounds)
     jobs: list[tuple[EncodeLevel, pa.Array]] = []
