@@ -83,9 +83,8 @@ def _sha256_width(text: np.ndarray, n: int, t: OrcType) -> tuple[np.ndarray, int
     ORC Java's ``SHA256MaskFactory`` does: varchar(n) keeps at most n characters; char(n)
     always has n, the hex truncated or padded with spaces and a final NUL byte (Java fills
     the padding up to the last byte and leaves that one zero)."""
-    width = t.max_length
-    if t.kind not in (TypeKind.VARCHAR, TypeKind.CHAR) or width is None or width == 64 \
-            or (t.kind == TypeKind.VARCHAR and width > 64):
+    width = t.max_length if t.kind in (TypeKind.VARCHAR, TypeKind.CHAR) else None
+    if width is None or width == 64 or (t.kind == TypeKind.VARCHAR and width > 64):
         return text, 64
     rows = text.reshape(n, 64)
     if width < 64:
