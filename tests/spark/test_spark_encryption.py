@@ -36,14 +36,26 @@ def _keystore(spark: Any) -> None:
                      bytearray(MASTER))
 
 
+def _spark_writes(spark: Any, out: Path, n: int, **options: Any
+                  ) -> tuple[list[tuple[int, str, str]], Any]:
+    """Spark writes ``n`` rows (id, ssn, email) to ``out`` with ssn and email encrypted under
+    :data:`KEY` (ORC Java's in-memory key provider) and email masked with sha256, plus the
+    writer ``options``; the rows and their one-partition DataFrame."""
+    _keystore(spark)
+    rows = [(i, f"ssn-{i:04d}", f"user{i}@example.org") for i in range(n)]
+    df = spark.createDataFrame(rows, "id long, ssn string, email string").coalesce(1)
+    writer = (df.write.option("orc.encrypt", f"{KEY}:ssn,email")
+              .option("orc.mask", "sha256:email").option("orc.key.provider", "memory"))
+    for name, value in options.items():
+        writer = writer.option(name, value)
+    writer.orc(str(out))
+    return rows, df
+
+
 def test_spark_and_aorc_share_encrypted_files(classic_spark: Any, tmp_path: Path) -> None:
     spark = classic_spark
-    _keystore(spark)
-    rows = [(i, f"ssn-{i:04d}", f"user{i}@example.org") for i in range(200)]
-    df = spark.createDataFrame(rows, "id long, ssn string, email string").coalesce(1)
     out = tmp_path / "spark"
-    (df.write.option("orc.encrypt", f"{KEY}:ssn,email").option("orc.mask", "sha256:email")
-     .option("orc.key.provider", "memory").orc(str(out)))
+    rows, _ = _spark_writes(spark, out, 200)
     keys = aorc.InMemoryKeys({KEY: MASTER})
     got = aorc.sync.read_table(out, keys=keys).sort_by("id")
     assert got.to_pylist() == [{"id": i, "ssn": s, "email": e} for i, s, e in rows]
@@ -67,13 +79,9 @@ def test_aorc_spark_reads_and_writes_with_keys(classic_spark: Any, tmp_path: Pat
     ``aorc.spark.write(encrypt=, masks=, keys=)`` writes files Spark reads with the key
     (decrypted) and pyarrow without (masked)."""
     spark = classic_spark
-    _keystore(spark)
-    rows = [(i, f"ssn-{i:04d}", f"user{i}@example.org") for i in range(300)]
-    df = spark.createDataFrame(rows, "id long, ssn string, email string").coalesce(1)
     theirs = tmp_path / "spark"
-    (df.write.option("orc.encrypt", f"{KEY}:ssn,email").option("orc.mask", "sha256:email")
-     .option("orc.key.provider", "memory").option("orc.stripe.size", 4096)
-     .option("orc.row.index.stride", 1000).orc(str(theirs)))
+    rows, df = _spark_writes(spark, theirs, 300, **{"orc.stripe.size": 4096,
+                                                    "orc.row.index.stride": 1000})
     keys = aorc.InMemoryKeys({KEY: MASTER})
     got = aorc.spark.read(spark, str(theirs), keys=keys).orderBy("id").collect()
     assert [tuple(r) for r in got] == rows
@@ -108,12 +116,8 @@ def test_data_source_reads_with_a_keys_file(classic_spark: Any, tmp_path: Path) 
     without it the source reads the masks; a key given as an option is refused without
     being repeated."""
     spark = classic_spark
-    _keystore(spark)
-    rows = [(i, f"ssn-{i:04d}", f"user{i}@example.org") for i in range(300)]
-    df = spark.createDataFrame(rows, "id long, ssn string, email string").coalesce(1)
     theirs = tmp_path / "spark"
-    (df.write.option("orc.encrypt", f"{KEY}:ssn,email").option("orc.mask", "sha256:email")
-     .option("orc.key.provider", "memory").orc(str(theirs)))
+    rows, _ = _spark_writes(spark, theirs, 300)
     keyfile = tmp_path / "keys.txt"
     keyfile.write_text(f"# Spark's test key\n{KEY}={MASTER.hex()}\n")
     assert aorc.spark.register(spark)
