@@ -133,83 +133,77 @@ public class OrcEncHelper {
     }
   }
 
-  static void writeNested(String[] args) throws Exception {
-    int n = Integer.parseInt(args[2]);
-    TypeDescription schema = TypeDescription.fromString(
-        "struct<id:bigint,address:struct<street:string,zip:string>>");
+  // One row of a batch: fill row r of b with the file's i-th row.
+  interface RowFiller { void fill(VectorizedRowBatch b, int r, int i); }
+
+  // A zlib file of n rows of schema with the columns of encrypt (ORC's orc.encrypt) under
+  // keys and the masks of masks (orc.mask; none when empty): row groups of 1,000 rows,
+  // 64 KiB stripes, 4 KiB compression blocks.
+  static void writeEncrypted(String path, int n, String schemaText, String encrypt,
+      String masks, InMemoryKeystore keys, RowFiller filler) throws Exception {
+    TypeDescription schema = TypeDescription.fromString(schemaText);
     OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
-        .setKeyProvider(keys(args, 5)).encrypt(args[3]).compress(CompressionKind.ZLIB)
+        .setKeyProvider(keys).encrypt(encrypt).compress(CompressionKind.ZLIB)
         .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096);
-    if (!args[4].isEmpty()) opts.masks(args[4]);
-    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
+    if (!masks.isEmpty()) opts.masks(masks);
+    try (Writer w = OrcFile.createWriter(new Path(path), opts)) {
       VectorizedRowBatch b = schema.createRowBatch();
-      org.apache.hadoop.hive.ql.exec.vector.StructColumnVector address =
-          (org.apache.hadoop.hive.ql.exec.vector.StructColumnVector) b.cols[1];
       for (int i = 0; i < n; ++i) {
-        int r = b.size++;
-        ((LongColumnVector) b.cols[0]).vector[r] = i;
-        if (i % 11 == 5) { address.noNulls = false; address.isNull[r] = true; continue; }
-        ((BytesColumnVector) address.fields[0]).setVal(r, ("Street " + i).getBytes(StandardCharsets.UTF_8));
-        if (i % 7 == 2) { address.fields[1].noNulls = false; address.fields[1].isNull[r] = true; }
-        else ((BytesColumnVector) address.fields[1]).setVal(r, String.format("%05d", (i * 37) % 100000).getBytes(StandardCharsets.UTF_8));
+        filler.fill(b, b.size++, i);
         if (b.size == b.getMaxSize()) { w.addRowBatch(b); b.reset(); }
       }
       if (b.size > 0) w.addRowBatch(b);
     }
+  }
+
+  static void setNull(ColumnVector v, int r) {
+    v.noNulls = false;
+    v.isNull[r] = true;
+  }
+
+  static void setText(ColumnVector v, int r, String text) {
+    ((BytesColumnVector) v).setVal(r, text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static void writeNested(String[] args) throws Exception {
+    writeEncrypted(args[1], Integer.parseInt(args[2]),
+        "struct<id:bigint,address:struct<street:string,zip:string>>", args[3], args[4],
+        keys(args, 5), (b, r, i) -> {
+          org.apache.hadoop.hive.ql.exec.vector.StructColumnVector address =
+              (org.apache.hadoop.hive.ql.exec.vector.StructColumnVector) b.cols[1];
+          ((LongColumnVector) b.cols[0]).vector[r] = i;
+          if (i % 11 == 5) { setNull(address, r); return; }
+          setText(address.fields[0], r, "Street " + i);
+          if (i % 7 == 2) setNull(address.fields[1], r);
+          else setText(address.fields[1], r, String.format("%05d", (i * 37) % 100000));
+        });
   }
 
   static void writeUnion(String[] args) throws Exception {
-    int n = Integer.parseInt(args[2]);
-    TypeDescription schema = TypeDescription.fromString(
-        "struct<id:bigint,u:uniontype<bigint,string>>");
-    OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
-        .setKeyProvider(keys(args, 5)).encrypt(args[3]).compress(CompressionKind.ZLIB)
-        .rowIndexStride(1000).stripeSize(64 * 1024).bufferSize(4096);
-    if (!args[4].isEmpty()) opts.masks(args[4]);
-    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
-      VectorizedRowBatch b = schema.createRowBatch();
-      org.apache.hadoop.hive.ql.exec.vector.UnionColumnVector u =
-          (org.apache.hadoop.hive.ql.exec.vector.UnionColumnVector) b.cols[1];
-      for (int i = 0; i < n; ++i) {
-        int r = b.size++;
-        ((LongColumnVector) b.cols[0]).vector[r] = i;
-        int tag = i % 3 == 1 ? 1 : 0;
-        u.tags[r] = tag;
-        if (i % 13 == 6) { u.fields[tag].noNulls = false; u.fields[tag].isNull[r] = true; }
-        else if (tag == 0) ((LongColumnVector) u.fields[0]).vector[r] = i * 1234567L - 99999;
-        else ((BytesColumnVector) u.fields[1]).setVal(r, ("Ab " + i + "-x!").getBytes(StandardCharsets.UTF_8));
-        if (b.size == b.getMaxSize()) {
-          w.addRowBatch(b);
-          b.reset();
-          u.fields[0].noNulls = true;
-          u.fields[1].noNulls = true;
-        }
-      }
-      if (b.size > 0) w.addRowBatch(b);
-    }
+    writeEncrypted(args[1], Integer.parseInt(args[2]),
+        "struct<id:bigint,u:uniontype<bigint,string>>", args[3], args[4], keys(args, 5),
+        (b, r, i) -> {
+          org.apache.hadoop.hive.ql.exec.vector.UnionColumnVector u =
+              (org.apache.hadoop.hive.ql.exec.vector.UnionColumnVector) b.cols[1];
+          ((LongColumnVector) b.cols[0]).vector[r] = i;
+          int tag = i % 3 == 1 ? 1 : 0;
+          u.tags[r] = tag;
+          if (i % 13 == 6) setNull(u.fields[tag], r);
+          else if (tag == 0) ((LongColumnVector) u.fields[0]).vector[r] = i * 1234567L - 99999;
+          else setText(u.fields[1], r, "Ab " + i + "-x!");
+        });
   }
 
   static void writeChar(String[] args) throws Exception {
-    int n = Integer.parseInt(args[2]);
-    TypeDescription schema = TypeDescription.fromString(
-        "struct<id:bigint,c:char(70),v:varchar(10),s:char(8)>");
-    OrcFile.WriterOptions opts = OrcFile.writerOptions(new Configuration()).setSchema(schema)
-        .setKeyProvider(keys(args, 4)).encrypt("pii:c,v,s").compress(CompressionKind.ZLIB);
-    if (!args[3].isEmpty()) opts.masks(args[3]);
-    try (Writer w = OrcFile.createWriter(new Path(args[1]), opts)) {
-      VectorizedRowBatch b = schema.createRowBatch();
-      for (int i = 0; i < n; ++i) {
-        int r = b.size++;
-        ((LongColumnVector) b.cols[0]).vector[r] = i;
-        for (int c = 1; c < 4; ++c) {
-          if (i % 9 == c) { b.cols[c].noNulls = false; b.cols[c].isNull[r] = true; continue; }
-          byte[] v = ("v" + (i * c) + (i % 4 == 0 ? " Ünï" : "")).getBytes(StandardCharsets.UTF_8);
-          ((BytesColumnVector) b.cols[c]).setVal(r, v);
-        }
-        if (b.size == b.getMaxSize()) { w.addRowBatch(b); b.reset(); }
-      }
-      if (b.size > 0) w.addRowBatch(b);
-    }
+    writeEncrypted(args[1], Integer.parseInt(args[2]),
+        "struct<id:bigint,c:char(70),v:varchar(10),s:char(8)>", "pii:c,v,s", args[3],
+        keys(args, 4), (b, r, i) -> {
+          ((LongColumnVector) b.cols[0]).vector[r] = i;
+          for (int c = 1; c < 4; ++c) {
+            if (i % 9 == c) setNull(b.cols[c], r);
+            else setText(b.cols[c], r, "v" + (i * c) + (i % 4 == 0 ? " Ünï" : ""));
+          }
+        });
   }
 
   static void keystore(String[] args) throws Exception {
